@@ -1,0 +1,97 @@
+// tessera: the command line. Thin: parses flags, calls the loader, engine and simulator.
+//
+//   tessera validate FILE...                 check manifests, print diagnostics
+//   tessera sim [FILE...] [--output table|json]   simulate a scenario (default: the embedded
+//                                            quickstart, examples/quickstart.yaml)
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "cli/embedded_quickstart.h"
+#include "config/loader.h"
+#include "fmt/format.h"
+#include "sim/simulator.h"
+
+namespace tessera {
+namespace {
+
+// Prints diagnostics: errors and warnings on stderr, notices too unless quiet.
+void PrintDiagnostics(const std::vector<Diagnostic>& diags, bool notices) {
+  for (const auto& d : diags) {
+    if (d.severity == Diagnostic::Severity::kNotice && !notices) continue;
+    std::cerr << d.ToString() << "\n";
+  }
+}
+
+int Validate(const std::vector<std::string>& files) {
+  LoadResult r = LoadManifestFiles(files);
+  auto refs = CheckReferences(r.model);
+  r.diagnostics.insert(r.diagnostics.end(), refs.begin(), refs.end());
+  PrintDiagnostics(r.diagnostics, true);
+  const Model& m = r.model;
+  std::cout << fmt::format(
+      "{}: {} nodes, {} flavors, {} cluster queues, {} cohorts, {} local queues, {} priority "
+      "classes, {} workloads; {} errors, {} warnings, {} notices\n",
+      r.ok() ? "ok" : "invalid", m.nodes.size(), m.flavors.size(), m.cluster_queues.size(),
+      m.cohorts.size(), m.local_queues.size(),
+      m.priority_classes.size() + m.workload_priority_classes.size(), m.workloads.size(),
+      r.count(Diagnostic::Severity::kError), r.count(Diagnostic::Severity::kWarning),
+      r.count(Diagnostic::Severity::kNotice));
+  return r.ok() ? 0 : 1;
+}
+
+int Sim(const std::vector<std::string>& files, const std::string& output, bool verify) {
+  LoadResult r;
+  if (files.empty()) {
+    LoadManifestText(kEmbeddedQuickstart, "examples/quickstart.yaml (embedded)", r);
+  } else {
+    r = LoadManifestFiles(files);
+  }
+  PrintDiagnostics(r.diagnostics, false);
+  if (!r.ok()) {
+    std::cerr << "tessera sim: the input has errors; nothing was simulated\n";
+    return 1;
+  }
+  SimOptions options;
+  options.verify = verify;
+  auto sim = Simulator::Create(std::move(r.model), options);
+  if (!sim.ok()) {
+    std::cerr << "tessera sim: " << sim.status().message() << "\n";
+    return 1;
+  }
+  if (auto st = (*sim)->Run(); !st.ok()) {
+    std::cerr << "tessera sim: " << st.message() << "\n";
+    return 2;
+  }
+  std::cout << (output == "json" ? (*sim)->ToJson() : (*sim)->ToTable());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  CLI::App app{"Tessera: a GPU-aware batch scheduler for Kubernetes"};
+  app.require_subcommand(1);
+
+  std::vector<std::string> validate_files;
+  auto* validate = app.add_subcommand("validate", "Check manifests and print every problem");
+  validate->add_option("files", validate_files, "YAML manifest files")->required();
+
+  std::vector<std::string> sim_files;
+  std::string output = "table";
+  bool no_verify = false;
+  auto* sim = app.add_subcommand(
+      "sim", "Simulate a scenario over virtual time (default: the embedded quickstart)");
+  sim->add_option("files", sim_files, "YAML manifest files: cluster, queues and workloads");
+  sim->add_option("--output,-o", output, "table or json")
+      ->check(CLI::IsMember({"table", "json"}));
+  sim->add_flag("--no-verify", no_verify, "skip the invariant check after every cycle");
+
+  CLI11_PARSE(app, argc, argv);
+  if (validate->parsed()) return tessera::Validate(validate_files);
+  if (sim->parsed()) return tessera::Sim(sim_files, output, !no_verify);
+  return 1;
+}

@@ -1,0 +1,49 @@
+// Kubernetes-shaped manifests in, Model out.
+//
+// Reads multi-document YAML of the kinds users already write (v1 Node, Kueue's queue kinds,
+// PriorityClass, batch Job, Volcano Job, PodGroup + Pods, PyTorchJob, TFJob, Pod, Deployment,
+// Tessera's NodePool and SchedulerConfig; docs/manifests.md lists every field). Objects of
+// groups Tessera does not read are skipped with a notice. Every error names file, line and field
+// path; a document with an error is dropped whole, the rest of the input still loads.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/model.h"
+
+namespace tessera {
+
+struct Diagnostic {
+  enum class Severity { kNotice, kWarning, kError };
+  Severity severity = Severity::kError;
+  std::string file;
+  int line = 0;        // 1-based; 0 when unknown
+  std::string path;    // field path, e.g. "spec.resourceGroups[0].flavors[1].name"
+  std::string message;
+
+  // "file:line: error: spec.x: message"
+  std::string ToString() const;
+};
+
+struct LoadResult {
+  Model model;
+  std::vector<Diagnostic> diagnostics;
+
+  bool ok() const;  // no kError diagnostics
+  int count(Diagnostic::Severity s) const;
+};
+
+// Loads every file in order into one model. A file that cannot be read is an error.
+LoadResult LoadManifestFiles(const std::vector<std::string>& paths);
+// Loads YAML text; `filename` is used in diagnostics only. Appends to `into`.
+void LoadManifestText(std::string_view text, std::string_view filename, LoadResult& into);
+
+// Warnings for references to undefined objects (LocalQueue -> ClusterQueue, ClusterQueue ->
+// flavor/cohort, workload -> LocalQueue/PriorityClass/WorkloadPriorityClass).
+std::vector<Diagnostic> CheckReferences(const Model& model);
+
+}  // namespace tessera

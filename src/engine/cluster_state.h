@@ -1,0 +1,72 @@
+// What is free on every node, which GPU device belongs to which workload, and indexes that
+// find a node for a pod without scanning the cluster.
+//
+// Nodes are grouped into pools (one per ResourceFlavor, plus pool 0 for "any node"); inside a
+// pool they sit in buckets by their number of free whole GPUs, so "the fullest node with at
+// least k free GPUs" (binpack) or "the emptiest" (spread) is a walk over a few buckets.
+//
+// Thread-safety: not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/node.h"
+#include "model/resources.h"
+#include "model/workload.h"
+
+namespace tessera {
+
+class ClusterState {
+ public:
+  // `pool_members[p]` lists the nodes of pool p (p = 0 must list every schedulable node).
+  ClusterState(const std::vector<Node>& nodes, const std::vector<std::vector<NodeId>>& pool_members);
+
+  int num_nodes() const { return static_cast<int>(free_.size()); }
+  int num_pools() const { return static_cast<int>(pools_.size()); }
+  int max_gpus_per_node() const { return max_gpus_; }
+  const Resources& free(NodeId n) const { return free_[n]; }
+  int free_gpus(NodeId n) const { return static_cast<int>(free_[n][kGpu]); }
+  // Owner workload of each GPU device of node n (-1 free).
+  const int32_t* gpu_owners(NodeId n) const { return &gpu_owner_[gpu_offset_[n]]; }
+
+  // Takes `req` on node n for workload `owner`, choosing req[kGpu] free devices (lowest index
+  // first). REQUIRES: req fits in free(n).
+  std::vector<int32_t> Assign(NodeId n, const Resources& req, WorkloadId owner);
+  // Takes exactly the devices `gpus` (a restore of an earlier Assign). REQUIRES: they are free.
+  void AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+                   WorkloadId owner);
+  // Gives back what Assign took.
+  void Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus);
+
+  // Nodes of pool p with exactly k free GPUs (k <= max_gpus_per_node()).
+  const std::vector<NodeId>& Bucket(int pool, int k) const { return pools_[pool].buckets[k]; }
+  // Largest number of free GPUs on any node of pool p (-1 when the pool is empty).
+  int MaxFreeGpus(int pool) const;
+  int64_t PoolFreeGpus(int pool) const { return pools_[pool].free_gpus; }
+
+  int64_t total_gpus() const { return total_gpus_; }
+  int64_t allocated_gpus() const { return total_gpus_ - free_gpus_; }
+
+ private:
+  struct Pool {
+    std::vector<std::vector<NodeId>> buckets;  // by free GPUs
+    int64_t free_gpus = 0;
+  };
+  struct Membership {
+    int32_t pool;
+    int32_t pos;  // index in the bucket
+  };
+  void Move(NodeId n, int from_k, int to_k);
+
+  std::vector<Resources> free_;
+  std::vector<int32_t> gpu_offset_;
+  std::vector<int32_t> gpu_owner_;
+  std::vector<std::vector<Membership>> member_;  // per node
+  std::vector<Pool> pools_;
+  int max_gpus_ = 0;
+  int64_t total_gpus_ = 0;
+  int64_t free_gpus_ = 0;
+};
+
+}  // namespace tessera

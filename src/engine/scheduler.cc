@@ -1,0 +1,1184 @@
+// The scheduling engine. One cycle:
+//   1. snapshot: per-queue pending lists are kept sorted incrementally; nothing is rebuilt.
+//   2. heads: each round takes the next pending workload of every ClusterQueue and orders the
+//      heads with the QueueOrder plugin (priority+FIFO, or fair share).
+//   3. admit: for each head, flavors are tried in order; a flavor is taken only when both the
+//      quota and a placement of minCount pods hold (a gang is placed whole or not at all).
+//   4. preempt: a head that does not fit looks for the cheapest set of whole-workload victims
+//      the ClusterQueue's preemption policy allows, simulates their removal, and only then
+//      evicts them and admits.
+//   5. scale up: admitted workloads with pods beyond minCount place more pods as they fit.
+// Every workload left pending carries a reason with numbers.
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "engine/cluster_state.h"
+#include "engine/quota_tree.h"
+#include "fmt/format.h"
+#include "policy/node_scorer.h"
+#include "policy/queue_order.h"
+
+namespace tessera {
+
+const char* WorkloadStateName(WorkloadState s) {
+  switch (s) {
+    case WorkloadState::kInactive:
+      return "inactive";
+    case WorkloadState::kPending:
+      return "pending";
+    case WorkloadState::kAdmitted:
+      return "running";
+    case WorkloadState::kFinished:
+      return "finished";
+    case WorkloadState::kRejected:
+      return "rejected";
+  }
+  return "?";
+}
+
+namespace {
+
+// Feasible nodes looked at inside the first bucket that has any, before picking the best score.
+constexpr int kCandidatesPerBucket = 8;
+// Flavor combinations tried per workload (resource groups x flavors), a guard against blowup.
+constexpr int kMaxFlavorCombos = 64;
+
+struct ResolvedGroup {
+  std::vector<int32_t> flavors;  // flavor ids in order; -1 for an undefined flavor
+  std::vector<std::string> flavor_names;
+};
+
+struct ResolvedQueue {
+  std::vector<ResolvedGroup> groups;
+  std::array<int8_t, kMaxResources> group_of;  // -1: resource not covered (no quota limit)
+  int tree_node = -1;
+};
+
+// One pod placed, with what it took (needed to release it).
+struct PlacedPod {
+  PodPlacement placement;
+  std::vector<std::pair<FlavorResource, int64_t>> quota;  // charged to the ClusterQueue
+};
+
+struct WorkloadRec {
+  int32_t cq = -1;  // -1: not queued
+  int32_t priority = 0;
+  bool can_preempt = true;
+  std::string unresolved;  // a missing reference: pending with this reason
+  std::vector<int32_t> groups_touched;  // resource groups any pod set requests from
+  std::vector<int32_t> chosen;          // flavor per group (index into the queue's groups)
+  std::vector<PlacedPod> placed;
+  std::vector<int32_t> placed_per_set;
+  bool in_partial = false;
+  // Skip a retry while nothing that could help has happened since the last failure.
+  int64_t failed_release_epoch = -1;
+  int64_t failed_admit_epoch = -1;
+};
+
+// A tentative placement log: placements made since a mark can be rolled back.
+struct UndoEntry {
+  WorkloadId w;
+};
+
+using QueueKey = std::tuple<int32_t, double, int32_t>;  // (-priority, created, id)
+
+class SchedulerImpl : public Scheduler {
+ public:
+  explicit SchedulerImpl(Model model) : model_(std::move(model)) {}
+  absl::Status Init();
+
+  const Model& model() const override { return model_; }
+  WorkloadId AddWorkload(Workload w) override;
+  void Submit(WorkloadId id, double now) override;
+  void Finish(WorkloadId id, double now) override;
+  std::vector<Decision> RunCycle(double now) override;
+  const WorkloadStatus& status(WorkloadId id) const override { return status_[id]; }
+  int32_t num_workloads() const override { return static_cast<int32_t>(status_.size()); }
+  const CycleStats& stats() const override { return stats_; }
+  int64_t gpus_total() const override { return cluster_->total_gpus(); }
+  int64_t gpus_allocated() const override { return cluster_->allocated_gpus(); }
+  Resources ClusterQueueUsage(int32_t cq, int32_t flavor) const override;
+  absl::Status Verify() const override;
+
+ private:
+  // --- resolution
+  void Resolve(WorkloadId id);
+  std::string CanEverFit(WorkloadId id) const;
+  int queue_index(int32_t cq) const { return cq + 1; }  // queue 0: workloads without a queue
+
+  // --- flavors and quota
+  // Enumerates flavor combinations (one flavor per touched group) in order.
+  std::vector<std::vector<int32_t>> FlavorCombos(WorkloadId id) const;
+  int32_t FlavorFor(WorkloadId id, const std::vector<int32_t>& combo, ResourceId r) const;
+  std::vector<std::pair<FlavorResource, int64_t>> QuotaFor(WorkloadId id,
+                                                           const std::vector<int32_t>& combo,
+                                                           const Resources& req) const;
+  std::vector<std::pair<FlavorResource, int64_t>> MinQuotaNeed(
+      WorkloadId id, const std::vector<int32_t>& combo) const;
+  bool QuotaFits(int32_t cq, const std::vector<std::pair<FlavorResource, int64_t>>& need) const;
+  std::string QuotaReason(WorkloadId id,
+                          const std::vector<std::pair<FlavorResource, int64_t>>& need) const;
+
+  // --- placement
+  int PoolFor(WorkloadId id, const std::vector<int32_t>& combo) const;
+  bool NodeEligible(WorkloadId id, int ps, const std::vector<int32_t>& combo, NodeId n) const;
+  NodeId FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) const;
+  void PlacePod(WorkloadId id, int ps, NodeId node, const std::vector<int32_t>& combo);
+  void UnplaceLast(WorkloadId id);
+  // Places pods until `min_pods` are placed; on failure rolls back to `mark` and returns false.
+  bool PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t mark);
+  std::string PlacementReason(WorkloadId id, const std::vector<int32_t>& combo) const;
+  // Places further pods (beyond minCount) while quota and nodes allow; returns them.
+  std::vector<PodPlacement> PlaceExtra(WorkloadId id);
+
+  // --- admission, eviction, preemption
+  enum class Outcome { kAdmitted, kPending, kRejected };
+  Outcome TryAdmit(WorkloadId id, double now, std::vector<Decision>& out);
+  void Admit(WorkloadId id, const std::vector<int32_t>& combo, double now,
+             std::vector<Decision>& out);
+  std::vector<PlacedPod> Evict(WorkloadId id);
+  void Restore(WorkloadId id, std::vector<PlacedPod> pods);
+  bool FitsNow(WorkloadId id, const std::vector<int32_t>& combo);
+  bool TryPreempt(WorkloadId id, const std::vector<int32_t>& combo, double now,
+                  std::vector<Decision>& out);
+  std::vector<WorkloadId> PreemptionCandidates(WorkloadId id,
+                                               const std::vector<int32_t>& combo) const;
+  double ShareOf(int32_t cq, const std::vector<std::pair<FlavorResource, int64_t>>& delta) const;
+  std::vector<std::pair<FlavorResource, int64_t>> UsageOf(WorkloadId id, int sign) const;
+
+  void SetPending(WorkloadId id, std::string reason);
+  void Enqueue(WorkloadId id);
+  void Dequeue(WorkloadId id);
+
+  Model model_;
+  std::unique_ptr<NodeScorer> scorer_;
+  std::unique_ptr<QueueOrder> order_;
+  absl::flat_hash_map<std::string, int32_t> flavor_ids_, cq_ids_, cohort_ids_;
+  absl::flat_hash_map<std::string, int32_t> local_queues_;  // "ns/name" -> cq (-1: CQ missing)
+  absl::flat_hash_map<std::string, int32_t> priority_classes_, workload_priority_classes_;
+  std::vector<std::string> cohort_names_;
+  std::vector<ResolvedQueue> queues_;
+  std::unique_ptr<QuotaTree> quota_;
+  std::unique_ptr<ClusterState> cluster_;
+  std::vector<std::vector<NodeId>> pools_;  // pool 0: all schedulable nodes; f+1: flavor f
+  int32_t default_priority_ = 0;
+  bool default_preempt_never_ = false;
+
+  std::vector<WorkloadStatus> status_;
+  std::vector<WorkloadRec> recs_;
+  std::vector<absl::btree_set<QueueKey>> pending_;  // per queue index
+  std::vector<WorkloadId> rejected_unreported_;
+  std::set<WorkloadId> partial_;  // admitted with pods still to place
+  std::vector<UndoEntry> undo_;
+  int64_t release_epoch_ = 0;
+  int64_t admit_epoch_ = 0;
+  CycleStats stats_;
+};
+
+absl::Status SchedulerImpl::Init() {
+  scorer_ = MakeNodeScorer(model_.config.placement);
+  order_ = MakeQueueOrder(model_.config);
+  for (size_t i = 0; i < model_.flavors.size(); ++i)
+    flavor_ids_[model_.flavors[i].name] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < model_.cluster_queues.size(); ++i)
+    cq_ids_[model_.cluster_queues[i].name] = static_cast<int32_t>(i);
+  // Cohorts: declared ones, plus those only named by a ClusterQueue or as a parent.
+  auto cohort_id = [&](const std::string& name) {
+    auto [it, inserted] = cohort_ids_.try_emplace(name, static_cast<int32_t>(cohort_names_.size()));
+    if (inserted) cohort_names_.push_back(name);
+    return it->second;
+  };
+  for (const auto& c : model_.cohorts) cohort_id(c.name);
+  for (const auto& c : model_.cohorts)
+    if (!c.parent.empty()) cohort_id(c.parent);
+  for (const auto& cq : model_.cluster_queues)
+    if (!cq.cohort.empty()) cohort_id(cq.cohort);
+
+  const int num_cqs = static_cast<int>(model_.cluster_queues.size());
+  quota_ = std::make_unique<QuotaTree>(num_cqs, static_cast<int>(cohort_names_.size()),
+                                       static_cast<int>(model_.flavors.size()));
+  auto set_groups = [&](int node, const std::vector<ResourceGroup>& groups) {
+    for (const auto& g : groups) {
+      for (const auto& fq : g.flavors) {
+        auto it = flavor_ids_.find(fq.flavor);
+        if (it == flavor_ids_.end()) continue;
+        for (const auto& rq : fq.resources) {
+          quota_->SetQuota(node, MakeFR(it->second, rq.resource), rq.nominal,
+                           rq.borrowing_limit.value_or(kUnlimited),
+                           rq.lending_limit.value_or(kUnlimited));
+        }
+      }
+    }
+  };
+  queues_.resize(num_cqs);
+  for (int i = 0; i < num_cqs; ++i) {
+    const ClusterQueue& cq = model_.cluster_queues[i];
+    ResolvedQueue& q = queues_[i];
+    q.group_of.fill(-1);
+    q.tree_node = i;
+    for (const auto& g : cq.resource_groups) {
+      ResolvedGroup rg;
+      for (const auto& fq : g.flavors) {
+        auto it = flavor_ids_.find(fq.flavor);
+        rg.flavors.push_back(it == flavor_ids_.end() ? -1 : it->second);
+        rg.flavor_names.push_back(fq.flavor);
+      }
+      for (ResourceId r : g.covered)
+        if (q.group_of[r] < 0) q.group_of[r] = static_cast<int8_t>(q.groups.size());
+      q.groups.push_back(std::move(rg));
+    }
+    set_groups(i, cq.resource_groups);
+    if (!cq.cohort.empty()) quota_->SetParent(i, quota_->cohort_node(cohort_ids_[cq.cohort]));
+  }
+  for (const auto& c : model_.cohorts) {
+    int node = quota_->cohort_node(cohort_ids_[c.name]);
+    set_groups(node, c.resource_groups);
+    if (!c.parent.empty()) quota_->SetParent(node, quota_->cohort_node(cohort_ids_[c.parent]));
+  }
+  if (auto s = quota_->Finalize(); !s.ok()) return s;
+
+  for (const auto& lq : model_.local_queues) {
+    auto it = cq_ids_.find(lq.cluster_queue);
+    local_queues_[lq.ns + "/" + lq.name] = it == cq_ids_.end() ? -1 : it->second;
+  }
+  for (const auto& pc : model_.priority_classes) {
+    priority_classes_[pc.name] = pc.value;
+    if (pc.global_default) {
+      default_priority_ = pc.value;
+      default_preempt_never_ = pc.preemption_never;
+    }
+  }
+  for (const auto& wpc : model_.workload_priority_classes)
+    workload_priority_classes_[wpc.name] = wpc.value;
+
+  // Node pools.
+  pools_.assign(model_.flavors.size() + 1, {});
+  for (size_t n = 0; n < model_.nodes.size(); ++n) {
+    const Node& node = model_.nodes[n];
+    if (node.unschedulable) continue;
+    pools_[0].push_back(static_cast<NodeId>(n));
+    for (size_t f = 0; f < model_.flavors.size(); ++f)
+      if (MatchesNodeSelector(model_.flavors[f].node_labels, node.labels))
+        pools_[f + 1].push_back(static_cast<NodeId>(n));
+  }
+  cluster_ = std::make_unique<ClusterState>(model_.nodes, pools_);
+  pending_.resize(num_cqs + 1);
+
+  std::vector<Workload> initial = std::move(model_.workloads);
+  model_.workloads.clear();
+  for (auto& w : initial) AddWorkload(std::move(w));
+  return absl::OkStatus();
+}
+
+WorkloadId SchedulerImpl::AddWorkload(Workload w) {
+  auto id = static_cast<WorkloadId>(model_.workloads.size());
+  model_.workloads.push_back(std::move(w));
+  status_.emplace_back();
+  recs_.emplace_back();
+  Resolve(id);
+  return id;
+}
+
+void SchedulerImpl::Resolve(WorkloadId id) {
+  const Workload& w = model_.workloads[id];
+  WorkloadRec& rec = recs_[id];
+  rec.priority = default_priority_;
+  rec.can_preempt = !default_preempt_never_;
+  if (!w.priority_class.empty()) {
+    auto it = priority_classes_.find(w.priority_class);
+    if (it == priority_classes_.end()) {
+      rec.unresolved = fmt::format("PriorityClass \"{}\" not found", w.priority_class);
+    } else {
+      rec.priority = it->second;
+      for (const auto& pc : model_.priority_classes)
+        if (pc.name == w.priority_class) rec.can_preempt = !pc.preemption_never;
+    }
+  }
+  if (!w.workload_priority_class.empty()) {
+    auto it = workload_priority_classes_.find(w.workload_priority_class);
+    if (it == workload_priority_classes_.end()) {
+      rec.unresolved =
+          fmt::format("WorkloadPriorityClass \"{}\" not found", w.workload_priority_class);
+    } else {
+      rec.priority = it->second;
+    }
+  }
+  if (!w.queue_name.empty()) {
+    auto it = local_queues_.find(w.ns + "/" + w.queue_name);
+    if (it != local_queues_.end()) {
+      rec.cq = it->second;
+      if (rec.cq < 0) {
+        for (const auto& lq : model_.local_queues)
+          if (lq.ns == w.ns && lq.name == w.queue_name)
+            rec.unresolved = fmt::format("ClusterQueue \"{}\" of LocalQueue {}/{} not found",
+                                         lq.cluster_queue, w.ns, w.queue_name);
+      }
+    } else if (auto cq = cq_ids_.find(w.queue_name); cq != cq_ids_.end()) {
+      rec.cq = cq->second;  // a cluster-scoped queue named directly (Volcano's spec.queue)
+    } else {
+      rec.unresolved = fmt::format("LocalQueue {}/{} not found", w.ns, w.queue_name);
+    }
+    if (rec.cq >= 0 && rec.unresolved.empty()) {
+      const ClusterQueue& cq = model_.cluster_queues[rec.cq];
+      Labels ns_labels;
+      if (auto nl = model_.namespace_labels.find(w.ns); nl != model_.namespace_labels.end())
+        ns_labels = nl->second;
+      ns_labels["kubernetes.io/metadata.name"] = w.ns;
+      if (!Matches(cq.namespace_selector, ns_labels)) {
+        rec.unresolved = fmt::format(
+            "namespace {} is not selected by ClusterQueue {}'s namespaceSelector{}", w.ns,
+            cq.name, cq.namespace_selector.present ? "" : " (absent: matches no namespace)");
+      }
+    }
+  }
+  if (rec.cq >= 0) {
+    const ResolvedQueue& q = queues_[rec.cq];
+    std::vector<bool> touched(q.groups.size(), false);
+    for (const auto& ps : w.pod_sets)
+      for (int r = 0; r < kMaxResources; ++r)
+        if (ps.requests[r] > 0 && q.group_of[r] >= 0) touched[q.group_of[r]] = true;
+    for (size_t g = 0; g < touched.size(); ++g)
+      if (touched[g]) rec.groups_touched.push_back(static_cast<int32_t>(g));
+  }
+  rec.placed_per_set.assign(w.pod_sets.size(), 0);
+}
+
+std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
+  const Workload& w = model_.workloads[id];
+  const WorkloadRec& rec = recs_[id];
+  if (w.pod_sets.empty() || w.TotalPods() == 0) return "";  // nothing to place: admits at once
+  // Quota: the min pods' needs within what the queue could ever get, in some flavor combo.
+  auto combos = FlavorCombos(id);
+  std::string quota_reason;
+  bool any_quota = rec.cq < 0;
+  for (const auto& combo : combos) {
+    if (rec.cq < 0) break;
+    auto need = MinQuotaNeed(id, combo);
+    bool ok = true;
+    for (const auto& [fr, q] : need) {
+      int64_t max = quota_->MaxPossible(rec.cq, fr);
+      if (q > max) {
+        ok = false;
+        if (quota_reason.empty()) {
+          quota_reason = fmt::format(
+              "needs {} {} in flavor {} but ClusterQueue {} can get at most {} even with its "
+              "cohort idle",
+              FormatQuantity(ResourceOf(fr), q), ResourceName(ResourceOf(fr)),
+              model_.flavors[FlavorOf(fr)].name, model_.cluster_queues[rec.cq].name,
+              FormatQuantity(ResourceOf(fr), max));
+        }
+        break;
+      }
+    }
+    if (ok) {
+      any_quota = true;
+      break;
+    }
+  }
+  if (!any_quota) return quota_reason;
+  // Nodes: every pod set with pods in the min set must fit on some empty eligible node.
+  int remaining = w.MinPods();
+  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+    remaining -= w.pod_sets[ps].count;
+    bool found = false;
+    for (const auto& combo : combos) {
+      int pool = PoolFor(id, combo);
+      for (NodeId n : pools_[pool]) {
+        if (w.pod_sets[ps].requests.FitsIn(model_.nodes[n].allocatable) &&
+            NodeEligible(id, static_cast<int>(ps), combo, n)) {
+          found = true;
+          break;
+        }
+      }
+      if (found) break;
+    }
+    if (!found) {
+      return fmt::format("pod set {} needs {} per pod and no node can ever hold that",
+                         w.pod_sets[ps].name, w.pod_sets[ps].requests.ToString());
+    }
+  }
+  return "";
+}
+
+std::vector<std::vector<int32_t>> SchedulerImpl::FlavorCombos(WorkloadId id) const {
+  const WorkloadRec& rec = recs_[id];
+  if (rec.cq < 0 || rec.groups_touched.empty()) return {{}};
+  const ResolvedQueue& q = queues_[rec.cq];
+  std::vector<std::vector<int32_t>> out;
+  std::vector<int32_t> idx(rec.groups_touched.size(), 0);
+  while (static_cast<int>(out.size()) < kMaxFlavorCombos) {
+    std::vector<int32_t> combo(q.groups.size(), -1);
+    bool defined = true;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      int g = rec.groups_touched[k];
+      combo[g] = idx[k];
+      if (q.groups[g].flavors[idx[k]] < 0) defined = false;
+    }
+    if (defined) out.push_back(std::move(combo));
+    // Next combination, last group fastest.
+    int k = static_cast<int>(idx.size()) - 1;
+    while (k >= 0) {
+      int g = rec.groups_touched[k];
+      if (++idx[k] < static_cast<int>(q.groups[g].flavors.size())) break;
+      idx[k] = 0;
+      --k;
+    }
+    if (k < 0) break;
+  }
+  return out;
+}
+
+int32_t SchedulerImpl::FlavorFor(WorkloadId id, const std::vector<int32_t>& combo,
+                                 ResourceId r) const {
+  const WorkloadRec& rec = recs_[id];
+  if (rec.cq < 0) return -1;
+  const ResolvedQueue& q = queues_[rec.cq];
+  int g = q.group_of[r];
+  if (g < 0 || combo.empty() || combo[g] < 0) return -1;
+  return q.groups[g].flavors[combo[g]];
+}
+
+std::vector<std::pair<FlavorResource, int64_t>> SchedulerImpl::QuotaFor(
+    WorkloadId id, const std::vector<int32_t>& combo, const Resources& req) const {
+  std::vector<std::pair<FlavorResource, int64_t>> out;
+  if (recs_[id].cq < 0) return out;
+  for (int r = 0; r < kMaxResources; ++r) {
+    if (req[r] == 0) continue;
+    int32_t f = FlavorFor(id, combo, r);
+    if (f >= 0) out.emplace_back(MakeFR(f, r), req[r]);
+  }
+  return out;
+}
+
+std::vector<std::pair<FlavorResource, int64_t>> SchedulerImpl::MinQuotaNeed(
+    WorkloadId id, const std::vector<int32_t>& combo) const {
+  const Workload& w = model_.workloads[id];
+  const WorkloadRec& rec = recs_[id];
+  std::map<FlavorResource, int64_t> sum;
+  int remaining = w.MinPods();
+  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+    int need = std::max(0, std::min(w.pod_sets[ps].count, remaining) - rec.placed_per_set[ps]);
+    remaining -= w.pod_sets[ps].count;
+    if (need <= 0) continue;
+    for (const auto& [fr, q] : QuotaFor(id, combo, w.pod_sets[ps].requests)) sum[fr] += q * need;
+  }
+  return {sum.begin(), sum.end()};
+}
+
+bool SchedulerImpl::QuotaFits(int32_t cq,
+                              const std::vector<std::pair<FlavorResource, int64_t>>& need) const {
+  if (cq < 0) return true;
+  for (const auto& [fr, q] : need)
+    if (q > quota_->Available(cq, fr)) return false;
+  return true;
+}
+
+std::string SchedulerImpl::QuotaReason(
+    WorkloadId id, const std::vector<std::pair<FlavorResource, int64_t>>& need) const {
+  int32_t cq = recs_[id].cq;
+  const ClusterQueue& q = model_.cluster_queues[cq];
+  for (const auto& [fr, amount] : need) {
+    int64_t avail = quota_->Available(cq, fr);
+    if (amount <= avail) continue;
+    ResourceId r = ResourceOf(fr);
+    int64_t usage = quota_->usage(cq, fr);
+    int64_t nominal = quota_->nominal(cq, fr);
+    std::string s = fmt::format("needs {} {} in flavor {}; ClusterQueue {} uses {} of nominal {}",
+                                FormatQuantity(r, amount), ResourceName(r),
+                                model_.flavors[FlavorOf(fr)].name, q.name, FormatQuantity(r, usage),
+                                FormatQuantity(r, nominal));
+    if (quota_->borrowing_limit(cq, fr) < kUnlimited)
+      s += fmt::format(" (borrowing limit {})", FormatQuantity(r, quota_->borrowing_limit(cq, fr)));
+    if (!q.cohort.empty()) {
+      int64_t own = std::max<int64_t>(0, nominal - usage);
+      s += fmt::format(", cohort {} can lend {} more", q.cohort,
+                       FormatQuantity(r, std::max<int64_t>(0, avail - own)));
+    }
+    return s;
+  }
+  return "quota";
+}
+
+int SchedulerImpl::PoolFor(WorkloadId id, const std::vector<int32_t>& combo) const {
+  // The flavor of the GPUs if any (it narrows most), else any flavor chosen, else all nodes.
+  int32_t f = FlavorFor(id, combo, kGpu);
+  if (f < 0) {
+    for (size_t g = 0; g < combo.size(); ++g) {
+      if (combo[g] >= 0) {
+        f = queues_[recs_[id].cq].groups[g].flavors[combo[g]];
+        break;
+      }
+    }
+  }
+  return f < 0 ? 0 : f + 1;
+}
+
+bool SchedulerImpl::NodeEligible(WorkloadId id, int ps, const std::vector<int32_t>& combo,
+                                 NodeId n) const {
+  const Node& node = model_.nodes[n];
+  const PodSet& set = model_.workloads[id].pod_sets[ps];
+  if (!MatchesNodeSelector(set.node_selector, node.labels)) return false;
+  if (!Matches(set.affinity, node.labels)) return false;
+  const WorkloadRec& rec = recs_[id];
+  if (rec.cq < 0 || combo.empty()) return ToleratesAll(node.taints, set.tolerations);
+  // Every chosen flavor's labels must hold (the pool checked one of them), and its tolerations
+  // join the pod's.
+  std::vector<Toleration> tolerations;
+  const std::vector<Toleration>* tol = &set.tolerations;
+  const ResolvedQueue& q = queues_[rec.cq];
+  for (size_t g = 0; g < combo.size(); ++g) {
+    if (combo[g] < 0) continue;
+    const ResourceFlavor& f = model_.flavors[q.groups[g].flavors[combo[g]]];
+    if (!MatchesNodeSelector(f.node_labels, node.labels)) return false;
+    if (!f.tolerations.empty()) {
+      if (tol != &tolerations) tolerations = set.tolerations;
+      tolerations.insert(tolerations.end(), f.tolerations.begin(), f.tolerations.end());
+      tol = &tolerations;
+    }
+  }
+  return ToleratesAll(node.taints, *tol);
+}
+
+NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) const {
+  const Resources& req = model_.workloads[id].pod_sets[ps].requests;
+  int pool = PoolFor(id, combo);
+  int g = static_cast<int>(req[kGpu]);
+  int max_k = cluster_->max_gpus_per_node();
+  if (g > max_k) return -1;
+  bool fullest = scorer_->FullestFirst();
+  for (int step = 0; step <= max_k - g; ++step) {
+    int k = fullest ? g + step : max_k - step;
+    const auto& bucket = cluster_->Bucket(pool, k);
+    NodeId best = -1;
+    double best_score = 0;
+    int seen = 0;
+    for (NodeId n : bucket) {
+      if (!req.FitsIn(cluster_->free(n)) || !NodeEligible(id, ps, combo, n)) continue;
+      double s = scorer_->Score(cluster_->free(n), model_.nodes[n].allocatable, req);
+      if (best < 0 || s > best_score || (s == best_score && n < best)) {
+        best = n;
+        best_score = s;
+      }
+      if (++seen >= kCandidatesPerBucket) break;
+    }
+    if (best >= 0) return best;
+  }
+  return -1;
+}
+
+void SchedulerImpl::PlacePod(WorkloadId id, int ps, NodeId node,
+                             const std::vector<int32_t>& combo) {
+  WorkloadRec& rec = recs_[id];
+  const Resources& req = model_.workloads[id].pod_sets[ps].requests;
+  PlacedPod p;
+  p.placement.pod_set = ps;
+  p.placement.index = rec.placed_per_set[ps]++;
+  p.placement.node = node;
+  p.placement.gpus = cluster_->Assign(node, req, id);
+  p.quota = QuotaFor(id, combo, req);
+  for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
+  rec.placed.push_back(std::move(p));
+  undo_.push_back({id});
+}
+
+void SchedulerImpl::UnplaceLast(WorkloadId id) {
+  WorkloadRec& rec = recs_[id];
+  PlacedPod& p = rec.placed.back();
+  const Resources& req = model_.workloads[id].pod_sets[p.placement.pod_set].requests;
+  cluster_->Release(p.placement.node, req, p.placement.gpus);
+  for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, -q);
+  --rec.placed_per_set[p.placement.pod_set];
+  rec.placed.pop_back();
+}
+
+bool SchedulerImpl::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t mark) {
+  const Workload& w = model_.workloads[id];
+  WorkloadRec& rec = recs_[id];
+  int remaining = w.MinPods();
+  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+    int target = std::min(w.pod_sets[ps].count, remaining);
+    remaining -= w.pod_sets[ps].count;
+    while (rec.placed_per_set[ps] < target) {
+      NodeId n = FindNode(id, static_cast<int>(ps), combo);
+      if (n < 0) {
+        while (undo_.size() > mark) {
+          UnplaceLast(undo_.back().w);
+          undo_.pop_back();
+        }
+        return false;
+      }
+      PlacePod(id, static_cast<int>(ps), n, combo);
+    }
+  }
+  return true;
+}
+
+std::string SchedulerImpl::PlacementReason(WorkloadId id, const std::vector<int32_t>& combo) const {
+  const Workload& w = model_.workloads[id];
+  int pool = PoolFor(id, combo);
+  std::string where = pool == 0 ? "the cluster" : "flavor " + model_.flavors[pool - 1].name;
+  // Find the first pod set whose pods do not all fit, count what does.
+  int remaining = w.MinPods();
+  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+    const PodSet& set = w.pod_sets[ps];
+    int target = std::min(set.count, remaining);
+    remaining -= set.count;
+    int eligible = 0, fit_pods = 0, max_free_gpus = 0;
+    for (NodeId n : pools_[pool]) {
+      if (!NodeEligible(id, static_cast<int>(ps), combo, n)) continue;
+      ++eligible;
+      const Resources& free = cluster_->free(n);
+      max_free_gpus = std::max<int>(max_free_gpus, static_cast<int>(free[kGpu]));
+      int64_t k = target;
+      for (int r = 0; r < kMaxResources; ++r)
+        if (set.requests[r] > 0) k = std::min(k, free[r] / set.requests[r]);
+      fit_pods += static_cast<int>(k);
+      if (fit_pods >= target) break;
+    }
+    if (fit_pods >= target) continue;
+    std::string s = fmt::format("{} of {} pods of {} fit on nodes of {} ({} eligible nodes)",
+                                std::min(fit_pods, target), target, set.name, where, eligible);
+    if (set.requests[kGpu] > 0) {
+      s += fmt::format("; largest free on any eligible node is {} of {} nvidia.com/gpu per pod",
+                       max_free_gpus, set.requests[kGpu]);
+    }
+    return s;
+  }
+  return fmt::format("the pods do not fit together on the nodes of {}", where);
+}
+
+std::vector<PodPlacement> SchedulerImpl::PlaceExtra(WorkloadId id) {
+  const Workload& w = model_.workloads[id];
+  WorkloadRec& rec = recs_[id];
+  std::vector<PodPlacement> added;
+  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
+    while (rec.placed_per_set[ps] < w.pod_sets[ps].count) {
+      auto need = QuotaFor(id, rec.chosen, w.pod_sets[ps].requests);
+      if (!QuotaFits(rec.cq, need)) break;
+      NodeId n = FindNode(id, static_cast<int>(ps), rec.chosen);
+      if (n < 0) break;
+      PlacePod(id, static_cast<int>(ps), n, rec.chosen);
+      added.push_back(rec.placed.back().placement);
+    }
+  }
+  undo_.clear();
+  return added;
+}
+
+void SchedulerImpl::SetPending(WorkloadId id, std::string reason) {
+  status_[id].state = WorkloadState::kPending;
+  status_[id].reason = std::move(reason);
+}
+
+void SchedulerImpl::Enqueue(WorkloadId id) {
+  pending_[queue_index(recs_[id].cq)].insert({-recs_[id].priority, status_[id].created, id});
+}
+
+void SchedulerImpl::Dequeue(WorkloadId id) {
+  pending_[queue_index(recs_[id].cq)].erase({-recs_[id].priority, status_[id].created, id});
+}
+
+void SchedulerImpl::Submit(WorkloadId id, double now) {
+  WorkloadStatus& st = status_[id];
+  if (st.state != WorkloadState::kInactive) return;
+  st.created = now;
+  st.cluster_queue = recs_[id].cq;
+  if (!recs_[id].unresolved.empty()) {
+    SetPending(id, recs_[id].unresolved);
+    return;  // never enters a queue: nothing can admit it
+  }
+  const Workload& w = model_.workloads[id];
+  if (w.MinPods() > w.TotalPods()) {
+    SetPending(id, fmt::format("waiting for pods: {} of minimum {} exist", w.TotalPods(),
+                               w.MinPods()));
+    return;
+  }
+  if (std::string why = CanEverFit(id); !why.empty()) {
+    st.state = WorkloadState::kRejected;
+    st.reason = std::move(why);
+    rejected_unreported_.push_back(id);
+    return;
+  }
+  SetPending(id, "waiting for a scheduling cycle");
+  Enqueue(id);
+}
+
+std::vector<std::pair<FlavorResource, int64_t>> SchedulerImpl::UsageOf(WorkloadId id,
+                                                                       int sign) const {
+  std::map<FlavorResource, int64_t> sum;
+  for (const auto& p : recs_[id].placed)
+    for (const auto& [fr, q] : p.quota) sum[fr] += sign * q;
+  return {sum.begin(), sum.end()};
+}
+
+std::vector<PlacedPod> SchedulerImpl::Evict(WorkloadId id) {
+  WorkloadRec& rec = recs_[id];
+  std::vector<PlacedPod> pods = rec.placed;
+  while (!rec.placed.empty()) UnplaceLast(id);
+  ++release_epoch_;
+  return pods;
+}
+
+void SchedulerImpl::Restore(WorkloadId id, std::vector<PlacedPod> pods) {
+  WorkloadRec& rec = recs_[id];
+  for (auto& p : pods) {
+    const Resources& req = model_.workloads[id].pod_sets[p.placement.pod_set].requests;
+    cluster_->AssignExact(p.placement.node, req, p.placement.gpus, id);
+    for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
+    ++rec.placed_per_set[p.placement.pod_set];
+    rec.placed.push_back(std::move(p));
+  }
+}
+
+void SchedulerImpl::Finish(WorkloadId id, double now) {
+  WorkloadStatus& st = status_[id];
+  if (st.state == WorkloadState::kAdmitted) {
+    Evict(id);
+    partial_.erase(id);
+  } else if (st.state == WorkloadState::kPending) {
+    Dequeue(id);
+  }
+  st.state = WorkloadState::kFinished;
+  st.reason.clear();
+  st.pods.clear();
+}
+
+void SchedulerImpl::Admit(WorkloadId id, const std::vector<int32_t>& combo, double now,
+                          std::vector<Decision>& out) {
+  WorkloadRec& rec = recs_[id];
+  WorkloadStatus& st = status_[id];
+  rec.chosen = combo;
+  undo_.clear();
+  Dequeue(id);
+  st.state = WorkloadState::kAdmitted;
+  st.reason.clear();
+  st.admitted_at = now;
+  PlaceExtra(id);
+  st.pods.clear();
+  for (const auto& p : rec.placed) st.pods.push_back(p.placement);
+  st.flavors.clear();
+  for (size_t g = 0; g < combo.size(); ++g)
+    st.flavors.push_back(combo[g] < 0 ? -1 : queues_[rec.cq].groups[g].flavors[combo[g]]);
+  if (static_cast<int>(rec.placed.size()) < model_.workloads[id].TotalPods()) {
+    partial_.insert(id);
+    rec.in_partial = true;
+  }
+  ++admit_epoch_;
+  ++stats_.admitted;
+  Decision d;
+  d.type = Decision::Type::kAdmit;
+  d.workload = id;
+  d.pods = st.pods;
+  out.push_back(std::move(d));
+}
+
+bool SchedulerImpl::FitsNow(WorkloadId id, const std::vector<int32_t>& combo) {
+  if (!QuotaFits(recs_[id].cq, MinQuotaNeed(id, combo))) return false;
+  size_t mark = undo_.size();
+  if (!PlaceMin(id, combo, mark)) return false;
+  while (undo_.size() > mark) {
+    UnplaceLast(undo_.back().w);
+    undo_.pop_back();
+  }
+  return true;
+}
+
+SchedulerImpl::Outcome SchedulerImpl::TryAdmit(WorkloadId id, double now,
+                                               std::vector<Decision>& out) {
+  WorkloadRec& rec = recs_[id];
+  ++stats_.attempts;
+  auto combos = FlavorCombos(id);
+  std::string first_reason;
+  for (const auto& combo : combos) {
+    auto need = MinQuotaNeed(id, combo);
+    if (!QuotaFits(rec.cq, need)) {
+      if (first_reason.empty()) first_reason = QuotaReason(id, need);
+      continue;
+    }
+    undo_.clear();
+    if (PlaceMin(id, combo, 0)) {
+      Admit(id, combo, now, out);
+      return Outcome::kAdmitted;
+    }
+    if (first_reason.empty()) {
+      first_reason = PlacementReason(id, combo);
+      if (rec.cq >= 0 && combo.size() > 0)
+        first_reason = "quota fits, but " + first_reason;
+    }
+  }
+  if (rec.can_preempt && rec.cq >= 0) {
+    for (const auto& combo : combos) {
+      if (TryPreempt(id, combo, now, out)) return Outcome::kAdmitted;
+    }
+  }
+  if (combos.empty()) first_reason = "no flavor of the ClusterQueue is defined";
+  SetPending(id, first_reason);
+  rec.failed_release_epoch = release_epoch_;
+  rec.failed_admit_epoch = admit_epoch_;
+  return Outcome::kPending;
+}
+
+double SchedulerImpl::ShareOf(int32_t cq,
+                              const std::vector<std::pair<FlavorResource, int64_t>>& delta) const {
+  return quota_->DominantShare(cq, delta, model_.cluster_queues[cq].fair_weight);
+}
+
+std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
+    WorkloadId id, const std::vector<int32_t>& combo) const {
+  const WorkloadRec& rec = recs_[id];
+  const ClusterQueue& cq = model_.cluster_queues[rec.cq];
+  const PreemptionConfig& pc = cq.preemption;
+  auto need = MinQuotaNeed(id, combo);
+  // Would the preemptor borrow? Then, as in Kueue, it may only take from its own queue (or
+  // from others under borrowWithinCohort).
+  bool borrows = false;
+  for (const auto& [fr, q] : need)
+    if (quota_->usage(rec.cq, fr) + q > quota_->subtree_quota(rec.cq, fr)) borrows = true;
+  bool fair = model_.config.fair_sharing;
+  int root = quota_->root(rec.cq);
+  std::vector<WorkloadId> out;
+  for (WorkloadId v = 0; v < static_cast<WorkloadId>(status_.size()); ++v) {
+    if (status_[v].state != WorkloadState::kAdmitted || v == id) continue;
+    const WorkloadRec& vr = recs_[v];
+    if (vr.cq < 0) continue;
+    if (vr.cq == rec.cq) {
+      bool ok = false;
+      switch (pc.within_cluster_queue) {
+        case WithinClusterQueuePolicy::kNever:
+          break;
+        case WithinClusterQueuePolicy::kLowerPriority:
+          ok = vr.priority < rec.priority;
+          break;
+        case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority:
+          ok = vr.priority < rec.priority ||
+               (vr.priority == rec.priority && status_[v].created > status_[id].created);
+          break;
+      }
+      if (ok) out.push_back(v);
+      continue;
+    }
+    if (cq.cohort.empty() || quota_->root(vr.cq) != root) continue;
+    // Only workloads of queues that borrow what the preemptor needs are reclaimable.
+    bool victim_borrows = false;
+    for (const auto& [fr, q] : need)
+      if (quota_->IsBorrowing(vr.cq, fr)) victim_borrows = true;
+    if (!victim_borrows) continue;
+    bool ok = false;
+    if (!borrows || fair) {
+      switch (pc.reclaim_within_cohort) {
+        case ReclaimPolicy::kNever:
+          break;
+        case ReclaimPolicy::kLowerPriority:
+          ok = vr.priority < rec.priority;
+          break;
+        case ReclaimPolicy::kAny:
+          ok = true;
+          break;
+      }
+    } else if (pc.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority) {
+      ok = vr.priority < rec.priority &&
+           (!pc.max_priority_threshold || vr.priority <= *pc.max_priority_threshold);
+    }
+    if (ok) out.push_back(v);
+  }
+  // Other queues' (reclaim) first, then lowest priority, then most recently admitted.
+  std::sort(out.begin(), out.end(), [&](WorkloadId a, WorkloadId b) {
+    bool ao = recs_[a].cq != rec.cq, bo = recs_[b].cq != rec.cq;
+    if (ao != bo) return ao;
+    if (recs_[a].priority != recs_[b].priority) return recs_[a].priority < recs_[b].priority;
+    if (status_[a].admitted_at != status_[b].admitted_at)
+      return status_[a].admitted_at > status_[b].admitted_at;
+    return a > b;
+  });
+  return out;
+}
+
+bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo, double now,
+                               std::vector<Decision>& out) {
+  WorkloadRec& rec = recs_[id];
+  std::vector<WorkloadId> candidates = PreemptionCandidates(id, combo);
+  if (candidates.empty()) return false;
+  auto need = MinQuotaNeed(id, combo);
+  auto still_borrowing = [&](WorkloadId v) {
+    if (recs_[v].cq == rec.cq) return true;
+    for (const auto& [fr, q] : need)
+      if (quota_->IsBorrowing(recs_[v].cq, fr)) return true;
+    return false;
+  };
+  std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>> removed;
+  const int64_t epoch = release_epoch_;  // a search that gives up releases nothing
+  bool fits = false;
+  if (!model_.config.fair_sharing) {
+    for (WorkloadId v : candidates) {
+      if (!still_borrowing(v)) continue;
+      removed.emplace_back(v, Evict(v));
+      if (FitsNow(id, combo)) {
+        fits = true;
+        break;
+      }
+    }
+  } else {
+    // Fair sharing: take from the queue with the highest share first, while the strategy
+    // holds; each strategy is a pass over what is left.
+    std::map<int32_t, std::vector<WorkloadId>> by_queue;
+    for (WorkloadId v : candidates) by_queue[recs_[v].cq].push_back(v);
+    for (auto& [q, list] : by_queue) std::reverse(list.begin(), list.end());  // pop_back order
+    for (FairSharingStrategy strategy : model_.config.fair_sharing_strategies) {
+      std::set<int32_t> skipped;
+      while (!fits) {
+        auto my_delta = need;
+        double my_share = ShareOf(rec.cq, my_delta);
+        int32_t best_q = -2;
+        double best_share = -1;
+        for (auto& [q, list] : by_queue) {
+          if (list.empty() || skipped.count(q)) continue;
+          double s = ShareOf(q, {});
+          if (s > best_share) {
+            best_share = s;
+            best_q = q;
+          }
+        }
+        if (best_q == -2) break;
+        WorkloadId v = by_queue[best_q].back();
+        by_queue[best_q].pop_back();
+        if (best_q != rec.cq) {
+          if (!still_borrowing(v)) continue;
+          double after = ShareOf(best_q, UsageOf(v, -1));
+          bool ok = strategy == FairSharingStrategy::kLessThanOrEqualToFinalShare
+                        ? my_share <= after
+                        : my_share < best_share;
+          if (!ok) {
+            by_queue[best_q].push_back(v);
+            skipped.insert(best_q);
+            continue;
+          }
+        }
+        removed.emplace_back(v, Evict(v));
+        if (FitsNow(id, combo)) fits = true;
+      }
+      if (fits) break;
+    }
+  }
+  if (!fits) {
+    for (auto it = removed.rbegin(); it != removed.rend(); ++it) Restore(it->first, it->second);
+    release_epoch_ = epoch;
+    return false;
+  }
+  // Keep the set minimal: give back every victim the preemptor can do without.
+  for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
+    Restore(removed[i].first, removed[i].second);
+    if (FitsNow(id, combo)) {
+      removed.erase(removed.begin() + i);
+    } else {
+      Evict(removed[i].first);
+    }
+  }
+  const std::string& preemptor = model_.workloads[id].name;
+  for (auto& [v, pods] : removed) {
+    WorkloadStatus& vs = status_[v];
+    WorkloadRec& vr = recs_[v];
+    partial_.erase(v);
+    vr.in_partial = false;
+    vs.pods.clear();
+    ++vs.preemptions;
+    ++stats_.preempted;
+    Decision d;
+    d.type = Decision::Type::kPreempt;
+    d.workload = v;
+    d.preemptor = id;
+    if (vr.cq == rec.cq) {
+      d.reason = fmt::format("preempted within ClusterQueue {} by {} (priority {} > {})",
+                             model_.cluster_queues[rec.cq].name, preemptor, rec.priority,
+                             vr.priority);
+    } else if (model_.config.fair_sharing) {
+      d.reason = fmt::format("preempted by {} of ClusterQueue {} for fair sharing: {} was above "
+                             "its fair share",
+                             preemptor, model_.cluster_queues[rec.cq].name,
+                             model_.cluster_queues[vr.cq].name);
+    } else {
+      d.reason = fmt::format("preempted by {}: ClusterQueue {} reclaims quota lent to {}",
+                             preemptor, model_.cluster_queues[rec.cq].name,
+                             model_.cluster_queues[vr.cq].name);
+    }
+    SetPending(v, "requeued after preemption: " + d.reason);
+    vs.admitted_at = -1;
+    Enqueue(v);
+    out.push_back(std::move(d));
+  }
+  undo_.clear();
+  bool placed = PlaceMin(id, combo, 0);
+  if (!placed) return false;  // cannot happen: FitsNow just held
+  Admit(id, combo, now, out);
+  return true;
+}
+
+std::vector<Decision> SchedulerImpl::RunCycle(double now) {
+  std::vector<Decision> out;
+  for (WorkloadId id : rejected_unreported_) {
+    Decision d;
+    d.type = Decision::Type::kReject;
+    d.workload = id;
+    d.reason = status_[id].reason;
+    out.push_back(std::move(d));
+  }
+  rejected_unreported_.clear();
+
+  // 1. Snapshot of every queue's order for this cycle.
+  const int nq = static_cast<int>(pending_.size());
+  std::vector<std::vector<WorkloadId>> order(nq);
+  for (int q = 0; q < nq; ++q) {
+    order[q].reserve(pending_[q].size());
+    for (const auto& key : pending_[q]) order[q].push_back(std::get<2>(key));
+  }
+  std::vector<size_t> cursor(nq, 0);
+  std::vector<bool> blocked(nq, false);
+  auto strict = [&](int q) {
+    return q > 0 && model_.cluster_queues[q - 1].strategy == QueueingStrategy::kStrictFIFO;
+  };
+  // 2. Rounds: the next head of every queue, ordered by the QueueOrder plugin.
+  std::vector<std::pair<HeadKey, int>> heads;
+  while (true) {
+    heads.clear();
+    for (int q = 0; q < nq; ++q) {
+      if (blocked[q]) continue;
+      while (cursor[q] < order[q].size()) {
+        WorkloadId id = order[q][cursor[q]];
+        if (status_[id].state != WorkloadState::kPending) {
+          ++cursor[q];
+          continue;
+        }
+        const WorkloadRec& rec = recs_[id];
+        bool stale = rec.failed_release_epoch == release_epoch_ &&
+                     (!rec.can_preempt || rec.failed_admit_epoch == admit_epoch_);
+        if (stale) {
+          ++cursor[q];
+          if (strict(q)) blocked[q] = true;
+          if (blocked[q]) break;
+          continue;
+        }
+        HeadKey key{rec.priority, status_[id].created, id, 0};
+        if (order_->NeedsShare() && rec.cq >= 0) {
+          auto combos = FlavorCombos(id);
+          key.share = combos.empty() ? 0 : ShareOf(rec.cq, MinQuotaNeed(id, combos[0]));
+        }
+        heads.emplace_back(key, q);
+        break;
+      }
+    }
+    if (heads.empty()) break;
+    std::sort(heads.begin(), heads.end(),
+              [&](const auto& a, const auto& b) { return order_->Less(a.first, b.first); });
+    // 3./4. Admit (or preempt for) each head in order.
+    for (const auto& [key, q] : heads) {
+      ++cursor[q];
+      WorkloadId id = key.id;
+      if (status_[id].state != WorkloadState::kPending) continue;
+      Outcome o = TryAdmit(id, now, out);
+      if (o == Outcome::kPending && strict(q)) blocked[q] = true;
+    }
+  }
+  // 5. Pods beyond minCount, for workloads admitted earlier.
+  for (auto it = partial_.begin(); it != partial_.end();) {
+    WorkloadId id = *it;
+    auto added = PlaceExtra(id);
+    for (const auto& p : added) status_[id].pods.push_back(p);
+    if (!added.empty()) {
+      Decision d;
+      d.type = Decision::Type::kScaleUp;
+      d.workload = id;
+      d.pods = std::move(added);
+      out.push_back(std::move(d));
+    }
+    if (static_cast<int>(recs_[id].placed.size()) >= model_.workloads[id].TotalPods()) {
+      recs_[id].in_partial = false;
+      it = partial_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+Resources SchedulerImpl::ClusterQueueUsage(int32_t cq, int32_t flavor) const {
+  Resources r;
+  for (int i = 0; i < kMaxResources; ++i) r[i] = quota_->usage(cq, MakeFR(flavor, i));
+  return r;
+}
+
+absl::Status SchedulerImpl::Verify() const {
+  const int nn = static_cast<int>(model_.nodes.size());
+  std::vector<Resources> used(nn);
+  std::vector<std::vector<int32_t>> owners(nn);
+  for (int n = 0; n < nn; ++n) owners[n].assign(model_.nodes[n].gpu_count(), -1);
+  std::vector<std::vector<int64_t>> usage(queues_.size(),
+                                          std::vector<int64_t>(quota_->num_frs(), 0));
+  for (WorkloadId id = 0; id < static_cast<WorkloadId>(status_.size()); ++id) {
+    const WorkloadRec& rec = recs_[id];
+    const Workload& w = model_.workloads[id];
+    bool admitted = status_[id].state == WorkloadState::kAdmitted;
+    if (!admitted && !rec.placed.empty())
+      return absl::InternalError(fmt::format("{} holds pods while {}", w.Key(),
+                                             WorkloadStateName(status_[id].state)));
+    if (admitted && static_cast<int>(rec.placed.size()) < w.MinPods())
+      return absl::InternalError(fmt::format("gang {} partly placed: {} of minimum {}", w.Key(),
+                                             rec.placed.size(), w.MinPods()));
+    for (const auto& p : rec.placed) {
+      NodeId n = p.placement.node;
+      const PodSet& ps = w.pod_sets[p.placement.pod_set];
+      used[n] += ps.requests;
+      if (static_cast<int64_t>(p.placement.gpus.size()) != ps.requests[kGpu])
+        return absl::InternalError(fmt::format("{} got {} GPUs for a pod asking {}", w.Key(),
+                                               p.placement.gpus.size(), ps.requests[kGpu]));
+      for (int32_t g : p.placement.gpus) {
+        if (owners[n][g] >= 0)
+          return absl::InternalError(fmt::format("GPU {} of node {} double-booked", g,
+                                                 model_.nodes[n].name));
+        owners[n][g] = id;
+      }
+      for (const auto& [fr, q] : p.quota) usage[rec.cq][fr] += q;
+    }
+  }
+  for (int n = 0; n < nn; ++n) {
+    const Node& node = model_.nodes[n];
+    if (!used[n].FitsIn(node.allocatable))
+      return absl::InternalError(fmt::format("node {} over capacity: uses {} of {}", node.name,
+                                             used[n].ToString(), node.allocatable.ToString()));
+    if (!(node.allocatable - used[n] == cluster_->free(n)))
+      return absl::InternalError(fmt::format("node {} free resources out of sync", node.name));
+    for (int g = 0; g < node.gpu_count(); ++g)
+      if (owners[n][g] != cluster_->gpu_owners(n)[g])
+        return absl::InternalError(fmt::format("node {} GPU {} owner out of sync", node.name, g));
+  }
+  for (size_t cq = 0; cq < queues_.size(); ++cq) {
+    for (int fr = 0; fr < quota_->num_frs(); ++fr) {
+      if (usage[cq][fr] != quota_->usage(static_cast<int>(cq), fr))
+        return absl::InternalError(fmt::format("ClusterQueue {} usage out of sync",
+                                               model_.cluster_queues[cq].name));
+      if (usage[cq][fr] > 0 && quota_->Available(static_cast<int>(cq), fr) < 0)
+        return absl::InternalError(fmt::format(
+            "ClusterQueue {} over quota in {} {}", model_.cluster_queues[cq].name,
+            model_.flavors[FlavorOf(fr)].name, ResourceName(ResourceOf(fr))));
+      int64_t bl = quota_->borrowing_limit(static_cast<int>(cq), fr);
+      if (bl < kUnlimited && usage[cq][fr] > quota_->subtree_quota(static_cast<int>(cq), fr) + bl)
+        return absl::InternalError(fmt::format("ClusterQueue {} over its borrowing limit",
+                                               model_.cluster_queues[cq].name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Model model) {
+  auto s = std::make_unique<SchedulerImpl>(std::move(model));
+  if (auto st = s->Init(); !st.ok()) return st;
+  return std::unique_ptr<Scheduler>(std::move(s));
+}
+
+}  // namespace tessera

@@ -1,0 +1,104 @@
+// The scheduling engine: admits gangs of pods under ClusterQueue quotas, places them on nodes,
+// preempts to make room, and explains every workload it leaves pending.
+//
+// Usage: build a Scheduler from a Model, Submit() workloads as they arrive, call RunCycle(now)
+// whenever something changed, Finish() workloads that completed. Decisions come back as plain
+// values; the caller (simulator, Kubernetes backend) carries them out.
+//
+// Thread-safety: not thread-safe; one Scheduler per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/model.h"
+
+namespace tessera {
+
+// Where one pod of a workload runs.
+struct PodPlacement {
+  int32_t pod_set = 0;
+  int32_t index = 0;  // ordinal of the pod inside its pod set
+  NodeId node = -1;
+  std::vector<int32_t> gpus;  // device indices on the node
+};
+
+enum class WorkloadState {
+  kInactive,  // not submitted yet
+  kPending,
+  kAdmitted,  // quota reserved and pods placed: running
+  kFinished,
+  kRejected,  // can never fit, even in an empty cluster with all quota
+};
+const char* WorkloadStateName(WorkloadState s);
+
+struct WorkloadStatus {
+  WorkloadState state = WorkloadState::kInactive;
+  int32_t cluster_queue = -1;  // resolved ClusterQueue, -1 when none
+  std::string reason;          // why pending / rejected; empty otherwise
+  std::vector<PodPlacement> pods;
+  std::vector<int32_t> flavors;  // per pod set: chosen flavor per resource group, flattened
+  double created = 0;            // submission time, the FIFO key
+  double admitted_at = -1;
+  int32_t preemptions = 0;  // times this workload was preempted
+};
+
+struct Decision {
+  enum class Type {
+    kAdmit,     // quota reserved, `pods` placed (at least minCount)
+    kScaleUp,   // pods beyond minCount placed later; `pods` lists only the new ones
+    kPreempt,   // `workload` evicted to make room for `preemptor`
+    kReject,    // `workload` can never be admitted; `reason` says why
+  };
+  Type type = Type::kAdmit;
+  WorkloadId workload = -1;
+  WorkloadId preemptor = -1;
+  std::string reason;
+  std::vector<PodPlacement> pods;
+};
+
+struct CycleStats {
+  int64_t attempts = 0;
+  int64_t admitted = 0;
+  int64_t preempted = 0;
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+
+  // Builds an engine for `model`. Fails only on inconsistencies the loader should have caught
+  // (e.g. a cohort cycle). Unresolved references (queue, flavor, priority class) do not fail:
+  // the workload stays pending with that reason.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Scheduler>> Create(Model model);
+
+  virtual const Model& model() const = 0;
+
+  // Adds a workload that was not in the model; it starts kInactive.
+  virtual WorkloadId AddWorkload(Workload w) = 0;
+  // The workload arrives at time `now` and waits in its queue.
+  virtual void Submit(WorkloadId id, double now) = 0;
+  // An admitted workload completed; its pods and quota are released.
+  virtual void Finish(WorkloadId id, double now) = 0;
+  // One scheduling pass over every pending workload.
+  virtual std::vector<Decision> RunCycle(double now) = 0;
+
+  virtual const WorkloadStatus& status(WorkloadId id) const = 0;
+  virtual int32_t num_workloads() const = 0;
+  virtual const CycleStats& stats() const = 0;
+
+  // Cluster-wide GPU accounting, for summaries.
+  virtual int64_t gpus_total() const = 0;
+  virtual int64_t gpus_allocated() const = 0;
+  // Resources in use by admitted workloads of ClusterQueue `cq` in flavor `flavor`.
+  virtual Resources ClusterQueueUsage(int32_t cq, int32_t flavor) const = 0;
+
+  // Checks every invariant (capacity, GPU booking, quota, gangs); returns the first broken one.
+  // Tests and the simulator's --verify call it after each cycle.
+  virtual absl::Status Verify() const = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+// Everything a manifest set declares, before any scheduling: the input of the engine and the
+// output of the config loader.
+//
+// Thread-safety: value type.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/node.h"
+#include "model/queues.h"
+#include "model/workload.h"
+
+namespace tessera {
+
+enum class PlacementPolicy { kBinpack, kSpread };
+
+enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+
+// tessera.dev/v1alpha1 SchedulerConfig. Defaults are the documented ones.
+struct SchedulerConfig {
+  bool fair_sharing = false;  // spec.fairSharing.enable
+  std::vector<FairSharingStrategy> fair_sharing_strategies = {
+      FairSharingStrategy::kLessThanOrEqualToFinalShare,
+      FairSharingStrategy::kLessThanInitialShare};
+  PlacementPolicy placement = PlacementPolicy::kBinpack;  // spec.placement
+};
+
+struct Model {
+  std::vector<Node> nodes;
+  std::vector<ResourceFlavor> flavors;
+  std::vector<Topology> topologies;
+  std::vector<ClusterQueue> cluster_queues;
+  std::vector<Cohort> cohorts;
+  std::vector<LocalQueue> local_queues;
+  std::vector<PriorityClass> priority_classes;
+  std::vector<WorkloadPriorityClass> workload_priority_classes;
+  std::vector<Workload> workloads;
+  std::map<std::string, Labels> namespace_labels;  // from v1 Namespace objects
+  SchedulerConfig config;
+};
+
+}  // namespace tessera

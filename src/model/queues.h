@@ -1,0 +1,103 @@
+// Kueue's queueing objects: ResourceFlavor, ClusterQueue, Cohort, LocalQueue, and the
+// priority classes. Field names and defaults follow kueue.x-k8s.io/v1beta1.
+//
+// Thread-safety: value types.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/labels.h"
+#include "model/resources.h"
+
+namespace tessera {
+
+struct ResourceFlavor {
+  std::string name;
+  Labels node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;  // added to admitted pods
+  std::string topology_name;
+  std::string source;
+};
+
+// kueue.x-k8s.io Topology: the node labels of each topology level, outermost first (e.g. block,
+// rack, kubernetes.io/hostname). Loaded for topology-aware placement; not used by admission yet.
+struct Topology {
+  std::string name;
+  std::vector<std::string> levels;  // spec.levels[].nodeLabel
+  std::string source;
+};
+
+struct ResourceQuota {
+  ResourceId resource = 0;
+  int64_t nominal = 0;
+  std::optional<int64_t> borrowing_limit;  // absent: unlimited
+  std::optional<int64_t> lending_limit;    // absent: lends everything unused
+};
+
+struct FlavorQuotas {
+  std::string flavor;
+  std::vector<ResourceQuota> resources;
+};
+
+struct ResourceGroup {
+  std::vector<ResourceId> covered;
+  std::vector<FlavorQuotas> flavors;  // tried in this order
+};
+
+enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
+enum class WithinClusterQueuePolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimPolicy { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
+
+struct PreemptionConfig {
+  WithinClusterQueuePolicy within_cluster_queue = WithinClusterQueuePolicy::kNever;
+  ReclaimPolicy reclaim_within_cohort = ReclaimPolicy::kNever;
+  BorrowWithinCohortPolicy borrow_within_cohort = BorrowWithinCohortPolicy::kNever;
+  std::optional<int32_t> max_priority_threshold;  // borrowWithinCohort.maxPriorityThreshold
+};
+
+struct ClusterQueue {
+  std::string name;
+  std::string cohort;  // empty: none
+  LabelSelector namespace_selector;  // absent matches no namespace, as in Kueue
+  QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
+  std::vector<ResourceGroup> resource_groups;
+  PreemptionConfig preemption;
+  double fair_weight = 1.0;
+  std::string source;
+};
+
+struct Cohort {
+  std::string name;
+  std::string parent;  // empty: a root
+  std::vector<ResourceGroup> resource_groups;
+  double fair_weight = 1.0;
+  std::string source;
+};
+
+struct LocalQueue {
+  std::string ns;
+  std::string name;
+  std::string cluster_queue;
+  std::string source;
+};
+
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;
+  bool global_default = false;
+  bool preemption_never = false;  // preemptionPolicy: Never
+  std::string source;
+};
+
+struct WorkloadPriorityClass {
+  std::string name;
+  int32_t value = 0;
+  std::string source;
+};
+
+}  // namespace tessera

@@ -1,0 +1,54 @@
+// A workload: a gang of pods admitted together, as Kueue's Workload. Every supported job kind
+// (batch Job, Volcano Job, PodGroup + Pods, PyTorchJob, TFJob, Pod, Deployment replica) becomes
+// one of these.
+//
+// Thread-safety: value types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/labels.h"
+#include "model/resources.h"
+
+namespace tessera {
+
+using WorkloadId = int32_t;
+
+// Pods with one template.
+struct PodSet {
+  std::string name;
+  int32_t count = 1;
+  Resources requests;  // per pod (max of requests and limits where only limits are given)
+  Labels node_selector;
+  NodeAffinity affinity;
+  std::vector<Toleration> tolerations;
+  std::map<std::string, std::string> annotations;  // pod template annotations
+};
+
+struct Workload {
+  std::string ns = "default";
+  std::string name;
+  std::string kind;        // "Job", "Volcano Job", "PodGroup", "PyTorchJob", ... for messages
+  std::string queue_name;  // LocalQueue in `ns`; empty: not queued (placement only, no quota)
+  std::string priority_class;           // PriorityClass name, may be empty
+  std::string workload_priority_class;  // kueue.x-k8s.io/priority-class, wins when set
+  std::vector<PodSet> pod_sets;
+  int32_t min_count = -1;  // pods that must start together; -1: all of them
+  double arrival = 0;      // seconds after start (tessera.dev/arrival)
+  std::optional<double> runtime;  // seconds once admitted (tessera.dev/runtime); absent: forever
+  std::string source;
+
+  std::string Key() const { return ns + "/" + name; }
+  int32_t TotalPods() const {
+    int32_t n = 0;
+    for (const auto& ps : pod_sets) n += ps.count;
+    return n;
+  }
+  int32_t MinPods() const { return min_count < 0 ? TotalPods() : min_count; }
+};
+
+}  // namespace tessera

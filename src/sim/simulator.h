@@ -1,0 +1,80 @@
+// Discrete-event simulation of a scenario: workloads arrive (tessera.dev/arrival), run for
+// their runtime once admitted (tessera.dev/runtime), and the real engine decides in between.
+// Virtual time only: a run is exactly reproducible.
+//
+// Thread-safety: not thread-safe; one Simulator per thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/scheduler.h"
+#include "model/model.h"
+
+namespace tessera {
+
+struct SimEvent {
+  enum class Type { kAdmitted, kPreempted, kFinished, kRejected, kScaledUp };
+  double time = 0;
+  Type type = Type::kAdmitted;
+  WorkloadId workload = -1;
+  int32_t cluster_queue = -1;
+  WorkloadId preemptor = -1;
+  std::string reason;
+  std::vector<PodPlacement> pods;
+};
+const char* SimEventTypeName(SimEvent::Type t);
+
+struct SimOptions {
+  bool verify = true;            // check the engine's invariants after every cycle
+  int max_cycles_per_instant = 1000;  // guard against a policy that never settles
+};
+
+struct SimSummary {
+  double end_time = 0;
+  int64_t gpus_total = 0;
+  double mean_gpu_allocation = 0;  // time-weighted fraction over [0, end_time]
+  std::vector<std::pair<double, int64_t>> gpu_allocation;  // (time, GPUs allocated) at changes
+  int64_t preemptions = 0;
+  int64_t cycles = 0;
+  struct QueueWait {
+    std::string queue;
+    int64_t admitted = 0;
+    double mean_wait = 0;
+    double max_wait = 0;
+  };
+  std::vector<QueueWait> waits;  // per ClusterQueue, then "(none)" for unqueued workloads
+};
+
+class Simulator {
+ public:
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Simulator>> Create(Model model,
+                                                                        SimOptions options);
+  // Runs until no event is left. Fails when an invariant breaks (a bug) or cycles never settle.
+  [[nodiscard]] absl::Status Run();
+
+  const Scheduler& scheduler() const { return *scheduler_; }
+  const std::vector<SimEvent>& events() const { return events_; }
+  const SimSummary& summary() const { return summary_; }
+
+  // The `tessera sim --output json` document.
+  std::string ToJson() const;
+  // A readable timeline and summary for a terminal.
+  std::string ToTable() const;
+
+ private:
+  Simulator(std::unique_ptr<Scheduler> s, SimOptions o)
+      : scheduler_(std::move(s)), options_(o) {}
+  std::string WorkloadKey(WorkloadId id) const;
+  std::string QueueName(int32_t cq) const;
+  std::string PodsText(const std::vector<PodPlacement>& pods) const;
+
+  std::unique_ptr<Scheduler> scheduler_;
+  SimOptions options_;
+  std::vector<SimEvent> events_;
+  SimSummary summary_;
+};
+
+}  // namespace tessera
