@@ -399,8 +399,10 @@ std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
       if (found) break;
     }
     if (!found) {
+      Resources shown = w.pod_sets[ps].requests;
+      shown[kPods] = 0;  // every pod asks for one; saying so adds nothing
       return fmt::format("pod set {} needs {} per pod and no node can ever hold that",
-                         w.pod_sets[ps].name, w.pod_sets[ps].requests.ToString());
+                         w.pod_sets[ps].name, shown.ToString());
     }
   }
   return "";
@@ -499,6 +501,10 @@ std::string SchedulerImpl::QuotaReason(
       int64_t own = std::max<int64_t>(0, nominal - usage);
       s += fmt::format(", cohort {} can lend {} more", q.cohort,
                        FormatQuantity(r, std::max<int64_t>(0, avail - own)));
+      if (avail < own) {
+        s += fmt::format("; {} of its unused nominal quota is lent to other queues of the cohort",
+                         FormatQuantity(r, own - std::max<int64_t>(0, avail)));
+      }
     }
     return s;
   }
@@ -794,11 +800,16 @@ SchedulerImpl::Outcome SchedulerImpl::TryAdmit(WorkloadId id, double now,
   WorkloadRec& rec = recs_[id];
   ++stats_.attempts;
   auto combos = FlavorCombos(id);
-  std::string first_reason;
+  // Why each flavor combination failed, joined: the user sees every flavor that was tried.
+  std::string reason;
+  auto add_reason = [&](std::string r) {
+    if (reason.find(r) != std::string::npos) return;
+    reason += (reason.empty() ? "" : "; ") + r;
+  };
   for (const auto& combo : combos) {
     auto need = MinQuotaNeed(id, combo);
     if (!QuotaFits(rec.cq, need)) {
-      if (first_reason.empty()) first_reason = QuotaReason(id, need);
+      add_reason(QuotaReason(id, need));
       continue;
     }
     undo_.clear();
@@ -806,19 +817,16 @@ SchedulerImpl::Outcome SchedulerImpl::TryAdmit(WorkloadId id, double now,
       Admit(id, combo, now, out);
       return Outcome::kAdmitted;
     }
-    if (first_reason.empty()) {
-      first_reason = PlacementReason(id, combo);
-      if (rec.cq >= 0 && combo.size() > 0)
-        first_reason = "quota fits, but " + first_reason;
-    }
+    add_reason((rec.cq >= 0 && !combo.empty() ? "quota fits, but " : "") +
+               PlacementReason(id, combo));
   }
   if (rec.can_preempt && rec.cq >= 0) {
     for (const auto& combo : combos) {
       if (TryPreempt(id, combo, now, out)) return Outcome::kAdmitted;
     }
   }
-  if (combos.empty()) first_reason = "no flavor of the ClusterQueue is defined";
-  SetPending(id, first_reason);
+  if (combos.empty()) reason = "no flavor of the ClusterQueue is defined";
+  SetPending(id, reason);
   rec.failed_release_epoch = release_epoch_;
   rec.failed_admit_epoch = admit_epoch_;
   return Outcome::kPending;
@@ -887,11 +895,18 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
     }
     if (ok) out.push_back(v);
   }
-  // Other queues' (reclaim) first, then lowest priority, then most recently admitted.
+  // Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims),
+  // then most recently admitted (least work lost).
+  auto gpus = [&](WorkloadId v) {
+    int64_t g = 0;
+    for (const auto& p : recs_[v].placed) g += static_cast<int64_t>(p.placement.gpus.size());
+    return g;
+  };
   std::sort(out.begin(), out.end(), [&](WorkloadId a, WorkloadId b) {
     bool ao = recs_[a].cq != rec.cq, bo = recs_[b].cq != rec.cq;
     if (ao != bo) return ao;
     if (recs_[a].priority != recs_[b].priority) return recs_[a].priority < recs_[b].priority;
+    if (int64_t ga = gpus(a), gb = gpus(b); ga != gb) return ga > gb;
     if (status_[a].admitted_at != status_[b].admitted_at)
       return status_[a].admitted_at > status_[b].admitted_at;
     return a > b;

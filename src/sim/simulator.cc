@@ -93,7 +93,7 @@ absl::Status Simulator::Run() {
       if (options_.verify) {
         if (auto st = s.Verify(); !st.ok()) {
           return absl::InternalError(fmt::format("invariant broken at t={}: {}", now,
-                                                 st.message()));
+                                                 std::string(st.message())));
         }
       }
       if (decisions.empty()) break;

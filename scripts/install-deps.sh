@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tessera builds with, only those missing. Safe to run again.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libyaml-cpp-dev nlohmann-json3-dev libabsl-dev libfmt-dev libspdlog-dev libcli11-dev
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,189 @@
+// Runs one scenario file through the simulator and compares the decisions with the expected
+// ones in the .expect file beside it.
+//
+//   scenario_runner SCENARIO.yaml SCENARIO.expect     compare; exit 1 on any difference
+//   scenario_runner SCENARIO.yaml --print             print the actual outcome in .expect form
+//
+// .expect lines (blank lines and # comments are ignored):
+//   event TIME TYPE NAMESPACE/NAME [queue=Q] [nodes=N1,N2,...] [preemptor=NS/NAME] [reason~"..."]
+//   state NAMESPACE/NAME STATE [queue=Q] [reason~"..."]
+// Every `event` line must match the simulation's events one to one, in order; `state` lines
+// check the final state of the workloads they name. Keys left out are not checked.
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "fmt/format.h"
+#include "sim/simulator.h"
+
+namespace tessera {
+namespace {
+
+// Splits on spaces, keeping "quoted strings" whole (quotes removed).
+std::vector<std::string> Tokenize(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false, any = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (c == ' ' && !quoted) {
+      if (any) out.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+      any = true;
+    }
+  }
+  if (any) out.push_back(cur);
+  return out;
+}
+
+struct Actual {
+  std::string head;  // "event 0 admitted ns/name" or "state ns/name running"
+  std::map<std::string, std::string> keys;
+};
+
+std::vector<Actual> ActualEvents(const Simulator& sim) {
+  const Model& m = sim.scheduler().model();
+  std::vector<Actual> out;
+  for (const auto& e : sim.events()) {
+    Actual a;
+    a.head = fmt::format("event {} {} {}", e.time, SimEventTypeName(e.type),
+                         m.workloads[e.workload].Key());
+    if (e.cluster_queue >= 0) a.keys["queue"] = m.cluster_queues[e.cluster_queue].name;
+    std::string nodes;
+    for (const auto& p : e.pods) nodes += (nodes.empty() ? "" : ",") + m.nodes[p.node].name;
+    if (!e.pods.empty()) a.keys["nodes"] = nodes;
+    if (e.preemptor >= 0) a.keys["preemptor"] = m.workloads[e.preemptor].Key();
+    if (!e.reason.empty()) a.keys["reason"] = e.reason;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::map<std::string, Actual> ActualStates(const Simulator& sim) {
+  const Scheduler& s = sim.scheduler();
+  const Model& m = s.model();
+  std::map<std::string, Actual> out;
+  for (WorkloadId id = 0; id < s.num_workloads(); ++id) {
+    const auto& st = s.status(id);
+    Actual a;
+    a.head = fmt::format("state {} {}", m.workloads[id].Key(), WorkloadStateName(st.state));
+    if (st.cluster_queue >= 0) a.keys["queue"] = m.cluster_queues[st.cluster_queue].name;
+    if (!st.reason.empty()) a.keys["reason"] = st.reason;
+    out[m.workloads[id].Key()] = std::move(a);
+  }
+  return out;
+}
+
+std::string Print(const Actual& a) {
+  std::string s = a.head;
+  for (const auto& [k, v] : a.keys) {
+    if (k == "reason") s += fmt::format(" reason~\"{}\"", v);
+    else s += fmt::format(" {}={}", k, v);
+  }
+  return s;
+}
+
+// Compares an expected line (tokens) with an actual record; returns "" or what differs.
+std::string Compare(const std::vector<std::string>& want, const Actual& got) {
+  size_t head_tokens = want[0] == "event" ? 4 : 3;
+  if (want.size() < head_tokens) return "malformed line";
+  std::string head;
+  for (size_t i = 0; i < head_tokens; ++i) head += (i ? " " : "") + want[i];
+  if (head != got.head) return fmt::format("expected `{}`, got `{}`", head, got.head);
+  for (size_t i = head_tokens; i < want.size(); ++i) {
+    const std::string& t = want[i];
+    auto tilde = t.find("~");
+    auto eq = t.find('=');
+    if (tilde != std::string::npos && (eq == std::string::npos || tilde < eq)) {
+      std::string key = t.substr(0, tilde), sub = t.substr(tilde + 1);
+      auto it = got.keys.find(key);
+      if (it == got.keys.end() || it->second.find(sub) == std::string::npos)
+        return fmt::format("{}: expected {} containing \"{}\", got \"{}\"", got.head, key, sub,
+                           it == got.keys.end() ? "" : it->second);
+    } else if (eq != std::string::npos) {
+      std::string key = t.substr(0, eq), val = t.substr(eq + 1);
+      auto it = got.keys.find(key);
+      std::string have = it == got.keys.end() ? "" : it->second;
+      if (have != val)
+        return fmt::format("{}: expected {}={}, got {}={}", got.head, key, val, key, have);
+    } else {
+      return "unknown token " + t;
+    }
+  }
+  return "";
+}
+
+int Main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: scenario_runner SCENARIO.yaml (SCENARIO.expect | --print)\n";
+    return 2;
+  }
+  LoadResult r = LoadManifestFiles({argv[1]});
+  for (const auto& d : r.diagnostics)
+    if (d.severity != Diagnostic::Severity::kNotice) std::cerr << d.ToString() << "\n";
+  if (!r.ok()) return 1;
+  auto sim = Simulator::Create(std::move(r.model), SimOptions{});
+  if (!sim.ok()) {
+    std::cerr << sim.status() << "\n";
+    return 1;
+  }
+  if (auto st = (*sim)->Run(); !st.ok()) {
+    std::cerr << st << "\n";
+    return 1;
+  }
+  auto events = ActualEvents(**sim);
+  auto states = ActualStates(**sim);
+  if (std::string(argv[2]) == "--print") {
+    for (const auto& e : events) std::cout << Print(e) << "\n";
+    for (const auto& [k, s] : states) std::cout << Print(s) << "\n";
+    return 0;
+  }
+  std::ifstream in(argv[2]);
+  if (!in) {
+    std::cerr << "cannot read " << argv[2] << "\n";
+    return 1;
+  }
+  std::string line;
+  int lineno = 0, failures = 0, checks = 0;
+  size_t next_event = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    auto tokens = Tokenize(line);
+    if (tokens.empty() || tokens[0][0] == '#') continue;
+    ++checks;
+    std::string diff;
+    if (tokens[0] == "event") {
+      if (next_event >= events.size()) diff = "expected an event, the simulation had no more";
+      else diff = Compare(tokens, events[next_event++]);
+    } else if (tokens[0] == "state" && tokens.size() >= 3) {
+      auto it = states.find(tokens[1]);
+      diff = it == states.end() ? "no workload " + tokens[1] : Compare(tokens, it->second);
+    } else {
+      diff = "malformed line";
+    }
+    if (!diff.empty()) {
+      ++failures;
+      std::cerr << argv[2] << ":" << lineno << ": " << diff << "\n";
+    }
+  }
+  for (; next_event < events.size(); ++next_event) {
+    ++failures;
+    std::cerr << argv[2] << ": unexpected extra event: " << Print(events[next_event]) << "\n";
+  }
+  std::cout << fmt::format("{}: {} checks, {} failed\n", argv[1], checks, failures);
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) { return tessera::Main(argc, argv); }
