@@ -175,6 +175,8 @@ class SchedulerImpl : public Scheduler {
   std::vector<absl::btree_set<QueueKey>> pending_;  // per queue index
   std::vector<WorkloadId> rejected_unreported_;
   std::set<WorkloadId> partial_;  // admitted with pods still to place
+  std::vector<std::set<WorkloadId>> admitted_by_cq_;  // preemption candidates by queue
+  std::vector<std::vector<int32_t>> cqs_by_root_;     // per quota-tree root node
   std::vector<UndoEntry> undo_;
   int64_t release_epoch_ = 0;
   int64_t admit_epoch_ = 0;
@@ -269,6 +271,9 @@ absl::Status SchedulerImpl::Init() {
   }
   cluster_ = std::make_unique<ClusterState>(model_.nodes, pools_);
   pending_.resize(num_cqs + 1);
+  admitted_by_cq_.resize(num_cqs);
+  cqs_by_root_.resize(quota_->num_nodes());
+  for (int i = 0; i < num_cqs; ++i) cqs_by_root_[quota_->root(i)].push_back(i);
 
   std::vector<Workload> initial = std::move(model_.workloads);
   model_.workloads.clear();
@@ -629,30 +634,41 @@ std::string SchedulerImpl::PlacementReason(WorkloadId id, const std::vector<int3
   const Workload& w = model_.workloads[id];
   int pool = PoolFor(id, combo);
   std::string where = pool == 0 ? "the cluster" : "flavor " + model_.flavors[pool - 1].name;
-  // Find the first pod set whose pods do not all fit, count what does.
+  // The first pod set whose pods do not all fit. Buckets are walked from the most free GPUs
+  // down, so the largest free on an eligible node is the first eligible node met, and nodes
+  // with too few GPUs are passed over once that is known (cheap in a full cluster).
   int remaining = w.MinPods();
   for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
     const PodSet& set = w.pod_sets[ps];
     int target = std::min(set.count, remaining);
     remaining -= set.count;
-    int eligible = 0, fit_pods = 0, max_free_gpus = 0;
-    for (NodeId n : pools_[pool]) {
-      if (!NodeEligible(id, static_cast<int>(ps), combo, n)) continue;
-      ++eligible;
-      const Resources& free = cluster_->free(n);
-      max_free_gpus = std::max<int>(max_free_gpus, static_cast<int>(free[kGpu]));
-      int64_t k = target;
-      for (int r = 0; r < kMaxResources; ++r)
-        if (set.requests[r] > 0) k = std::min(k, free[r] / set.requests[r]);
-      fit_pods += static_cast<int>(k);
-      if (fit_pods >= target) break;
+    const int g = static_cast<int>(set.requests[kGpu]);
+    int fit_pods = 0, max_free_gpus = -1;
+    for (int k = cluster_->max_gpus_per_node(); k >= 0 && fit_pods < target; --k) {
+      if (k < g && max_free_gpus >= 0) break;
+      for (NodeId n : cluster_->Bucket(pool, k)) {
+        if (!NodeEligible(id, static_cast<int>(ps), combo, n)) continue;
+        max_free_gpus = std::max(max_free_gpus, k);
+        if (k < g) break;
+        const Resources& free = cluster_->free(n);
+        int64_t fits = target;
+        for (int r = 0; r < kMaxResources; ++r)
+          if (set.requests[r] > 0) fits = std::min(fits, free[r] / set.requests[r]);
+        fit_pods += static_cast<int>(fits);
+        if (fit_pods >= target) break;
+      }
     }
     if (fit_pods >= target) continue;
-    std::string s = fmt::format("{} of {} pods of {} fit on nodes of {} ({} eligible nodes)",
-                                std::min(fit_pods, target), target, set.name, where, eligible);
-    if (set.requests[kGpu] > 0) {
+    if (max_free_gpus < 0) {
+      return fmt::format("no node of {} matches pod set {}'s node selector, affinity and "
+                         "tolerations",
+                         where, set.name);
+    }
+    std::string s =
+        fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);
+    if (g > 0) {
       s += fmt::format("; largest free on any eligible node is {} of {} nvidia.com/gpu per pod",
-                       max_free_gpus, set.requests[kGpu]);
+                       max_free_gpus, g);
     }
     return s;
   }
@@ -747,6 +763,7 @@ void SchedulerImpl::Finish(WorkloadId id, double now) {
   if (st.state == WorkloadState::kAdmitted) {
     Evict(id);
     partial_.erase(id);
+    if (recs_[id].cq >= 0) admitted_by_cq_[recs_[id].cq].erase(id);
   } else if (st.state == WorkloadState::kPending) {
     Dequeue(id);
   }
@@ -775,6 +792,7 @@ void SchedulerImpl::Admit(WorkloadId id, const std::vector<int32_t>& combo, doub
     partial_.insert(id);
     rec.in_partial = true;
   }
+  if (rec.cq >= 0) admitted_by_cq_[rec.cq].insert(id);
   ++admit_epoch_;
   ++stats_.admitted;
   Decision d;
@@ -849,12 +867,20 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
   for (const auto& [fr, q] : need)
     if (quota_->usage(rec.cq, fr) + q > quota_->subtree_quota(rec.cq, fr)) borrows = true;
   bool fair = model_.config.fair_sharing;
-  int root = quota_->root(rec.cq);
   std::vector<WorkloadId> out;
-  for (WorkloadId v = 0; v < static_cast<WorkloadId>(status_.size()); ++v) {
-    if (status_[v].state != WorkloadState::kAdmitted || v == id) continue;
+  const bool any_policy = pc.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
+                          pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
+                          pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  if (!any_policy) return out;
+  std::vector<WorkloadId> admitted;
+  const bool other_queues = !cq.cohort.empty() &&
+                            (pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
+                             pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever);
+  for (int32_t q : other_queues ? cqs_by_root_[quota_->root(rec.cq)] : std::vector<int32_t>{rec.cq})
+    admitted.insert(admitted.end(), admitted_by_cq_[q].begin(), admitted_by_cq_[q].end());
+  for (WorkloadId v : admitted) {
+    if (v == id) continue;
     const WorkloadRec& vr = recs_[v];
-    if (vr.cq < 0) continue;
     if (vr.cq == rec.cq) {
       bool ok = false;
       switch (pc.within_cluster_queue) {
@@ -871,7 +897,6 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
       if (ok) out.push_back(v);
       continue;
     }
-    if (cq.cohort.empty() || quota_->root(vr.cq) != root) continue;
     // Only workloads of queues that borrow what the preemptor needs are reclaimable.
     bool victim_borrows = false;
     for (const auto& [fr, q] : need)
@@ -920,6 +945,28 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
   std::vector<WorkloadId> candidates = PreemptionCandidates(id, combo);
   if (candidates.empty()) return false;
   auto need = MinQuotaNeed(id, combo);
+  // Cheap bound before any eviction: even every candidate gone must cover the quota gap and
+  // the GPUs (one pool, all nodes; exact placement is checked later).
+  {
+    std::map<FlavorResource, int64_t> freed;
+    int64_t freed_gpus = 0;
+    for (WorkloadId v : candidates) {
+      for (const auto& p : recs_[v].placed) {
+        for (const auto& [fr, q] : p.quota) freed[fr] += q;
+        freed_gpus += static_cast<int64_t>(p.placement.gpus.size());
+      }
+    }
+    for (const auto& [fr, q] : need)
+      if (q > quota_->Available(rec.cq, fr) + freed[fr]) return false;
+    int64_t want_gpus = 0;
+    const Workload& w = model_.workloads[id];
+    int remaining = w.MinPods();
+    for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+      want_gpus += std::min(w.pod_sets[ps].count, remaining) * w.pod_sets[ps].requests[kGpu];
+      remaining -= w.pod_sets[ps].count;
+    }
+    if (want_gpus > cluster_->PoolFreeGpus(0) + freed_gpus) return false;
+  }
   auto still_borrowing = [&](WorkloadId v) {
     if (recs_[v].cq == rec.cq) return true;
     for (const auto& [fr, q] : need)
@@ -999,6 +1046,7 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
     WorkloadStatus& vs = status_[v];
     WorkloadRec& vr = recs_[v];
     partial_.erase(v);
+    admitted_by_cq_[vr.cq].erase(v);
     vr.in_partial = false;
     vs.pods.clear();
     ++vs.preemptions;
