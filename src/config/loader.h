@@ -9,6 +9,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,11 +22,11 @@ struct Diagnostic {
   enum class Severity { kNotice, kWarning, kError };
   Severity severity = Severity::kError;
   std::string file;
-  int line = 0;        // 1-based; 0 when unknown
-  std::string path;    // field path, e.g. "spec.resourceGroups[0].flavors[1].name"
+  int line = 0;      // 1-based; 0 when unknown
+  std::string path;  // field path, e.g. "spec.resourceGroups[0].flavors[1].name"
   std::string message;
 
-  // "file:line: error: spec.x: message"
+  // "file:line: error: spec.x: message"; ":line" is left out when 0, "path: " when empty.
   std::string ToString() const;
 };
 
@@ -35,11 +36,17 @@ struct LoadResult {
 
   bool ok() const;  // no kError diagnostics
   int count(Diagnostic::Severity s) const;
+
+  // Loader bookkeeping, so that several LoadManifestText calls into one result still find
+  // duplicates: "group/Kind/namespace/name" (and "node:<name>") -> "file:line" of the first.
+  std::map<std::string, std::string> object_sources;
 };
 
-// Loads every file in order into one model. A file that cannot be read is an error.
+// Loads every file in order into one model. A file that cannot be read is an error. A directory
+// loads its *.yaml and *.yml files (not recursively) in name order.
 LoadResult LoadManifestFiles(const std::vector<std::string>& paths);
-// Loads YAML text; `filename` is used in diagnostics only. Appends to `into`.
+// Loads YAML text; `filename` is used in diagnostics only. Appends to `into`. Pods of a pod group
+// are matched to their PodGroup within one call, or to a PodGroup loaded by an earlier call.
 void LoadManifestText(std::string_view text, std::string_view filename, LoadResult& into);
 
 // Warnings for references to undefined objects (LocalQueue -> ClusterQueue, ClusterQueue ->

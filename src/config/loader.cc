@@ -1,0 +1,537 @@
+// The manifest loader's driver: splits the input into documents, parses each one with yaml-cpp,
+// dispatches on apiVersion/kind to the readers in nodes.cc, queues.cc and workloads.cc, and
+// commits what a document produced only when it had no error.
+#include "config/loader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "config/kinds.h"
+#include "config/yaml_util.h"
+
+namespace tessera {
+
+using config_internal::Child;
+using config_internal::DocContext;
+using config_internal::GroupPod;
+using config_internal::IsNullish;
+using config_internal::ObjectMeta;
+using config_internal::Staged;
+
+std::string Diagnostic::ToString() const {
+  std::string out;
+  if (!file.empty()) {
+    out += file;
+    if (line > 0) out += ":" + std::to_string(line);
+    out += ": ";
+  }
+  switch (severity) {
+    case Severity::kNotice:
+      out += "notice: ";
+      break;
+    case Severity::kWarning:
+      out += "warning: ";
+      break;
+    case Severity::kError:
+      out += "error: ";
+      break;
+  }
+  if (!path.empty()) out += path + ": ";
+  out += message;
+  return out;
+}
+
+bool LoadResult::ok() const { return count(Diagnostic::Severity::kError) == 0; }
+
+int LoadResult::count(Diagnostic::Severity s) const {
+  return static_cast<int>(std::count_if(diagnostics.begin(), diagnostics.end(),
+                                        [s](const Diagnostic& d) { return d.severity == s; }));
+}
+
+namespace {
+
+using Reader = void (*)(DocContext&, const ObjectMeta&, Staged&);
+
+struct KindSpec {
+  std::string_view kind;
+  Reader reader;  // nullptr: a well-known kind Tessera skips with a notice
+  bool namespaced;
+};
+
+struct GroupSpec {
+  std::string_view group;
+  std::vector<std::string_view> versions;  // the first is the one a reader is written for
+  std::vector<KindSpec> kinds;
+};
+
+namespace ci = config_internal;
+
+// The groups Tessera reads. An unknown kind in one of these is an error (most likely a typo); an
+// object of any other group is skipped with a notice.
+const std::vector<GroupSpec>& Groups() {
+  static const auto* groups = new std::vector<GroupSpec>{
+      {"",
+       {"v1"},
+       {{"Node", ci::ReadNode, false},
+        {"Namespace", ci::ReadNamespace, false},
+        {"Pod", ci::ReadPod, true},
+        {"List", nullptr, false},  // handled by the loader itself
+        {"ConfigMap", nullptr, true},
+        {"Secret", nullptr, true},
+        {"Service", nullptr, true},
+        {"ServiceAccount", nullptr, true},
+        {"PersistentVolumeClaim", nullptr, true},
+        {"PersistentVolume", nullptr, false},
+        {"ResourceQuota", nullptr, true},
+        {"LimitRange", nullptr, true},
+        {"Endpoints", nullptr, true},
+        {"Event", nullptr, true},
+        {"ReplicationController", nullptr, true},
+        {"PodTemplate", nullptr, true},
+        {"Binding", nullptr, true},
+        {"ComponentStatus", nullptr, false}}},
+      {"batch", {"v1"}, {{"Job", ci::ReadJob, true}, {"CronJob", nullptr, true}}},
+      {"apps",
+       {"v1"},
+       {{"Deployment", ci::ReadDeployment, true},
+        {"StatefulSet", nullptr, true},
+        {"DaemonSet", nullptr, true},
+        {"ReplicaSet", nullptr, true},
+        {"ControllerRevision", nullptr, true}}},
+      {"scheduling.k8s.io", {"v1"}, {{"PriorityClass", ci::ReadPriorityClass, false}}},
+      {"kueue.x-k8s.io",
+       {"v1beta1", "v1beta2", "v1alpha1"},
+       {{"ResourceFlavor", ci::ReadResourceFlavor, false},
+        {"ClusterQueue", ci::ReadClusterQueue, false},
+        {"LocalQueue", ci::ReadLocalQueue, true},
+        {"Cohort", ci::ReadCohort, false},
+        {"WorkloadPriorityClass", ci::ReadWorkloadPriorityClass, false},
+        {"Topology", ci::ReadTopology, false},
+        {"AdmissionCheck", nullptr, false},
+        {"Workload", nullptr, true},
+        {"MultiKueueCluster", nullptr, false},
+        {"MultiKueueConfig", nullptr, false},
+        {"ProvisioningRequestConfig", nullptr, false}}},
+      {"tessera.dev",
+       {"v1alpha1"},
+       {{"NodePool", ci::ReadNodePool, false},
+        {"SchedulerConfig", ci::ReadSchedulerConfig, false}}},
+      {"batch.volcano.sh",
+       {"v1alpha1"},
+       {{"Job", ci::ReadVolcanoJob, true}, {"CronJob", nullptr, true}}},
+      {"scheduling.x-k8s.io",
+       {"v1alpha1"},
+       {{"PodGroup", ci::ReadPodGroup, true}, {"ElasticQuota", nullptr, true}}},
+      {"scheduling.sigs.k8s.io",
+       {"v1alpha1"},
+       {{"PodGroup", ci::ReadPodGroup, true}, {"ElasticQuota", nullptr, true}}},
+      {"kubeflow.org",
+       {"v1"},
+       {{"PyTorchJob", ci::ReadPyTorchJob, true},
+        {"TFJob", ci::ReadTFJob, true},
+        {"MPIJob", nullptr, true},
+        {"XGBoostJob", nullptr, true},
+        {"PaddleJob", nullptr, true},
+        {"JAXJob", nullptr, true},
+        {"MXJob", nullptr, true},
+        {"Notebook", nullptr, true},
+        {"Experiment", nullptr, true},
+        {"Trial", nullptr, true},
+        {"Suggestion", nullptr, true},
+        {"Profile", nullptr, false},
+        {"PodDefault", nullptr, true}}},
+  };
+  return *groups;
+}
+
+const GroupSpec* FindGroup(std::string_view group) {
+  for (const auto& g : Groups())
+    if (g.group == group) return &g;
+  return nullptr;
+}
+
+// The closest of `candidates` to `word`, when close enough to be a plausible typo.
+std::optional<std::string_view> Suggest(std::string_view word,
+                                        const std::vector<std::string_view>& candidates) {
+  std::optional<std::string_view> best;
+  size_t best_d = std::max<size_t>(2, word.size() / 4) + 1;
+  for (std::string_view c : candidates) {
+    size_t d = ci::EditDistance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+// Flow collections nested deeper than this are refused before yaml-cpp sees them: no manifest
+// needs it, and yaml-cpp's own guard (depth 500) only says "bad file".
+constexpr int kMaxFlowDepth = 100;
+
+// Returns the 0-based line where flow nesting first exceeds kMaxFlowDepth, or -1. Counts brackets
+// without understanding quotes or block scalars, so it may over-count only in text that holds
+// more than 100 unclosed brackets anyway.
+int FindDeepNesting(std::string_view text) {
+  int depth = 0, line = 0;
+  bool comment = false;
+  char prev = '\n';
+  for (char c : text) {
+    if (c == '\n') {
+      ++line;
+      comment = false;
+    } else if (!comment) {
+      if (c == '#' && (prev == ' ' || prev == '\t' || prev == '\n')) {
+        comment = true;
+      } else if (c == '[' || c == '{') {
+        if (++depth > kMaxFlowDepth) return line;
+      } else if ((c == ']' || c == '}') && depth > 0) {
+        --depth;
+      }
+    }
+    prev = c;
+  }
+  return -1;
+}
+
+// 0-based index of the last line of `text` that is not blank.
+int LastTextLine(std::string_view text) {
+  int line = 0, last = 0;
+  bool blank = true;
+  for (char c : text) {
+    if (c == '\n') {
+      if (!blank) last = line;
+      ++line;
+      blank = true;
+    } else if (c != ' ' && c != '\t' && c != '\r') {
+      blank = false;
+    }
+  }
+  if (!blank) last = line;
+  return last;
+}
+
+struct Chunk {
+  std::string text;
+  int first_line = 0;  // 0-based line of text's first line in the file
+};
+
+bool IsMarker(std::string_view line, std::string_view marker) {
+  if (line.substr(0, 3) != marker) return false;
+  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
+}
+
+// Splits at "---" and "..." lines (column 0), so that a syntax error in one document does not
+// take the others with it. Content after "---" on the same line stays in the document, with the
+// marker blanked so columns stay right.
+std::vector<Chunk> SplitDocuments(std::string_view text) {
+  std::vector<Chunk> chunks;
+  Chunk cur;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (IsMarker(line, "---") || IsMarker(line, "...")) {
+      chunks.push_back(std::move(cur));
+      cur = Chunk{};
+      cur.first_line = line_no;
+      if (line[0] == '-') {
+        cur.text.append("   ");
+        cur.text.append(line.substr(3));
+      }
+      cur.text.push_back('\n');
+    } else {
+      cur.text.append(line);
+      cur.text.push_back('\n');
+    }
+    ++line_no;
+    if (end == text.size()) break;
+    pos = end + 1;
+  }
+  chunks.push_back(std::move(cur));
+  return chunks;
+}
+
+class Loader {
+ public:
+  explicit Loader(LoadResult& into) : into_(into) {}
+
+  void LoadText(std::string_view text, std::string_view filename) {
+    for (Chunk& chunk : SplitDocuments(text)) LoadChunk(chunk, filename);
+  }
+
+  void Finish() {
+    try {
+      ci::ResolvePodGroups(std::move(group_pods_), into_.model, into_.diagnostics);
+    } catch (const std::exception& e) {
+      into_.diagnostics.push_back(
+          {Diagnostic::Severity::kError, "", 0, "", std::string("internal error: ") + e.what()});
+    }
+    group_pods_.clear();
+  }
+
+ private:
+  void LoadChunk(const Chunk& chunk, std::string_view filename) {
+    DocContext ctx(filename, chunk.first_line, &into_.diagnostics,
+                   chunk.first_line + LastTextLine(chunk.text) + 1);
+    if (int deep = FindDeepNesting(chunk.text); deep >= 0) {
+      ctx.Report(Diagnostic::Severity::kError, chunk.first_line + deep + 1, "",
+                 "YAML nested deeper than " + std::to_string(kMaxFlowDepth) + " levels");
+      return;
+    }
+    YAML::Node root;
+    try {
+      root = YAML::Load(chunk.text);
+    } catch (const YAML::Exception& e) {
+      // yaml-cpp reports an unclosed collection at the end of the input; point at the
+      // document's last line with text instead of at the next document's marker.
+      int last = LastTextLine(chunk.text);
+      int line = chunk.first_line + std::min(e.mark.line >= 0 ? e.mark.line : 0, last) + 1;
+      std::string msg = e.msg;
+      if (msg == "bad file") msg += " (nested too deep?)";
+      ctx.Report(Diagnostic::Severity::kError, line, "", "YAML syntax error: " + msg);
+      return;
+    } catch (const std::exception& e) {
+      ctx.Report(Diagnostic::Severity::kError, chunk.first_line + 1, "",
+                 std::string("YAML error: ") + e.what());
+      return;
+    }
+    try {
+      if (IsNullish(root)) return;
+      LoadObject(ctx, root, /*in_list=*/false);
+    } catch (const std::exception& e) {
+      // yaml-cpp throws on misuse; the readers check types first, so this is a loader bug. It
+      // still must not escape: report it against the document.
+      ctx.Report(Diagnostic::Severity::kError, chunk.first_line + 1, "",
+                 std::string("internal error while reading this document: ") + e.what());
+    }
+  }
+
+  void LoadObject(DocContext& ctx, const YAML::Node& root, bool in_list) {
+    if (!root.IsMap()) {
+      ctx.Error(root, "",
+                std::string("expected a Kubernetes object (a map with apiVersion and kind), got ") +
+                    ci::TypeName(root));
+      return;
+    }
+    auto api_version = ci::RequireString(ctx, root, "apiVersion", "apiVersion");
+    auto kind = ci::RequireString(ctx, root, "kind", "kind");
+    if (!api_version || !kind) return;
+
+    ObjectMeta meta;
+    meta.root = root;
+    meta.kind = *kind;
+    meta.source = ctx.Source(root);
+    if (auto slash = api_version->find('/'); slash != std::string::npos) {
+      meta.group = api_version->substr(0, slash);
+      meta.version = api_version->substr(slash + 1);
+    } else {
+      meta.version = *api_version;
+    }
+    const GroupSpec* group = FindGroup(meta.group);
+    if (group == nullptr) {
+      std::vector<std::string_view> names;
+      for (const auto& g : Groups())
+        if (!g.group.empty()) names.push_back(g.group);
+      std::string msg = "skipped " + meta.kind + " (" + *api_version + "): not a kind Tessera uses";
+      if (auto s = Suggest(meta.group, names); s && !meta.group.empty()) {
+        ctx.Warning(Child(root, "apiVersion"), "apiVersion",
+                    msg + "; did you mean " + std::string(*s) + "/" + meta.version + "?");
+      } else {
+        ctx.Notice(root, "", msg);
+      }
+      return;
+    }
+    const KindSpec* spec = nullptr;
+    for (const auto& k : group->kinds)
+      if (k.kind == meta.kind) spec = &k;
+    std::string group_name = meta.group.empty() ? "core v1" : meta.group;
+    if (spec == nullptr) {
+      std::vector<std::string_view> names;
+      for (const auto& k : group->kinds) names.push_back(k.kind);
+      std::string msg = "unknown kind " + meta.kind + " in " + group_name;
+      if (auto s = Suggest(meta.kind, names)) msg += "; did you mean " + std::string(*s) + "?";
+      ctx.Error(Child(root, "kind"), "kind", msg);
+      return;
+    }
+    if (meta.kind == "List" && meta.group.empty()) {
+      if (in_list) {
+        ctx.Error(root, "kind", "a List inside a List is not supported");
+        return;
+      }
+      // Each item is loaded (and dropped on error) on its own, as if it were a document.
+      ci::ForEachSeq(ctx, Child(root, "items"), "items",
+                     [&](size_t, const YAML::Node& item, const std::string&) {
+                       DocContext item_ctx(ctx.file(), ctx.line_offset(), &into_.diagnostics,
+                                           ctx.last_line());
+                       if (!IsNullish(item)) LoadObject(item_ctx, item, /*in_list=*/true);
+                       return true;
+                     });
+      return;
+    }
+    if (std::find(group->versions.begin(), group->versions.end(), meta.version) ==
+        group->versions.end()) {
+      ctx.Warning(Child(root, "apiVersion"), "apiVersion",
+                  "version " + meta.version + " of " + group_name +
+                      " is not one Tessera knows; reading it as " +
+                      std::string(group->versions.front()));
+    }
+    if (spec->reader == nullptr) {
+      std::string name;
+      if (auto n = ci::GetString(ctx, Child(root, "metadata"), "name", "metadata.name")) name = *n;
+      ctx.Notice(root, "",
+                 "skipped " + meta.kind + (name.empty() ? "" : " " + name) + " (" + *api_version +
+                     "): Tessera does not use this kind");
+      return;
+    }
+    if (!ReadMetadata(ctx, meta, spec->namespaced)) return;
+
+    Staged staged;
+    spec->reader(ctx, meta, staged);
+    if (ctx.failed()) return;
+    // PodGroup has two API groups; one object either way.
+    std::string group_key =
+        meta.group == "scheduling.sigs.k8s.io" ? "scheduling.x-k8s.io" : meta.group;
+    Commit(ctx, group_key + "/" + meta.kind + "/" + meta.ns + "/" + meta.name, meta, staged);
+  }
+
+  bool ReadMetadata(DocContext& ctx, ObjectMeta& meta, bool namespaced) {
+    YAML::Node md = Child(meta.root, "metadata");
+    if (IsNullish(md)) {
+      ctx.Error(meta.root, "metadata", "required field is missing");
+      return false;
+    }
+    if (!ci::ExpectMap(ctx, md, "metadata")) return false;
+    meta.metadata = md;
+    auto name = ci::GetString(ctx, md, "name", "metadata.name");
+    if (ctx.failed()) return false;
+    if (!name || name->empty()) {
+      // kubectl create accepts generateName; give a stable, unique name instead of a random one.
+      auto gen = ci::GetString(ctx, md, "generateName", "metadata.generateName");
+      if (ctx.failed()) return false;
+      if (!gen || gen->empty()) {
+        ctx.Error(md, "metadata.name", "required field is missing");
+        return false;
+      }
+      char suffix[16];
+      std::snprintf(suffix, sizeof(suffix), "%05d", ++generated_names_);
+      name = *gen + suffix;
+    }
+    meta.name = *name;
+    if (namespaced) {
+      meta.ns = ci::GetString(ctx, md, "namespace", "metadata.namespace").value_or("");
+      if (meta.ns.empty()) meta.ns = "default";
+    }
+    ci::ReadLabels(ctx, Child(md, "labels"), "metadata.labels", meta.labels);
+    ci::ReadLabels(ctx, Child(md, "annotations"), "metadata.annotations", meta.annotations);
+    return !ctx.failed();
+  }
+
+  // Appends what a clean document produced, unless it redefines an object.
+  void Commit(DocContext& ctx, const std::string& key, const ObjectMeta& meta, Staged& staged) {
+    auto& seen = into_.object_sources;
+    if (auto it = seen.find(key); it != seen.end()) {
+      ctx.Error(meta.root, "metadata.name",
+                meta.kind + " " + (meta.ns.empty() ? "" : meta.ns + "/") + meta.name +
+                    " is already defined at " + it->second);
+      return;
+    }
+    for (const std::string& node : staged.node_names) {
+      if (auto it = seen.find("node:" + node); it != seen.end()) {
+        ctx.Error(meta.root, "metadata.name",
+                  "node " + node + " is already defined at " + it->second);
+        return;
+      }
+    }
+    if (staged.has_config) {
+      if (auto it = seen.find("#SchedulerConfig"); it != seen.end()) {
+        ctx.Error(meta.root, "metadata.name",
+                  "only one SchedulerConfig may be given; the first is at " + it->second);
+        return;
+      }
+      seen.emplace("#SchedulerConfig", meta.source);
+      into_.model.config = staged.model.config;
+    }
+    seen.emplace(key, meta.source);
+    for (const std::string& node : staged.node_names) seen.emplace("node:" + node, meta.source);
+
+    Model& m = into_.model;
+    Model& s = staged.model;
+    auto append = [](auto& to, auto& from) {
+      to.insert(to.end(), std::make_move_iterator(from.begin()),
+                std::make_move_iterator(from.end()));
+    };
+    append(m.nodes, s.nodes);
+    append(m.flavors, s.flavors);
+    append(m.topologies, s.topologies);
+    append(m.cluster_queues, s.cluster_queues);
+    append(m.cohorts, s.cohorts);
+    append(m.local_queues, s.local_queues);
+    append(m.priority_classes, s.priority_classes);
+    append(m.workload_priority_classes, s.workload_priority_classes);
+    append(m.workloads, s.workloads);
+    for (auto& [ns, labels] : s.namespace_labels) m.namespace_labels[ns] = std::move(labels);
+    append(group_pods_, staged.group_pods);
+  }
+
+  LoadResult& into_;
+  std::vector<GroupPod> group_pods_;
+  int generated_names_ = 0;
+};
+
+}  // namespace
+
+void LoadManifestText(std::string_view text, std::string_view filename, LoadResult& into) {
+  Loader loader(into);
+  loader.LoadText(text, filename);
+  loader.Finish();
+}
+
+LoadResult LoadManifestFiles(const std::vector<std::string>& paths) {
+  LoadResult result;
+  Loader loader(result);
+  auto load_file = [&](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      result.diagnostics.push_back({Diagnostic::Severity::kError, path, 0, "",
+                                    std::string("cannot read file: ") + std::strerror(errno)});
+      return;
+    }
+    std::stringstream buf;
+    buf << in.rdbuf();
+    loader.LoadText(buf.str(), path);
+  };
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      std::vector<std::string> files;
+      for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+        auto ext = entry.path().extension();
+        if (entry.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml"))
+          files.push_back(entry.path().string());
+      }
+      if (ec) {
+        result.diagnostics.push_back(
+            {Diagnostic::Severity::kError, path, 0, "", "cannot list directory: " + ec.message()});
+      }
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) load_file(f);
+    } else {
+      load_file(path);
+    }
+  }
+  loader.Finish();
+  return result;
+}
+
+}  // namespace tessera

@@ -1,0 +1,420 @@
+// Readers for Kueue's queueing kinds (ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
+// WorkloadPriorityClass, Topology), scheduling.k8s.io PriorityClass and Tessera's
+// SchedulerConfig.
+//
+// Where Kueue's admission webhook would reject a ClusterQueue or Cohort, Tessera loads it anyway,
+// says what it does instead in a warning, and docs/manifests.md lists each rule.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "config/kinds.h"
+
+namespace tessera::config_internal {
+namespace {
+
+// Kueue's API limits (kueue.x-k8s.io/v1beta1 validation markers).
+constexpr size_t kMaxResourceGroups = 16;
+constexpr size_t kMaxFlavorsPerGroup = 16;
+constexpr size_t kMaxCoveredResources = 16;
+
+constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+YAML::Node Spec(DocContext& ctx, const ObjectMeta& meta, bool required) {
+  YAML::Node spec = Child(meta.root, "spec");
+  if (IsNullish(spec)) {
+    if (required) ctx.Error(meta.root, "spec", "required field is missing");
+    return YAML::Node();
+  }
+  if (!ExpectMap(ctx, spec, "spec")) return YAML::Node();
+  return spec;
+}
+
+std::optional<int64_t> OptionalQuantity(DocContext& ctx, const YAML::Node& parent,
+                                        std::string_view key, const std::string& path,
+                                        ResourceId r) {
+  YAML::Node n = Child(parent, key);
+  if (IsNullish(n)) return std::nullopt;
+  return ScalarQuantity(ctx, n, path, r);
+}
+
+// Reads spec.resourceGroups of a ClusterQueue or Cohort. `can_borrow` is false for a ClusterQueue
+// without cohort (or a Cohort without parent).
+void ReadResourceGroups(DocContext& ctx, const YAML::Node& spec, bool can_borrow,
+                        const std::string& no_borrow_why, std::vector<ResourceGroup>& out) {
+  const std::string groups_path = "spec.resourceGroups";
+  YAML::Node groups = Child(spec, "resourceGroups");
+  if (groups.IsDefined() && groups.IsSequence() && groups.size() > kMaxResourceGroups) {
+    ctx.Warning(groups, groups_path,
+                "Kueue accepts at most 16 resource groups; Tessera uses all " +
+                    std::to_string(groups.size()));
+  }
+  std::vector<std::pair<ResourceId, std::string>> covered_at;  // resource -> group path
+  std::vector<std::pair<std::string, std::string>> flavor_at;  // flavor -> path
+  ForEachSeq(ctx, groups, groups_path, [&](size_t, const YAML::Node& g, const std::string& gpath) {
+    if (!ExpectMap(ctx, g, gpath)) {
+      if (!ctx.failed()) ctx.Error(g, gpath, "expected a resource group, got null");
+      return false;
+    }
+    ResourceGroup group;
+    YAML::Node covered_node = Child(g, "coveredResources");
+    const std::string cpath = gpath + ".coveredResources";
+    if (IsNullish(covered_node)) {
+      ctx.Error(g, cpath, "required field is missing");
+      return false;
+    }
+    auto covered = GetStringList(ctx, g, "coveredResources", cpath);
+    if (!covered) return false;
+    if (covered->size() > kMaxCoveredResources) {
+      ctx.Warning(covered_node, cpath,
+                  "Kueue accepts at most 16 covered resources; Tessera uses all " +
+                      std::to_string(covered->size()));
+    }
+    std::vector<ResourceId> all_named;  // including ones ignored as overlapping
+    for (size_t i = 0; i < covered->size(); ++i) {
+      const std::string item_path = IndexPath(cpath, i);
+      auto id = InternResource(ctx, covered_node, item_path, (*covered)[i]);
+      if (!id) return false;
+      all_named.push_back(*id);
+      auto prior = std::find_if(covered_at.begin(), covered_at.end(),
+                                [&](const auto& p) { return p.first == *id; });
+      if (prior != covered_at.end()) {
+        ctx.Warning(covered_node, item_path,
+                    "resource " + (*covered)[i] + " is already covered by " + prior->second +
+                        "; Kueue rejects overlapping resource groups; Tessera ignores it here");
+        continue;
+      }
+      covered_at.emplace_back(*id, gpath);
+      group.covered.push_back(*id);
+    }
+    YAML::Node flavors = Child(g, "flavors");
+    const std::string fpath = gpath + ".flavors";
+    if (IsNullish(flavors)) {
+      ctx.Error(g, fpath, "required field is missing");
+      return false;
+    }
+    if (flavors.IsSequence() && flavors.size() > kMaxFlavorsPerGroup) {
+      ctx.Warning(flavors, fpath,
+                  "Kueue accepts at most 16 flavors per resource group; Tessera uses all " +
+                      std::to_string(flavors.size()));
+    }
+    ForEachSeq(ctx, flavors, fpath, [&](size_t, const YAML::Node& f, const std::string& path) {
+      if (!ExpectMap(ctx, f, path)) {
+        if (!ctx.failed()) ctx.Error(f, path, "expected a flavor, got null");
+        return false;
+      }
+      auto name = RequireString(ctx, f, "name", path + ".name");
+      if (!name) return false;
+      FlavorQuotas fq;
+      fq.flavor = *name;
+      if (auto prior = std::find_if(flavor_at.begin(), flavor_at.end(),
+                                    [&](const auto& p) { return p.first == *name; });
+          prior != flavor_at.end()) {
+        ctx.Warning(Child(f, "name"), path + ".name",
+                    "flavor " + *name + " is already listed at " + prior->second +
+                        "; Kueue rejects this; Tessera ignores this entry");
+        return true;
+      } else {
+        flavor_at.emplace_back(*name, path);
+      }
+      YAML::Node resources = Child(f, "resources");
+      const std::string rpath = path + ".resources";
+      if (IsNullish(resources)) {
+        ctx.Error(f, rpath, "required field is missing");
+        return false;
+      }
+      ForEachSeq(ctx, resources, rpath, [&](size_t, const YAML::Node& r, const std::string& qp) {
+        if (!ExpectMap(ctx, r, qp)) {
+          if (!ctx.failed()) ctx.Error(r, qp, "expected a resource quota, got null");
+          return false;
+        }
+        auto rname = RequireString(ctx, r, "name", qp + ".name");
+        if (!rname) return false;
+        auto id = InternResource(ctx, Child(r, "name"), qp + ".name", *rname);
+        if (!id) return false;
+        YAML::Node nominal_node = Child(r, "nominalQuota");
+        if (IsNullish(nominal_node)) {
+          ctx.Error(r, qp + ".nominalQuota", "required field is missing");
+          return false;
+        }
+        ResourceQuota q;
+        q.resource = *id;
+        auto nominal = ScalarQuantity(ctx, nominal_node, qp + ".nominalQuota", *id);
+        q.borrowing_limit = OptionalQuantity(ctx, r, "borrowingLimit", qp + ".borrowingLimit", *id);
+        q.lending_limit = OptionalQuantity(ctx, r, "lendingLimit", qp + ".lendingLimit", *id);
+        if (!nominal || ctx.failed()) return false;
+        q.nominal = *nominal;
+        if (std::find(all_named.begin(), all_named.end(), *id) == all_named.end()) {
+          ctx.Warning(Child(r, "name"), qp + ".name",
+                      "resource " + *rname + " is not in " + cpath +
+                          "; Kueue rejects this; Tessera ignores this quota");
+          return true;
+        }
+        if (std::find(group.covered.begin(), group.covered.end(), *id) == group.covered.end())
+          return true;  // overlapping resource, warned about above
+        if (std::any_of(fq.resources.begin(), fq.resources.end(),
+                        [&](const ResourceQuota& x) { return x.resource == *id; })) {
+          ctx.Warning(Child(r, "name"), qp + ".name",
+                      "resource " + *rname +
+                          " is listed twice in this flavor; Tessera uses the first entry");
+          return true;
+        }
+        if (q.borrowing_limit && !can_borrow) {
+          ctx.Warning(Child(r, "borrowingLimit"), qp + ".borrowingLimit",
+                      "borrowingLimit ignored: " + no_borrow_why);
+          q.borrowing_limit.reset();
+        }
+        if (q.lending_limit && !can_borrow) {
+          ctx.Warning(Child(r, "lendingLimit"), qp + ".lendingLimit",
+                      "lendingLimit ignored: " + no_borrow_why);
+          q.lending_limit.reset();
+        }
+        if (q.lending_limit && *q.lending_limit > q.nominal) {
+          ctx.Warning(Child(r, "lendingLimit"), qp + ".lendingLimit",
+                      "lendingLimit is larger than nominalQuota; Kueue rejects this; Tessera "
+                      "uses nominalQuota as the lending limit");
+          q.lending_limit = q.nominal;
+        }
+        fq.resources.push_back(q);
+        return true;
+      });
+      if (ctx.failed()) return false;
+      for (ResourceId id : group.covered) {
+        if (std::none_of(fq.resources.begin(), fq.resources.end(),
+                         [&](const ResourceQuota& x) { return x.resource == id; })) {
+          ctx.Warning(f, rpath,
+                      "covered resource " + ResourceName(id) + " has no quota in flavor " +
+                          fq.flavor + "; Kueue rejects this; Tessera uses nominalQuota 0");
+          ResourceQuota zero;
+          zero.resource = id;
+          fq.resources.push_back(zero);
+        }
+      }
+      group.flavors.push_back(std::move(fq));
+      return true;
+    });
+    if (ctx.failed()) return false;
+    out.push_back(std::move(group));
+    return true;
+  });
+}
+
+std::optional<double> ReadFairWeight(DocContext& ctx, const YAML::Node& spec) {
+  YAML::Node fs = Child(spec, "fairSharing");
+  if (!ExpectMap(ctx, fs, "spec.fairSharing")) return std::nullopt;
+  YAML::Node w = Child(fs, "weight");
+  if (IsNullish(w)) return std::nullopt;
+  auto milli = ScalarQuantity(ctx, w, "spec.fairSharing.weight", kCpu);  // kCpu: thousandths
+  if (!milli) return std::nullopt;
+  return static_cast<double>(*milli) / 1000.0;
+}
+
+// The first of `keys` present in `parent` (for fields renamed between API versions).
+std::optional<std::string> GetRenamed(DocContext& ctx, const YAML::Node& parent,
+                                      std::initializer_list<std::string_view> keys) {
+  for (std::string_view key : keys) {
+    if (!IsNullish(Child(parent, key)))
+      return GetString(ctx, parent, key, "spec." + std::string(key));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void ReadResourceFlavor(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  ResourceFlavor f;
+  f.name = meta.name;
+  f.source = meta.source;
+  YAML::Node spec = Spec(ctx, meta, false);
+  ReadLabels(ctx, Child(spec, "nodeLabels"), "spec.nodeLabels", f.node_labels);
+  ReadTaints(ctx, Child(spec, "nodeTaints"), "spec.nodeTaints", f.node_taints);
+  ReadTolerations(ctx, Child(spec, "tolerations"), "spec.tolerations", f.tolerations);
+  f.topology_name = GetString(ctx, spec, "topologyName", "spec.topologyName").value_or("");
+  if (ctx.failed()) return;
+  out.model.flavors.push_back(std::move(f));
+}
+
+void ReadClusterQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  ClusterQueue cq;
+  cq.name = meta.name;
+  cq.source = meta.source;
+  YAML::Node spec = Spec(ctx, meta, true);
+  if (ctx.failed()) return;
+  cq.cohort = GetRenamed(ctx, spec, {"cohort", "cohortName"}).value_or("");
+  ReadLabelSelector(ctx, Child(spec, "namespaceSelector"), "spec.namespaceSelector",
+                    cq.namespace_selector);
+  if (YAML::Node s = Child(spec, "queueingStrategy"); !IsNullish(s)) {
+    if (auto v =
+            ParseEnum<QueueingStrategy>(ctx, s, "spec.queueingStrategy",
+                                        {{"StrictFIFO", QueueingStrategy::kStrictFIFO},
+                                         {"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO}}))
+      cq.strategy = *v;
+  }
+  ReadResourceGroups(ctx, spec, !cq.cohort.empty(), "ClusterQueue has no cohort",
+                     cq.resource_groups);
+  YAML::Node pre = Child(spec, "preemption");
+  if (ExpectMap(ctx, pre, "spec.preemption")) {
+    PreemptionConfig& p = cq.preemption;
+    if (YAML::Node n = Child(pre, "withinClusterQueue"); !IsNullish(n)) {
+      if (auto v = ParseEnum<WithinClusterQueuePolicy>(
+              ctx, n, "spec.preemption.withinClusterQueue",
+              {{"Never", WithinClusterQueuePolicy::kNever},
+               {"LowerPriority", WithinClusterQueuePolicy::kLowerPriority},
+               {"LowerOrNewerEqualPriority",
+                WithinClusterQueuePolicy::kLowerOrNewerEqualPriority}}))
+        p.within_cluster_queue = *v;
+    }
+    if (YAML::Node n = Child(pre, "reclaimWithinCohort"); !IsNullish(n)) {
+      if (auto v = ParseEnum<ReclaimPolicy>(ctx, n, "spec.preemption.reclaimWithinCohort",
+                                            {{"Never", ReclaimPolicy::kNever},
+                                             {"LowerPriority", ReclaimPolicy::kLowerPriority},
+                                             {"Any", ReclaimPolicy::kAny}}))
+        p.reclaim_within_cohort = *v;
+    }
+    YAML::Node borrow = Child(pre, "borrowWithinCohort");
+    if (ExpectMap(ctx, borrow, "spec.preemption.borrowWithinCohort")) {
+      if (YAML::Node n = Child(borrow, "policy"); !IsNullish(n)) {
+        if (auto v = ParseEnum<BorrowWithinCohortPolicy>(
+                ctx, n, "spec.preemption.borrowWithinCohort.policy",
+                {{"Never", BorrowWithinCohortPolicy::kNever},
+                 {"LowerPriority", BorrowWithinCohortPolicy::kLowerPriority}}))
+          p.borrow_within_cohort = *v;
+      }
+      if (auto t = GetInt(ctx, borrow, "maxPriorityThreshold",
+                          "spec.preemption.borrowWithinCohort.maxPriorityThreshold", kInt32Min,
+                          kInt32Max))
+        p.max_priority_threshold = static_cast<int32_t>(*t);
+    }
+  }
+  if (auto w = ReadFairWeight(ctx, spec)) cq.fair_weight = *w;
+  if (ctx.failed()) return;
+  out.model.cluster_queues.push_back(std::move(cq));
+}
+
+void ReadCohort(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  Cohort c;
+  c.name = meta.name;
+  c.source = meta.source;
+  YAML::Node spec = Spec(ctx, meta, false);
+  c.parent = GetRenamed(ctx, spec, {"parent", "parentName"}).value_or("");
+  if (c.parent == c.name) {
+    ctx.Error(Child(spec, "parent"), "spec.parent", "a cohort cannot be its own parent");
+    return;
+  }
+  ReadResourceGroups(ctx, spec, !c.parent.empty(), "Cohort has no parent", c.resource_groups);
+  if (auto w = ReadFairWeight(ctx, spec)) c.fair_weight = *w;
+  if (ctx.failed()) return;
+  out.model.cohorts.push_back(std::move(c));
+}
+
+void ReadLocalQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  LocalQueue lq;
+  lq.ns = meta.ns;
+  lq.name = meta.name;
+  lq.source = meta.source;
+  YAML::Node spec = Spec(ctx, meta, true);
+  if (ctx.failed()) return;
+  auto cq = RequireString(ctx, spec, "clusterQueue", "spec.clusterQueue");
+  if (!cq || ctx.failed()) return;
+  lq.cluster_queue = *cq;
+  out.model.local_queues.push_back(std::move(lq));
+}
+
+void ReadWorkloadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  WorkloadPriorityClass pc;
+  pc.name = meta.name;
+  pc.source = meta.source;
+  YAML::Node value = Child(meta.root, "value");
+  if (IsNullish(value)) {
+    ctx.Error(meta.root, "value", "required field is missing");
+    return;
+  }
+  auto v = ScalarInt(ctx, value, "value", kInt32Min, kInt32Max);
+  if (!v) return;
+  pc.value = static_cast<int32_t>(*v);
+  out.model.workload_priority_classes.push_back(std::move(pc));
+}
+
+void ReadTopology(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  Topology t;
+  t.name = meta.name;
+  t.source = meta.source;
+  YAML::Node spec = Spec(ctx, meta, true);
+  if (ctx.failed()) return;
+  YAML::Node levels = Child(spec, "levels");
+  if (IsNullish(levels)) {
+    ctx.Error(spec, "spec.levels", "required field is missing");
+    return;
+  }
+  ForEachSeq(ctx, levels, "spec.levels", [&](size_t, const YAML::Node& l, const std::string& p) {
+    if (!ExpectMap(ctx, l, p)) {
+      if (!ctx.failed()) ctx.Error(l, p, "expected a level, got null");
+      return false;
+    }
+    auto label = RequireString(ctx, l, "nodeLabel", p + ".nodeLabel");
+    if (!label) return false;
+    t.levels.push_back(*label);
+    return true;
+  });
+  if (ctx.failed()) return;
+  out.model.topologies.push_back(std::move(t));
+}
+
+void ReadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  PriorityClass pc;
+  pc.name = meta.name;
+  pc.source = meta.source;
+  YAML::Node value = Child(meta.root, "value");
+  if (IsNullish(value)) {
+    ctx.Error(meta.root, "value", "required field is missing");
+    return;
+  }
+  auto v = ScalarInt(ctx, value, "value", kInt32Min, kInt32Max);
+  pc.global_default = GetBool(ctx, meta.root, "globalDefault", "globalDefault").value_or(false);
+  if (YAML::Node p = Child(meta.root, "preemptionPolicy"); !IsNullish(p)) {
+    if (auto policy = ParseEnum<bool>(ctx, p, "preemptionPolicy",
+                                      {{"PreemptLowerPriority", false}, {"Never", true}}))
+      pc.preemption_never = *policy;
+  }
+  if (!v || ctx.failed()) return;
+  pc.value = static_cast<int32_t>(*v);
+  out.model.priority_classes.push_back(std::move(pc));
+}
+
+void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  SchedulerConfig config;
+  YAML::Node spec = Spec(ctx, meta, false);
+  YAML::Node fs = Child(spec, "fairSharing");
+  if (ExpectMap(ctx, fs, "spec.fairSharing")) {
+    config.fair_sharing =
+        GetBool(ctx, fs, "enable", "spec.fairSharing.enable").value_or(config.fair_sharing);
+    YAML::Node strategies = Child(fs, "preemptionStrategies");
+    if (!IsNullish(strategies)) {
+      config.fair_sharing_strategies.clear();
+      ForEachSeq(
+          ctx, strategies, "spec.fairSharing.preemptionStrategies",
+          [&](size_t, const YAML::Node& s, const std::string& p) {
+            auto v = ParseEnum<FairSharingStrategy>(
+                ctx, s, p,
+                {{"LessThanOrEqualToFinalShare", FairSharingStrategy::kLessThanOrEqualToFinalShare},
+                 {"LessThanInitialShare", FairSharingStrategy::kLessThanInitialShare}});
+            if (!v) return false;
+            config.fair_sharing_strategies.push_back(*v);
+            return true;
+          });
+    }
+  }
+  if (YAML::Node p = Child(spec, "placement"); !IsNullish(p)) {
+    if (auto v = ParseEnum<PlacementPolicy>(
+            ctx, p, "spec.placement",
+            {{"binpack", PlacementPolicy::kBinpack}, {"spread", PlacementPolicy::kSpread}}))
+      config.placement = *v;
+  }
+  if (ctx.failed()) return;
+  out.model.config = config;
+  out.has_config = true;
+}
+
+}  // namespace tessera::config_internal

@@ -1,0 +1,83 @@
+// CheckReferences: warnings for names that point at nothing. References do not fail a load,
+// because the engine keeps such workloads pending with the reason, and a manifest set is often
+// split over files that are loaded separately.
+#include <set>
+#include <string>
+#include <utility>
+
+#include "config/kinds.h"
+#include "config/loader.h"
+
+namespace tessera {
+
+std::vector<Diagnostic> CheckReferences(const Model& model) {
+  using config_internal::ParseSource;
+  std::vector<Diagnostic> out;
+  auto warn = [&](const std::string& source, std::string path, std::string message) {
+    Diagnostic d;
+    d.severity = Diagnostic::Severity::kWarning;
+    ParseSource(source, d.file, d.line);
+    d.path = std::move(path);
+    d.message = std::move(message);
+    out.push_back(std::move(d));
+  };
+  std::set<std::string> cqs, flavors, local_queues, pcs, wpcs;
+  for (const auto& cq : model.cluster_queues) cqs.insert(cq.name);
+  for (const auto& f : model.flavors) flavors.insert(f.name);
+  for (const auto& lq : model.local_queues) local_queues.insert(lq.ns + "/" + lq.name);
+  for (const auto& pc : model.priority_classes) pcs.insert(pc.name);
+  for (const auto& pc : model.workload_priority_classes) wpcs.insert(pc.name);
+
+  for (const auto& lq : model.local_queues) {
+    if (!cqs.count(lq.cluster_queue)) {
+      warn(lq.source, "spec.clusterQueue",
+           "LocalQueue " + lq.ns + "/" + lq.name + " names ClusterQueue " + lq.cluster_queue +
+               ", which is not defined; its workloads stay pending");
+    }
+  }
+  auto check_groups = [&](const std::vector<ResourceGroup>& groups, const std::string& source,
+                          const std::string& owner) {
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (size_t f = 0; f < groups[g].flavors.size(); ++f) {
+        const std::string& name = groups[g].flavors[f].flavor;
+        if (flavors.count(name)) continue;
+        warn(source,
+             "spec.resourceGroups[" + std::to_string(g) + "].flavors[" + std::to_string(f) +
+                 "].name",
+             owner + " names ResourceFlavor " + name +
+                 ", which is not defined; its quota cannot be used");
+      }
+    }
+  };
+  // Cohorts named only by ClusterQueues (or as parents) are implicit, as in Kueue: no warning.
+  for (const auto& cq : model.cluster_queues) {
+    check_groups(cq.resource_groups, cq.source, "ClusterQueue " + cq.name);
+    if (!cq.namespace_selector.present) {
+      warn(cq.source, "spec.namespaceSelector",
+           "ClusterQueue " + cq.name +
+               " matches no namespace, as in Kueue; add namespaceSelector: {} to accept all");
+    }
+  }
+  for (const auto& c : model.cohorts) check_groups(c.resource_groups, c.source, "Cohort " + c.name);
+
+  for (const auto& w : model.workloads) {
+    if (!w.queue_name.empty() && !local_queues.count(w.ns + "/" + w.queue_name)) {
+      warn(w.source, "",
+           w.kind + " " + w.Key() + " names LocalQueue " + w.queue_name +
+               ", which is not defined in namespace " + w.ns + "; it stays pending");
+    }
+    if (!w.priority_class.empty() && !pcs.count(w.priority_class)) {
+      warn(w.source, "",
+           w.kind + " " + w.Key() + " names PriorityClass " + w.priority_class +
+               ", which is not defined; it stays pending");
+    }
+    if (!w.workload_priority_class.empty() && !wpcs.count(w.workload_priority_class)) {
+      warn(w.source, "",
+           w.kind + " " + w.Key() + " names WorkloadPriorityClass " + w.workload_priority_class +
+               ", which is not defined; it stays pending");
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,527 @@
+// Readers for the job kinds, each turned into a tessera::Workload: batch Job, Volcano Job,
+// PodGroup + Pods, PyTorchJob, TFJob, Pod and Deployment. Pod templates are read once, here,
+// with Kubernetes' defaulting (a resource with only a limit requests the limit; init containers
+// raise the pod's request to their own).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/kinds.h"
+
+namespace tessera::config_internal {
+namespace {
+
+constexpr std::string_view kQueueLabel = "kueue.x-k8s.io/queue-name";
+constexpr std::string_view kTesseraQueueLabel = "tessera.dev/queue";
+constexpr std::string_view kWorkloadPriorityLabel = "kueue.x-k8s.io/priority-class";
+constexpr std::string_view kMinParallelism = "kueue.x-k8s.io/job-min-parallelism";
+constexpr std::string_view kArrival = "tessera.dev/arrival";
+constexpr std::string_view kRuntime = "tessera.dev/runtime";
+// Labels that make a v1 Pod a member of a pod group.
+constexpr std::string_view kPodGroupLabels[] = {"scheduling.x-k8s.io/pod-group",
+                                                "pod-group.scheduling.sigs.k8s.io"};
+// Kueue's plain-pod groups have no PodGroup object; the total count is an annotation.
+constexpr std::string_view kKueuePodGroupLabel = "kueue.x-k8s.io/pod-group-name";
+constexpr std::string_view kKueuePodGroupCount = "kueue.x-k8s.io/pod-group-total-count";
+
+constexpr int64_t kMaxPods = 1'000'000;
+constexpr int64_t kMaxDeploymentReplicas = 100'000;
+
+std::string Lookup(const Labels& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  return it == m.end() ? std::string() : it->second;
+}
+
+// The queue a job names: Kueue's label, then Kueue's annotation, then Tessera's own label.
+std::string QueueOf(const Labels& labels, const Labels& annotations) {
+  for (const std::string& q : {Lookup(labels, kQueueLabel), Lookup(annotations, kQueueLabel),
+                               Lookup(labels, kTesseraQueueLabel)}) {
+    if (!q.empty()) return q;
+  }
+  return "";
+}
+
+YAML::Node AnnotationNode(const ObjectMeta& meta, std::string_view key) {
+  return Child(Child(meta.metadata, "annotations"), key);
+}
+
+std::string AnnotationPath(std::string_view key) { return JoinPath("metadata.annotations", key); }
+
+// Name, namespace, queue, priority class, arrival and runtime: what every kind shares.
+Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) {
+  Workload w;
+  w.ns = meta.ns;
+  w.name = meta.name;
+  w.kind = std::move(kind);
+  w.source = meta.source;
+  w.queue_name = QueueOf(meta.labels, meta.annotations);
+  w.workload_priority_class = Lookup(meta.labels, kWorkloadPriorityLabel);
+  for (std::string_view key : {kArrival, kRuntime}) {
+    auto it = meta.annotations.find(std::string(key));
+    if (it == meta.annotations.end()) continue;
+    auto v = ParseNonNegativeNumber(it->second);
+    if (!v) {
+      ctx.Error(AnnotationNode(meta, key), AnnotationPath(key),
+                "expected a non-negative number of seconds, got \"" + it->second + "\"");
+      continue;
+    }
+    if (key == kArrival) {
+      w.arrival = *v;
+    } else {
+      w.runtime = *v;
+    }
+  }
+  return w;
+}
+
+// What a pod template or pod spec contributes.
+struct PodInfo {
+  PodSet set;
+  std::string priority_class;
+  Labels labels;  // the pod's (or template's) labels
+};
+
+// Effective per-container request: requests, and limits where only a limit is given.
+Resources ContainerRequest(DocContext& ctx, const YAML::Node& c, const std::string& path) {
+  Resources req, lim;
+  std::vector<ResourceId> named_req, named_lim;
+  YAML::Node res = Child(c, "resources");
+  if (!ExpectMap(ctx, res, path + ".resources")) return req;
+  ReadResourceMap(ctx, Child(res, "requests"), path + ".resources.requests", req, &named_req);
+  ReadResourceMap(ctx, Child(res, "limits"), path + ".resources.limits", lim, &named_lim);
+  for (ResourceId id : named_lim) {
+    if (std::find(named_req.begin(), named_req.end(), id) == named_req.end())
+      req.Set(id, lim.Get(id));
+  }
+  return req;
+}
+
+void MaxInto(Resources& into, const Resources& other) {
+  for (ResourceId r = 0; r < kMaxResources; ++r) into.Set(r, std::max(into.Get(r), other.Get(r)));
+}
+
+bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& path, PodInfo& out) {
+  if (IsNullish(spec)) {
+    ctx.Error(spec, path, "required field is missing");
+    return false;
+  }
+  if (!ExpectMap(ctx, spec, path)) return false;
+  PodSet& ps = out.set;
+  YAML::Node containers = Child(spec, "containers");
+  if (IsNullish(containers)) {
+    ctx.Error(spec, path + ".containers", "required field is missing");
+    return false;
+  }
+  Resources sum, init_max;
+  ForEachSeq(ctx, containers, path + ".containers",
+             [&](size_t, const YAML::Node& c, const std::string& cpath) {
+               if (!ExpectMap(ctx, c, cpath)) {
+                 if (!ctx.failed()) ctx.Error(c, cpath, "expected a container, got null");
+                 return false;
+               }
+               sum += ContainerRequest(ctx, c, cpath);
+               return !ctx.failed();
+             });
+  ForEachSeq(ctx, Child(spec, "initContainers"), path + ".initContainers",
+             [&](size_t, const YAML::Node& c, const std::string& cpath) {
+               if (!ExpectMap(ctx, c, cpath)) {
+                 if (!ctx.failed()) ctx.Error(c, cpath, "expected a container, got null");
+                 return false;
+               }
+               Resources r = ContainerRequest(ctx, c, cpath);
+               // A sidecar (restartPolicy: Always) keeps running beside the app containers.
+               if (GetString(ctx, c, "restartPolicy", cpath + ".restartPolicy") == "Always") {
+                 sum += r;
+               } else {
+                 MaxInto(init_max, r);
+               }
+               return !ctx.failed();
+             });
+  MaxInto(sum, init_max);
+  Resources overhead;
+  ReadResourceMap(ctx, Child(spec, "overhead"), path + ".overhead", overhead);
+  sum += overhead;
+  sum.Set(kPods, 1);
+  ps.requests = sum;
+
+  ReadLabels(ctx, Child(spec, "nodeSelector"), path + ".nodeSelector", ps.node_selector);
+  ReadTolerations(ctx, Child(spec, "tolerations"), path + ".tolerations", ps.tolerations);
+  out.priority_class =
+      GetString(ctx, spec, "priorityClassName", path + ".priorityClassName").value_or("");
+  YAML::Node affinity = Child(spec, "affinity");
+  if (ExpectMap(ctx, affinity, path + ".affinity")) {
+    const std::string napath = path + ".affinity.nodeAffinity";
+    YAML::Node na = Child(affinity, "nodeAffinity");
+    if (ExpectMap(ctx, na, napath)) {
+      const std::string rpath = napath + ".requiredDuringSchedulingIgnoredDuringExecution";
+      YAML::Node required = Child(na, "requiredDuringSchedulingIgnoredDuringExecution");
+      if (ExpectMap(ctx, required, rpath)) {
+        ForEachSeq(ctx, Child(required, "nodeSelectorTerms"), rpath + ".nodeSelectorTerms",
+                   [&](size_t, const YAML::Node& term, const std::string& tpath) {
+                     if (!ExpectMap(ctx, term, tpath)) {
+                       if (!ctx.failed()) ctx.Error(term, tpath, "expected a term, got null");
+                       return false;
+                     }
+                     NodeSelectorTerm t;
+                     ReadRequirements(ctx, Child(term, "matchExpressions"),
+                                      tpath + ".matchExpressions", /*allow_gt_lt=*/true,
+                                      t.match_expressions);
+                     if (!IsNullish(Child(term, "matchFields"))) {
+                       ctx.Warning(Child(term, "matchFields"), tpath + ".matchFields",
+                                   "matchFields is not supported; Tessera ignores it");
+                     }
+                     ps.affinity.required_terms.push_back(std::move(t));
+                     return !ctx.failed();
+                   });
+      }
+    }
+  }
+  return !ctx.failed();
+}
+
+// A pod template: metadata (labels, annotations) and spec.
+bool ReadPodTemplate(DocContext& ctx, const YAML::Node& parent, const std::string& path,
+                     PodInfo& out) {
+  YAML::Node tmpl = Child(parent, "template");
+  if (IsNullish(tmpl)) {
+    ctx.Error(parent, path, "required field is missing");
+    return false;
+  }
+  if (!ExpectMap(ctx, tmpl, path)) return false;
+  YAML::Node md = Child(tmpl, "metadata");
+  if (ExpectMap(ctx, md, path + ".metadata")) {
+    ReadLabels(ctx, Child(md, "labels"), path + ".metadata.labels", out.labels);
+    Labels annotations;
+    ReadLabels(ctx, Child(md, "annotations"), path + ".metadata.annotations", annotations);
+    out.set.annotations.insert(annotations.begin(), annotations.end());
+  }
+  if (ctx.failed()) return false;
+  return ReadPodSpec(ctx, Child(tmpl, "spec"), path + ".spec", out);
+}
+
+YAML::Node RequireSpec(DocContext& ctx, const ObjectMeta& meta) {
+  YAML::Node spec = Child(meta.root, "spec");
+  if (IsNullish(spec)) {
+    ctx.Error(meta.root, "spec", "required field is missing");
+    return YAML::Node();
+  }
+  if (!ExpectMap(ctx, spec, "spec")) return YAML::Node();
+  return spec;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Kubeflow's training jobs: one pod set per replica type, in the order the operators start them.
+void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
+                     std::string_view specs_key, std::vector<std::string_view> order) {
+  Workload w = NewWorkload(ctx, meta, meta.kind);
+  YAML::Node spec = RequireSpec(ctx, meta);
+  if (ctx.failed()) return;
+  const std::string specs_path = "spec." + std::string(specs_key);
+  YAML::Node specs = Child(spec, specs_key);
+  if (IsNullish(specs)) {
+    ctx.Error(spec, specs_path, "required field is missing");
+    return;
+  }
+  struct Replica {
+    std::string type;
+    YAML::Node node;
+    std::string path;
+  };
+  std::vector<Replica> replicas;
+  ForEachMap(ctx, specs, specs_path,
+             [&](const std::string& type, const YAML::Node& node, const std::string& path) {
+               replicas.push_back({type, node, path});
+               return true;
+             });
+  auto rank = [&](const std::string& type) {
+    auto it = std::find(order.begin(), order.end(), type);
+    return static_cast<size_t>(it - order.begin());
+  };
+  // Sort indices, not the Replicas: assigning a YAML::Node rebinds the node it refers to, so
+  // moving Nodes around in a vector would rewrite the document.
+  std::vector<size_t> order_idx(replicas.size());
+  for (size_t i = 0; i < order_idx.size(); ++i) order_idx[i] = i;
+  std::stable_sort(order_idx.begin(), order_idx.end(), [&](size_t a, size_t b) {
+    return rank(replicas[a].type) < rank(replicas[b].type);
+  });
+  std::string template_priority;
+  for (size_t idx : order_idx) {
+    const Replica& r = replicas[idx];
+    if (!ExpectMap(ctx, r.node, r.path)) {
+      if (!ctx.failed()) ctx.Error(r.node, r.path, "expected a replica spec, got null");
+      return;
+    }
+    auto count = GetInt(ctx, r.node, "replicas", r.path + ".replicas", 0, kMaxPods);
+    PodInfo pod;
+    if (!ReadPodTemplate(ctx, r.node, r.path + ".template", pod)) return;
+    pod.set.name = Lower(r.type);
+    pod.set.count = static_cast<int32_t>(count.value_or(1));
+    if (template_priority.empty()) template_priority = pod.priority_class;
+    w.pod_sets.push_back(std::move(pod.set));
+  }
+  YAML::Node policy = Child(Child(spec, "runPolicy"), "schedulingPolicy");
+  const std::string ppath = "spec.runPolicy.schedulingPolicy";
+  if (ExpectMap(ctx, Child(spec, "runPolicy"), "spec.runPolicy") && ExpectMap(ctx, policy, ppath)) {
+    if (auto min = GetInt(ctx, policy, "minAvailable", ppath + ".minAvailable", 0, kMaxPods))
+      w.min_count = static_cast<int32_t>(*min);
+    if (w.queue_name.empty())
+      w.queue_name = GetString(ctx, policy, "queue", ppath + ".queue").value_or("");
+    w.priority_class =
+        GetString(ctx, policy, "priorityClass", ppath + ".priorityClass").value_or("");
+  }
+  if (w.priority_class.empty()) w.priority_class = template_priority;
+  if (ctx.failed()) return;
+  out.model.workloads.push_back(std::move(w));
+}
+
+// The pod group a v1 Pod belongs to, if any; `kueue` tells Kueue's plain-pod groups apart.
+std::string PodGroupOf(const ObjectMeta& meta, bool& kueue) {
+  kueue = false;
+  for (std::string_view label : kPodGroupLabels) {
+    if (auto g = Lookup(meta.labels, label); !g.empty()) return g;
+  }
+  if (auto g = Lookup(meta.labels, kKueuePodGroupLabel); !g.empty()) {
+    kueue = true;
+    return g;
+  }
+  return "";
+}
+
+}  // namespace
+
+void ReadJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  Workload w = NewWorkload(ctx, meta, "Job");
+  YAML::Node spec = RequireSpec(ctx, meta);
+  if (ctx.failed()) return;
+  auto parallelism = GetInt(ctx, spec, "parallelism", "spec.parallelism", 0, kMaxPods);
+  auto completions = GetInt(ctx, spec, "completions", "spec.completions", 0, kMaxPods);
+  PodInfo pod;
+  if (!ReadPodTemplate(ctx, spec, "spec.template", pod) || ctx.failed()) return;
+  int64_t count = parallelism.value_or(1);
+  if (completions) count = std::min(count, *completions);
+  pod.set.name = "main";
+  pod.set.count = static_cast<int32_t>(count);
+  if (count == 0) {
+    ctx.Warning(Child(spec, parallelism == 0 ? "parallelism" : "completions"), "spec.parallelism",
+                "the Job runs no pods");
+  }
+  if (auto it = meta.annotations.find(std::string(kMinParallelism)); it != meta.annotations.end()) {
+    YAML::Node at = AnnotationNode(meta, kMinParallelism);
+    int64_t min = 0;
+    bool ok = !it->second.empty() && std::all_of(it->second.begin(), it->second.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    }) && it->second.size() < 10;
+    if (ok) min = std::stoll(it->second);
+    if (!ok || min < 1) {
+      ctx.Error(at, AnnotationPath(kMinParallelism),
+                "expected a positive integer, got \"" + it->second + "\"");
+      return;
+    }
+    if (min > count) {
+      ctx.Warning(
+          at, AnnotationPath(kMinParallelism),
+          "larger than the Job's " + std::to_string(count) + " pods; Tessera requires all of them");
+    } else if (min < count) {
+      w.min_count = static_cast<int32_t>(min);
+    }
+  }
+  w.priority_class = pod.priority_class;
+  w.pod_sets.push_back(std::move(pod.set));
+  out.model.workloads.push_back(std::move(w));
+}
+
+void ReadVolcanoJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  Workload w = NewWorkload(ctx, meta, "Volcano Job");
+  YAML::Node spec = RequireSpec(ctx, meta);
+  if (ctx.failed()) return;
+  YAML::Node tasks = Child(spec, "tasks");
+  if (IsNullish(tasks)) {
+    ctx.Error(spec, "spec.tasks", "required field is missing");
+    return;
+  }
+  std::string template_priority;
+  ForEachSeq(ctx, tasks, "spec.tasks", [&](size_t i, const YAML::Node& t, const std::string& p) {
+    if (!ExpectMap(ctx, t, p)) {
+      if (!ctx.failed()) ctx.Error(t, p, "expected a task, got null");
+      return false;
+    }
+    auto name = GetString(ctx, t, "name", p + ".name");
+    auto replicas = GetInt(ctx, t, "replicas", p + ".replicas", 0, kMaxPods);
+    PodInfo pod;
+    if (!ReadPodTemplate(ctx, t, p + ".template", pod)) return false;
+    pod.set.name = name && !name->empty() ? *name : "task" + std::to_string(i);
+    pod.set.count = static_cast<int32_t>(replicas.value_or(1));
+    if (template_priority.empty()) template_priority = pod.priority_class;
+    w.pod_sets.push_back(std::move(pod.set));
+    return true;
+  });
+  auto min = GetInt(ctx, spec, "minAvailable", "spec.minAvailable", 0, kMaxPods);
+  if (w.queue_name.empty()) w.queue_name = GetString(ctx, spec, "queue", "spec.queue").value_or("");
+  w.priority_class =
+      GetString(ctx, spec, "priorityClassName", "spec.priorityClassName").value_or("");
+  if (w.priority_class.empty()) w.priority_class = template_priority;
+  if (ctx.failed()) return;
+  // Volcano's webhook defaults minAvailable 0 to every pod.
+  if (min && *min > 0) {
+    if (*min > w.TotalPods()) {
+      ctx.Warning(Child(spec, "minAvailable"), "spec.minAvailable",
+                  "minAvailable is larger than the job's " + std::to_string(w.TotalPods()) +
+                      " pods; Volcano rejects this; Tessera requires all of them");
+    } else {
+      w.min_count = static_cast<int32_t>(*min);
+    }
+  }
+  out.model.workloads.push_back(std::move(w));
+}
+
+void ReadPodGroup(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  Workload w = NewWorkload(ctx, meta, "PodGroup");
+  YAML::Node spec = Child(meta.root, "spec");
+  if (!IsNullish(spec) && !ExpectMap(ctx, spec, "spec")) return;
+  auto min = GetInt(ctx, spec, "minMember", "spec.minMember", 0, kMaxPods);
+  w.priority_class =
+      GetString(ctx, spec, "priorityClassName", "spec.priorityClassName").value_or("");
+  if (ctx.failed()) return;
+  if (min && *min > 0) w.min_count = static_cast<int32_t>(*min);
+  out.model.workloads.push_back(std::move(w));
+}
+
+void ReadPod(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  Workload w = NewWorkload(ctx, meta, "Pod");
+  PodInfo pod;
+  if (!ReadPodSpec(ctx, Child(meta.root, "spec"), "spec", pod)) return;
+  pod.set.name = "main";
+  pod.set.annotations = meta.annotations;
+  w.priority_class = pod.priority_class;
+  bool kueue = false;
+  std::string group = PodGroupOf(meta, kueue);
+  if (group.empty()) {
+    w.pod_sets.push_back(std::move(pod.set));
+    out.model.workloads.push_back(std::move(w));
+    return;
+  }
+  pod.set.name = meta.name;
+  w.pod_sets.push_back(std::move(pod.set));
+  if (kueue) {
+    // Kueue's plain-pod groups: the group needs all of its pod-group-total-count pods.
+    if (auto it = meta.annotations.find(std::string(kKueuePodGroupCount));
+        it != meta.annotations.end()) {
+      const std::string& s = it->second;
+      bool digits = !s.empty() && s.size() < 8 && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      });
+      if (!digits) {
+        ctx.Error(AnnotationNode(meta, kKueuePodGroupCount), AnnotationPath(kKueuePodGroupCount),
+                  "expected a positive integer, got \"" + s + "\"");
+        return;
+      }
+      w.min_count = static_cast<int32_t>(std::stol(s));
+    }
+  }
+  GroupPod gp;
+  gp.ns = meta.ns;
+  gp.group = group;
+  gp.source = meta.source;
+  gp.kueue = kueue;
+  gp.pod = std::move(w);
+  out.group_pods.push_back(std::move(gp));
+}
+
+void ReadPyTorchJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  ReadKubeflowJob(ctx, meta, out, "pytorchReplicaSpecs", {"Master", "Worker"});
+}
+
+void ReadTFJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  ReadKubeflowJob(ctx, meta, out, "tfReplicaSpecs",
+                  {"Chief", "Master", "PS", "Worker", "Evaluator"});
+}
+
+void ReadDeployment(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
+  YAML::Node spec = RequireSpec(ctx, meta);
+  if (ctx.failed()) return;
+  auto replicas = GetInt(ctx, spec, "replicas", "spec.replicas", 0, kMaxDeploymentReplicas);
+  PodInfo pod;
+  if (!ReadPodTemplate(ctx, spec, "spec.template", pod)) return;
+  Workload base = NewWorkload(ctx, meta, "Deployment");
+  if (ctx.failed()) return;
+  if (base.queue_name.empty()) base.queue_name = QueueOf(pod.labels, pod.set.annotations);
+  base.priority_class = pod.priority_class;
+  pod.set.name = "main";
+  base.pod_sets.push_back(std::move(pod.set));
+  int64_t n = replicas.value_or(1);
+  for (int64_t i = 0; i < n; ++i) {
+    Workload w = base;
+    w.name = meta.name + "-" + std::to_string(i);
+    out.model.workloads.push_back(std::move(w));
+  }
+}
+
+void ResolvePodGroups(std::vector<GroupPod> pods, Model& model, std::vector<Diagnostic>& out) {
+  if (pods.empty()) return;
+  std::map<std::string, size_t> groups;  // "ns/name" -> index in model.workloads
+  for (size_t i = 0; i < model.workloads.size(); ++i) {
+    if (model.workloads[i].kind == "PodGroup") groups.emplace(model.workloads[i].Key(), i);
+  }
+  // Groups without a PodGroup object, in the order their first pod appeared.
+  std::vector<std::string> implicit_order;
+  std::map<std::string, Workload> implicit;
+  std::map<std::string, bool> implicit_is_kueue;
+  for (GroupPod& gp : pods) {
+    std::string key = gp.ns + "/" + gp.group;
+    Workload* w = nullptr;
+    if (auto it = groups.find(key); it != groups.end()) {
+      w = &model.workloads[it->second];
+    } else if (auto it2 = implicit.find(key); it2 != implicit.end()) {
+      w = &it2->second;
+    } else {
+      Workload g = gp.pod;  // the first pod gives queue, priority, arrival and runtime
+      g.name = gp.group;
+      g.kind = "PodGroup";
+      g.pod_sets.clear();
+      implicit_order.push_back(key);
+      implicit_is_kueue[key] = gp.kueue;
+      w = &implicit.emplace(key, std::move(g)).first->second;
+    }
+    if (w->queue_name.empty()) w->queue_name = gp.pod.queue_name;
+    if (w->priority_class.empty()) w->priority_class = gp.pod.priority_class;
+    if (w->workload_priority_class.empty())
+      w->workload_priority_class = gp.pod.workload_priority_class;
+    for (PodSet& ps : gp.pod.pod_sets) w->pod_sets.push_back(std::move(ps));
+  }
+  for (const std::string& key : implicit_order) {
+    Workload& w = implicit[key];
+    if (!implicit_is_kueue[key]) {
+      Diagnostic d;
+      d.severity = Diagnostic::Severity::kWarning;
+      ParseSource(w.source, d.file, d.line);
+      d.message = "pod group " + w.name + " has no PodGroup object in namespace " + w.ns +
+                  "; its " + std::to_string(w.TotalPods()) +
+                  " labelled pods form a gang that needs all of them";
+      w.min_count = -1;
+      out.push_back(std::move(d));
+    }
+    model.workloads.push_back(std::move(w));
+  }
+}
+
+void ParseSource(const std::string& source, std::string& file, int& line) {
+  auto colon = source.rfind(':');
+  file = source;
+  line = 0;
+  if (colon == std::string::npos) return;
+  std::string digits = source.substr(colon + 1);
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      }))
+    return;
+  file = source.substr(0, colon);
+  line = std::stoi(digits);
+}
+
+}  // namespace tessera::config_internal
