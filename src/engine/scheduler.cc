@@ -72,6 +72,8 @@ struct WorkloadRec {
   bool can_preempt = true;
   std::string unresolved;  // a missing reference: pending with this reason
   std::vector<int32_t> groups_touched;  // resource groups any pod set requests from
+  std::vector<std::vector<int32_t>> combos;  // flavor combinations, computed once at Resolve
+  int64_t gpus_placed = 0;                   // GPUs held by placed pods (victim ordering)
   std::vector<int32_t> chosen;          // flavor per group (index into the queue's groups)
   std::vector<PlacedPod> placed;
   std::vector<int32_t> placed_per_set;
@@ -149,6 +151,12 @@ class SchedulerImpl : public Scheduler {
                   std::vector<Decision>& out);
   std::vector<WorkloadId> PreemptionCandidates(WorkloadId id,
                                                const std::vector<int32_t>& combo) const;
+  bool HasPreemptionPolicy(int32_t cq) const {
+    const PreemptionConfig& pc = model_.cluster_queues[cq].preemption;
+    return pc.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
+           pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
+           pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  }
   double ShareOf(int32_t cq, const std::vector<std::pair<FlavorResource, int64_t>>& delta) const;
   std::vector<std::pair<FlavorResource, int64_t>> UsageOf(WorkloadId id, int sign) const;
 
@@ -352,6 +360,7 @@ void SchedulerImpl::Resolve(WorkloadId id) {
       if (touched[g]) rec.groups_touched.push_back(static_cast<int32_t>(g));
   }
   rec.placed_per_set.assign(w.pod_sets.size(), 0);
+  rec.combos = FlavorCombos(id);
 }
 
 std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
@@ -359,7 +368,7 @@ std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
   const WorkloadRec& rec = recs_[id];
   if (w.pod_sets.empty() || w.TotalPods() == 0) return "";  // nothing to place: admits at once
   // Quota: the min pods' needs within what the queue could ever get, in some flavor combo.
-  auto combos = FlavorCombos(id);
+  const auto& combos = recs_[id].combos;
   std::string quota_reason;
   bool any_quota = rec.cq < 0;
   for (const auto& combo : combos) {
@@ -594,6 +603,7 @@ void SchedulerImpl::PlacePod(WorkloadId id, int ps, NodeId node,
   p.placement.gpus = cluster_->Assign(node, req, id);
   p.quota = QuotaFor(id, combo, req);
   for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
+  rec.gpus_placed += req[kGpu];
   rec.placed.push_back(std::move(p));
   undo_.push_back({id});
 }
@@ -604,6 +614,7 @@ void SchedulerImpl::UnplaceLast(WorkloadId id) {
   const Resources& req = model_.workloads[id].pod_sets[p.placement.pod_set].requests;
   cluster_->Release(p.placement.node, req, p.placement.gpus);
   for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, -q);
+  rec.gpus_placed -= req[kGpu];
   --rec.placed_per_set[p.placement.pod_set];
   rec.placed.pop_back();
 }
@@ -753,6 +764,7 @@ void SchedulerImpl::Restore(WorkloadId id, std::vector<PlacedPod> pods) {
     const Resources& req = model_.workloads[id].pod_sets[p.placement.pod_set].requests;
     cluster_->AssignExact(p.placement.node, req, p.placement.gpus, id);
     for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
+    rec.gpus_placed += req[kGpu];
     ++rec.placed_per_set[p.placement.pod_set];
     rec.placed.push_back(std::move(p));
   }
@@ -817,7 +829,7 @@ SchedulerImpl::Outcome SchedulerImpl::TryAdmit(WorkloadId id, double now,
                                                std::vector<Decision>& out) {
   WorkloadRec& rec = recs_[id];
   ++stats_.attempts;
-  auto combos = FlavorCombos(id);
+  const auto& combos = recs_[id].combos;
   // Why each flavor combination failed, joined: the user sees every flavor that was tried.
   std::string reason;
   auto add_reason = [&](std::string r) {
@@ -838,7 +850,7 @@ SchedulerImpl::Outcome SchedulerImpl::TryAdmit(WorkloadId id, double now,
     add_reason((rec.cq >= 0 && !combo.empty() ? "quota fits, but " : "") +
                PlacementReason(id, combo));
   }
-  if (rec.can_preempt && rec.cq >= 0) {
+  if (rec.can_preempt && rec.cq >= 0 && HasPreemptionPolicy(rec.cq)) {
     for (const auto& combo : combos) {
       if (TryPreempt(id, combo, now, out)) return Outcome::kAdmitted;
     }
@@ -868,10 +880,7 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
     if (quota_->usage(rec.cq, fr) + q > quota_->subtree_quota(rec.cq, fr)) borrows = true;
   bool fair = model_.config.fair_sharing;
   std::vector<WorkloadId> out;
-  const bool any_policy = pc.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
-                          pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
-                          pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
-  if (!any_policy) return out;
+  if (!HasPreemptionPolicy(rec.cq)) return out;
   std::vector<WorkloadId> admitted;
   const bool other_queues = !cq.cohort.empty() &&
                             (pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
@@ -922,11 +931,7 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
   }
   // Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims),
   // then most recently admitted (least work lost).
-  auto gpus = [&](WorkloadId v) {
-    int64_t g = 0;
-    for (const auto& p : recs_[v].placed) g += static_cast<int64_t>(p.placement.gpus.size());
-    return g;
-  };
+  auto gpus = [&](WorkloadId v) { return recs_[v].gpus_placed; };
   std::sort(out.begin(), out.end(), [&](WorkloadId a, WorkloadId b) {
     bool ao = recs_[a].cq != rec.cq, bo = recs_[b].cq != rec.cq;
     if (ao != bo) return ao;
@@ -1127,7 +1132,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
         }
         HeadKey key{rec.priority, status_[id].created, id, 0};
         if (order_->NeedsShare() && rec.cq >= 0) {
-          auto combos = FlavorCombos(id);
+          const auto& combos = recs_[id].combos;
           key.share = combos.empty() ? 0 : ShareOf(rec.cq, MinQuotaNeed(id, combos[0]));
         }
         heads.emplace_back(key, q);
