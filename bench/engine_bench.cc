@@ -1,0 +1,463 @@
+// Benchmarks of the scheduling engine on the synthetic cluster of the performance targets:
+// 10,000 nodes x 8 GPUs, 200 ClusterQueues in 20 cohorts, 100,000 pending workloads drawn from
+// a seeded mix of single pods (1, 2, 4 or 8 GPUs) and gangs (2..8 pods x 8 GPUs). Single thread.
+//
+//   BM_AdmitUntilFull   one RunCycle over the whole backlog; items/s = workloads admitted per
+//                       second of that cycle.
+//   BM_AdmitWhileCapacityLasts  the same with a backlog the size of the cluster.
+//   BM_DecisionLatency  one workload submitted into a nearly full cluster, one RunCycle timed;
+//                       each iteration is one sample, p50/p99/max are counters.
+//   BM_PreemptGang64    a high-priority 8 x 8-GPU gang submitted into a full cluster of
+//                       low-priority work; the RunCycle that preempts and admits it is timed.
+//   BM_Memory           heap bytes per node and per pending workload (mallinfo2).
+//
+// Building the model, Create() and Submit() are never inside the timed region: every benchmark
+// uses manual timing around RunCycle only. The first argument of each is the node count, so a
+// scaled-down run for a profiler is a --benchmark_filter away (see bench/README.md). The flag
+// --slow adds the full-size BM_AdmitUntilFull with preemption (half a minute or more).
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/scheduler.h"
+#include "engine/test_builders.h"
+#include "fmt/format.h"
+#include "model/model.h"
+
+namespace tessera {
+namespace {
+
+constexpr int kGpusPerNode = 8;
+constexpr int kClusterQueues = 200;
+constexpr int kCohorts = 20;
+constexpr int kFullNodes = 10000;
+constexpr int kFullWorkloads = 100000;
+constexpr int kScaledNodes = kFullNodes / 10;  // for profilers: same queues, a tenth of the rest
+constexpr int kScaledWorkloads = kFullWorkloads / 10;
+constexpr uint64_t kSeed = 20240611;
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Bytes the allocator has handed out and not taken back, large mmap'ed blocks included.
+int64_t HeapBytes() {
+  struct mallinfo2 mi = mallinfo2();
+  return static_cast<int64_t>(mi.uordblks + mi.hblkhd);
+}
+
+// A "VmRSS:"-style field of /proc/self/status, in bytes (0 when absent).
+int64_t ProcStatusBytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atoll(line.c_str() + field.size() + 1) * 1024;
+  }
+  return 0;
+}
+
+std::string CqName(int cq) { return fmt::format("cq-{:03d}", cq); }
+
+// Nodes carry the labels a real GPU node has, so that per-node memory is not flattered.
+Node MakeGpuNode(int i) {
+  std::string name = fmt::format("gpu-node-{:05d}", i);
+  Labels labels = {
+      {"kubernetes.io/hostname", name},
+      {"kubernetes.io/os", "linux"},
+      {"kubernetes.io/arch", "amd64"},
+      {"node.kubernetes.io/instance-type", "p5.48xlarge"},
+      {"topology.kubernetes.io/zone", fmt::format("zone-{}", i % 4)},
+      {"tessera.dev/rack", fmt::format("rack-{:04d}", i / 32)},
+      {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+  };
+  Node n = testing::MakeNode(std::move(name), kGpusPerNode, std::move(labels));
+  n.gpu_model = "NVIDIA-H100-80GB-HBM3";
+  return n;
+}
+
+// `nodes` nodes in one flavor; 200 ClusterQueues whose nominal quotas add up to the cluster's
+// GPUs, ten to a cohort with unlimited borrowing, so that placement and not only quota limits
+// what is admitted. With `preemption`: withinClusterQueue LowerPriority, reclaimWithinCohort Any.
+Model MakeClusterModel(int nodes, bool preemption) {
+  std::vector<Node> node_list;
+  node_list.reserve(nodes);
+  for (int i = 0; i < nodes; ++i) node_list.push_back(MakeGpuNode(i));
+  const int64_t nominal = static_cast<int64_t>(nodes) * kGpusPerNode / kClusterQueues;
+  std::vector<ClusterQueue> cqs;
+  cqs.reserve(kClusterQueues);
+  for (int q = 0; q < kClusterQueues; ++q) {
+    testing::CQ cq(CqName(q));
+    cq.Cohort(fmt::format("cohort-{:02d}", q / (kClusterQueues / kCohorts))).Gpus("gpu", nominal);
+    if (preemption) {
+      cq.WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Reclaim(ReclaimPolicy::kAny);
+    }
+    cqs.push_back(cq.Obj());
+  }
+  return testing::MakeModel(std::move(node_list), std::move(cqs));
+}
+
+std::unique_ptr<Scheduler> CreateOrDie(Model model) {
+  auto s = Scheduler::Create(std::move(model));
+  if (!s.ok()) {
+    std::fprintf(stderr, "Scheduler::Create: %s\n", s.status().ToString().c_str());
+    std::abort();
+  }
+  return *std::move(s);
+}
+
+// The seeded workload mix: 35% 1-GPU pods, 20% 2-GPU, 15% 4-GPU, 15% 8-GPU, 15% gangs of 2..8
+// pods of 8 GPUs (PyTorchJob-like). 8.55 GPUs per workload on average, so 100,000 of them ask
+// for about ten times what 10,000 nodes hold.
+class WorkloadMix {
+ public:
+  explicit WorkloadMix(uint64_t seed) : rng_(seed) {}
+
+  // A workload of the mix in a random ClusterQueue.
+  Workload Next(const std::string& priority = "low") {
+    int cq = std::uniform_int_distribution<int>(0, kClusterQueues - 1)(rng_);
+    return NextIn(cq, priority);
+  }
+  Workload NextIn(int cq, const std::string& priority) {
+    int p = std::uniform_int_distribution<int>(0, 99)(rng_);
+    if (p < 85) return Make(cq, priority, 1, DrawPodGpus(p));
+    return Make(cq, priority, std::uniform_int_distribution<int>(2, 8)(rng_), kGpusPerNode);
+  }
+  // A single pod of at most `max_gpus` GPUs, drawn from the single-pod part of the mix.
+  Workload SinglePod(int cq, const std::string& priority, int max_gpus) {
+    int gpus = DrawPodGpus(std::uniform_int_distribution<int>(0, 84)(rng_));
+    while (gpus > max_gpus) gpus /= 2;
+    return Make(cq, priority, 1, gpus);
+  }
+
+ private:
+  static int DrawPodGpus(int p) { return p < 35 ? 1 : p < 55 ? 2 : p < 70 ? 4 : 8; }
+
+  Workload Make(int cq, const std::string& priority, int pods, int gpus_per_pod) {
+    Workload w = testing::WL(fmt::format("wl-{:06d}", next_++))
+                     .Queue(CqName(cq))
+                     .Pods(pods, gpus_per_pod)
+                     .Priority(priority)
+                     .Obj();
+    w.kind = pods > 1 ? "PyTorchJob" : "Job";
+    return w;
+  }
+
+  std::mt19937_64 rng_;
+  int next_ = 0;
+};
+
+WorkloadId SubmitNew(Scheduler& s, Workload w, double now) {
+  WorkloadId id = s.AddWorkload(std::move(w));
+  s.Submit(id, now);
+  return id;
+}
+
+// Withdraws every pending workload among `ids`, so that no backlog is retried afterwards.
+void WithdrawPending(Scheduler& s, const std::vector<WorkloadId>& ids, double now) {
+  for (WorkloadId id : ids)
+    if (s.status(id).state == WorkloadState::kPending) s.Finish(id, now);
+}
+
+// Nearest-rank percentile; sorts `samples`. REQUIRES: !samples.empty().
+double Percentile(std::vector<double>& samples, double p) {
+  std::sort(samples.begin(), samples.end());
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(samples.size())));
+  return samples[std::clamp<size_t>(rank, 1, samples.size()) - 1];
+}
+
+double GpuUtilPercent(const Scheduler& s) {
+  return 100.0 * static_cast<double>(s.gpus_allocated()) / static_cast<double>(s.gpus_total());
+}
+
+// --- 1. Throughput.
+// Submits `workloads` workloads of the mix (or, with `workloads` < 0, only as many as the cluster's
+// GPUs could hold) and times the one RunCycle that admits all that fit.
+void RunAdmitCycle(benchmark::State& state, int nodes, int workloads, bool preemption) {
+  int64_t admitted = 0, attempts = 0, preempted = 0, submitted = 0;
+  double util = 0, bytes_per_workload = 0;
+  for (auto _ : state) {
+    auto s = CreateOrDie(MakeClusterModel(nodes, preemption));
+    const int64_t heap_engine = HeapBytes();
+    WorkloadMix mix(kSeed);
+    int n = 0;
+    if (workloads >= 0) {
+      for (; n < workloads; ++n) SubmitNew(*s, mix.Next(), n * 1e-3);
+    } else {
+      for (int64_t gpus = 0;; ++n) {
+        Workload w = mix.Next();
+        gpus += w.pod_sets[0].count * w.pod_sets[0].requests[kGpu];
+        if (gpus > s->gpus_total()) break;
+        SubmitNew(*s, std::move(w), n * 1e-3);
+      }
+    }
+    {
+      const auto start = Clock::now();
+      std::vector<Decision> decisions = s->RunCycle(n * 1e-3);
+      state.SetIterationTime(SecondsSince(start));
+      benchmark::DoNotOptimize(decisions.data());
+    }  // the decisions are the caller's memory, not the engine's
+    submitted += n;
+    admitted += s->stats().admitted;
+    attempts += s->stats().attempts;
+    preempted += s->stats().preempted;
+    util = GpuUtilPercent(*s);
+    bytes_per_workload = static_cast<double>(HeapBytes() - heap_engine) / n;
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(admitted);  // items_per_second: admissions per second of the cycle
+  state.counters["submitted"] = static_cast<double>(submitted) / iters;
+  state.counters["admitted"] = static_cast<double>(admitted) / iters;
+  state.counters["preempted"] = static_cast<double>(preempted) / iters;
+  state.counters["attempts_per_s"] =
+      benchmark::Counter(static_cast<double>(attempts), benchmark::Counter::kIsRate);
+  state.counters["gpu_util_pct"] = util;
+  state.counters["heap_B_per_wl_after_cycle"] = bytes_per_workload;
+}
+
+// The setup: 100,000 pending, ten times what fits, all tried in one cycle. Args: nodes,
+// workloads, preemption policies (0: Never, 1: withinClusterQueue LowerPriority + reclaim Any).
+// With preemption at full size one run takes half a minute or more, so it is registered only
+// with --slow.
+void BM_AdmitUntilFull(benchmark::State& state) {
+  RunAdmitCycle(state, static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+                state.range(2) != 0);
+}
+BENCHMARK(BM_AdmitUntilFull)
+    ->ArgNames({"nodes", "workloads", "preempt"})
+    ->Args({kFullNodes, kFullWorkloads, 0})
+    ->Args({kScaledNodes, kScaledWorkloads, 0})
+    ->Args({kScaledNodes, kScaledWorkloads, 1})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// "While capacity lasts": the backlog is cut where the mix's GPUs reach the cluster's, so the
+// cycle is mostly admissions. Args: nodes, preemption policies.
+void BM_AdmitWhileCapacityLasts(benchmark::State& state) {
+  RunAdmitCycle(state, static_cast<int>(state.range(0)), -1, state.range(1) != 0);
+}
+BENCHMARK(BM_AdmitWhileCapacityLasts)
+    ->ArgNames({"nodes", "preempt"})
+    ->Args({kFullNodes, 0})
+    ->Args({kFullNodes, 1})
+    ->UseManualTime()
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+// --- 2. Latency of one decision: RunCycle with one newly submitted workload.
+// Args: nodes, preemption policies, backlog (0: none, the cluster filled to ~97% and every
+// leftover withdrawn; 1: the whole 10x-oversubscribed backlog stays pending). Each iteration is
+// one sample: submit one workload of the mix, time RunCycle, then Finish it (and withdraw any
+// victim it preempted) untimed, so that the cluster stays as full.
+void BM_DecisionLatency(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const bool preemption = state.range(1) != 0;
+  const bool backlog = state.range(2) != 0;
+  auto s = CreateOrDie(MakeClusterModel(nodes, preemption));
+  WorkloadMix mix(kSeed);
+  double now = 0;
+  const int workloads = nodes * kFullWorkloads / kFullNodes;
+  if (backlog) {
+    for (int i = 0; i < workloads; ++i) SubmitNew(*s, mix.Next(), now += 1e-3);
+    s->RunCycle(now);
+  } else {
+    // Batches of a few hundred, each cycle's leftovers withdrawn, until ~97% of GPUs are used.
+    // Preemption victims requeued by later batches are withdrawn at the end.
+    const int batch = std::max(50, nodes / 40);
+    std::vector<WorkloadId> ids;
+    for (int round = 0; round < 200 && GpuUtilPercent(*s) < 97.0; ++round) {
+      const size_t first = ids.size();
+      for (int i = 0; i < batch; ++i) ids.push_back(SubmitNew(*s, mix.Next(), now += 1e-3));
+      s->RunCycle(now);
+      WithdrawPending(*s, {ids.begin() + first, ids.end()}, now);
+    }
+    WithdrawPending(*s, ids, now);
+  }
+  const double util_before = GpuUtilPercent(*s);
+  std::vector<double> samples;
+  samples.reserve(state.max_iterations);
+  int64_t admitted = 0, preempted = 0;
+  for (auto _ : state) {
+    WorkloadId id = SubmitNew(*s, mix.Next(), now += 1e-3);
+    const auto start = Clock::now();
+    std::vector<Decision> decisions = s->RunCycle(now);
+    const double secs = SecondsSince(start);
+    state.SetIterationTime(secs);
+    samples.push_back(secs);
+    if (s->status(id).state == WorkloadState::kAdmitted) ++admitted;
+    s->Finish(id, now);
+    for (const Decision& d : decisions) {
+      if (d.type != Decision::Type::kPreempt) continue;
+      ++preempted;
+      if (!backlog) s->Finish(d.workload, now);
+    }
+  }
+  state.counters["p50_us"] = Percentile(samples, 0.50) * 1e6;
+  state.counters["p99_us"] = Percentile(samples, 0.99) * 1e6;
+  state.counters["max_us"] = samples.back() * 1e6;
+  state.counters["admitted_pct"] = 100.0 * admitted / static_cast<double>(samples.size());
+  state.counters["preempted"] = static_cast<double>(preempted);
+  state.counters["gpu_util_pct"] = util_before;
+}
+BENCHMARK(BM_DecisionLatency)
+    ->ArgNames({"nodes", "preempt", "backlog"})
+    ->Args({kFullNodes, 0, 0})
+    ->Args({kFullNodes, 1, 0})
+    ->UseManualTime()
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
+// With a backlog every sample's cycle retries all of it (the sample's Finish releases capacity),
+// so a sample costs about a BM_AdmitUntilFull cycle; with preemption only the scaled-down size.
+BENCHMARK(BM_DecisionLatency)
+    ->ArgNames({"nodes", "preempt", "backlog"})
+    ->Args({kFullNodes, 0, 1})
+    ->Args({kScaledNodes, 0, 1})
+    ->Args({kScaledNodes, 1, 1})
+    ->UseManualTime()
+    ->Iterations(20)
+    ->Unit(benchmark::kMicrosecond);
+
+// --- 3. Preemption: a 64-GPU gang (8 pods x 8 GPUs, priority "high") into a full cluster of
+// low-priority pods of 1 to 8 GPUs, every ClusterQueue at exactly its nominal quota. The gang
+// borrows, so only its own queue's lower-priority workloads are candidates.
+// Args: nodes; fill (1: queue by queue, so a queue's pods share nodes; 0: all queues in one
+// cycle, so nodes mix queues); the largest filler pod in GPUs (8: whole-node pods of the queue
+// are the easy victims; 4: whole nodes come free only by evicting several pods, and with a mixed
+// fill perhaps never, which makes the search try every candidate).
+// Each iteration targets another queue; untimed afterwards, the gang finishes and its victims
+// are readmitted.
+void BM_PreemptGang64(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const bool grouped = state.range(1) != 0;
+  const int max_pod_gpus = static_cast<int>(state.range(2));
+  auto s = CreateOrDie(MakeClusterModel(nodes, /*preemption=*/true));
+  const int64_t nominal = static_cast<int64_t>(nodes) * kGpusPerNode / kClusterQueues;
+  WorkloadMix mix(kSeed);
+  double now = 0;
+  std::vector<WorkloadId> filler;
+  for (int q = 0; q < kClusterQueues; ++q) {
+    for (int64_t left = nominal; left > 0;) {
+      Workload w = mix.SinglePod(q, "low", static_cast<int>(std::min<int64_t>(left, max_pod_gpus)));
+      left -= w.pod_sets[0].requests[kGpu];
+      filler.push_back(SubmitNew(*s, std::move(w), now += 1e-3));
+    }
+    if (grouped) s->RunCycle(now);
+  }
+  if (!grouped) s->RunCycle(now);
+  WithdrawPending(*s, filler, now);
+  const double util_before = GpuUtilPercent(*s);
+  int64_t admitted = 0, victims = 0, iteration = 0;
+  std::vector<double> samples;
+  for (auto _ : state) {
+    const int cq = static_cast<int>((iteration++ * 37) % kClusterQueues);
+    Workload gang = testing::WL(fmt::format("gang-{:04d}", iteration))
+                        .Queue(CqName(cq))
+                        .Pods(8, kGpusPerNode)
+                        .Priority("high")
+                        .Obj();
+    WorkloadId id = SubmitNew(*s, std::move(gang), now += 1e-3);
+    const auto start = Clock::now();
+    std::vector<Decision> decisions = s->RunCycle(now);
+    const double secs = SecondsSince(start);
+    state.SetIterationTime(secs);
+    samples.push_back(secs);
+    if (s->status(id).state == WorkloadState::kAdmitted) ++admitted;
+    std::vector<WorkloadId> evicted;
+    for (const Decision& d : decisions)
+      if (d.type == Decision::Type::kPreempt) evicted.push_back(d.workload);
+    victims += static_cast<int64_t>(evicted.size());
+    s->Finish(id, now);
+    s->RunCycle(now);
+    WithdrawPending(*s, evicted, now);
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["admitted_pct"] = 100.0 * static_cast<double>(admitted) / iters;
+  state.counters["victims_per_gang"] = static_cast<double>(victims) / iters;
+  state.counters["p99_ms"] = Percentile(samples, 0.99) * 1e3;
+  state.counters["max_ms"] = samples.back() * 1e3;
+  state.counters["gpu_util_pct"] = util_before;
+}
+BENCHMARK(BM_PreemptGang64)
+    ->ArgNames({"nodes", "grouped", "max_pod_gpus"})
+    ->Args({kFullNodes, 1, 8})
+    ->Args({kFullNodes, 0, 8})
+    ->Args({kFullNodes, 1, 4})
+    ->Args({kFullNodes, 0, 4})
+    ->UseManualTime()
+    ->Iterations(50)
+    ->Unit(benchmark::kMillisecond);
+
+// --- 4. Memory: heap bytes held per node (engine with no workloads: model copy, cluster state,
+// pools) and per pending workload (AddWorkload + Submit, before any cycle). RSS deltas are
+// reported too, though they include freed-but-kept pages. The timed part is empty.
+// Args: nodes, workloads.
+void BM_Memory(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int workloads = static_cast<int>(state.range(1));
+  for (auto _ : state) {
+    state.SetIterationTime(0);
+    const int64_t heap0 = HeapBytes(), rss0 = ProcStatusBytes("VmRSS");
+    auto s = CreateOrDie(MakeClusterModel(nodes, /*preemption=*/true));
+    const int64_t heap1 = HeapBytes(), rss1 = ProcStatusBytes("VmRSS");
+    WorkloadMix mix(kSeed);
+    for (int i = 0; i < workloads; ++i) SubmitNew(*s, mix.Next(), i * 1e-3);
+    const int64_t heap2 = HeapBytes(), rss2 = ProcStatusBytes("VmRSS");
+    state.counters["heap_B_per_node"] = static_cast<double>(heap1 - heap0) / nodes;
+    state.counters["heap_B_per_pending_wl"] = static_cast<double>(heap2 - heap1) / workloads;
+    state.counters["rss_B_per_node"] = static_cast<double>(rss1 - rss0) / nodes;
+    state.counters["rss_B_per_pending_wl"] = static_cast<double>(rss2 - rss1) / workloads;
+  }
+}
+BENCHMARK(BM_Memory)
+    ->ArgNames({"nodes", "workloads"})
+    ->Args({kFullNodes, kFullWorkloads})
+    ->UseManualTime()
+    ->Iterations(1);
+
+// The full-size backlog with preemption: half a minute or more on a 2-core machine.
+void RegisterSlowBenchmarks() {
+  benchmark::RegisterBenchmark("BM_AdmitUntilFull", &BM_AdmitUntilFull)
+      ->ArgNames({"nodes", "workloads", "preempt"})
+      ->Args({kFullNodes, kFullWorkloads, 1})
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+}  // namespace tessera
+
+// BENCHMARK_MAIN plus one flag of ours: --slow also runs BM_AdmitUntilFull at full size with
+// preemption.
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  int kept = 1;
+  bool slow = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--slow") {
+      slow = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (slow) tessera::RegisterSlowBenchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
