@@ -86,8 +86,10 @@ std::map<std::string, Actual> ActualStates(const Simulator& sim) {
 std::string Print(const Actual& a) {
   std::string s = a.head;
   for (const auto& [k, v] : a.keys) {
-    if (k == "reason") s += fmt::format(" reason~\"{}\"", v);
-    else s += fmt::format(" {}={}", k, v);
+    if (k == "reason")
+      s += fmt::format(" reason~\"{}\"", v);
+    else
+      s += fmt::format(" {}={}", k, v);
   }
   return s;
 }
@@ -162,8 +164,10 @@ int Main(int argc, char** argv) {
     ++checks;
     std::string diff;
     if (tokens[0] == "event") {
-      if (next_event >= events.size()) diff = "expected an event, the simulation had no more";
-      else diff = Compare(tokens, events[next_event++]);
+      if (next_event >= events.size())
+        diff = "expected an event, the simulation had no more";
+      else
+        diff = Compare(tokens, events[next_event++]);
     } else if (tokens[0] == "state" && tokens.size() >= 3) {
       auto it = states.find(tokens[1]);
       diff = it == states.end() ? "no workload " + tokens[1] : Compare(tokens, it->second);

@@ -86,8 +86,7 @@ int main(int argc, char** argv) {
   auto* sim = app.add_subcommand(
       "sim", "Simulate a scenario over virtual time (default: the embedded quickstart)");
   sim->add_option("files", sim_files, "YAML manifest files: cluster, queues and workloads");
-  sim->add_option("--output,-o", output, "table or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  sim->add_option("--output,-o", output, "table or json")->check(CLI::IsMember({"table", "json"}));
   sim->add_flag("--no-verify", no_verify, "skip the invariant check after every cycle");
 
   CLI11_PARSE(app, argc, argv);

@@ -20,7 +20,8 @@ namespace tessera {
 class ClusterState {
  public:
   // `pool_members[p]` lists the nodes of pool p (p = 0 must list every schedulable node).
-  ClusterState(const std::vector<Node>& nodes, const std::vector<std::vector<NodeId>>& pool_members);
+  ClusterState(const std::vector<Node>& nodes,
+               const std::vector<std::vector<NodeId>>& pool_members);
 
   int num_nodes() const { return static_cast<int>(free_.size()); }
   int num_pools() const { return static_cast<int>(pools_.size()); }

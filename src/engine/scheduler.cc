@@ -70,11 +70,11 @@ struct WorkloadRec {
   int32_t cq = -1;  // -1: not queued
   int32_t priority = 0;
   bool can_preempt = true;
-  std::string unresolved;  // a missing reference: pending with this reason
-  std::vector<int32_t> groups_touched;  // resource groups any pod set requests from
+  std::string unresolved;                    // a missing reference: pending with this reason
+  std::vector<int32_t> groups_touched;       // resource groups any pod set requests from
   std::vector<std::vector<int32_t>> combos;  // flavor combinations, computed once at Resolve
   int64_t gpus_placed = 0;                   // GPUs held by placed pods (victim ordering)
-  std::vector<int32_t> chosen;          // flavor per group (index into the queue's groups)
+  std::vector<int32_t> chosen;               // flavor per group (index into the queue's groups)
   std::vector<PlacedPod> placed;
   std::vector<int32_t> placed_per_set;
   bool in_partial = false;
@@ -182,7 +182,7 @@ class SchedulerImpl : public Scheduler {
   std::vector<WorkloadRec> recs_;
   std::vector<absl::btree_set<QueueKey>> pending_;  // per queue index
   std::vector<WorkloadId> rejected_unreported_;
-  std::set<WorkloadId> partial_;  // admitted with pods still to place
+  std::set<WorkloadId> partial_;                      // admitted with pods still to place
   std::vector<std::set<WorkloadId>> admitted_by_cq_;  // preemption candidates by queue
   std::vector<std::vector<int32_t>> cqs_by_root_;     // per quota-tree root node
   std::vector<UndoEntry> undo_;
@@ -345,8 +345,8 @@ void SchedulerImpl::Resolve(WorkloadId id) {
       ns_labels["kubernetes.io/metadata.name"] = w.ns;
       if (!Matches(cq.namespace_selector, ns_labels)) {
         rec.unresolved = fmt::format(
-            "namespace {} is not selected by ClusterQueue {}'s namespaceSelector{}", w.ns,
-            cq.name, cq.namespace_selector.present ? "" : " (absent: matches no namespace)");
+            "namespace {} is not selected by ClusterQueue {}'s namespaceSelector{}", w.ns, cq.name,
+            cq.namespace_selector.present ? "" : " (absent: matches no namespace)");
       }
     }
   }
@@ -505,10 +505,10 @@ std::string SchedulerImpl::QuotaReason(
     ResourceId r = ResourceOf(fr);
     int64_t usage = quota_->usage(cq, fr);
     int64_t nominal = quota_->nominal(cq, fr);
-    std::string s = fmt::format("needs {} {} in flavor {}; ClusterQueue {} uses {} of nominal {}",
-                                FormatQuantity(r, amount), ResourceName(r),
-                                model_.flavors[FlavorOf(fr)].name, q.name, FormatQuantity(r, usage),
-                                FormatQuantity(r, nominal));
+    std::string s =
+        fmt::format("needs {} {} in flavor {}; ClusterQueue {} uses {} of nominal {}",
+                    FormatQuantity(r, amount), ResourceName(r), model_.flavors[FlavorOf(fr)].name,
+                    q.name, FormatQuantity(r, usage), FormatQuantity(r, nominal));
     if (quota_->borrowing_limit(cq, fr) < kUnlimited)
       s += fmt::format(" (borrowing limit {})", FormatQuantity(r, quota_->borrowing_limit(cq, fr)));
     if (!q.cohort.empty()) {
@@ -671,9 +671,10 @@ std::string SchedulerImpl::PlacementReason(WorkloadId id, const std::vector<int3
     }
     if (fit_pods >= target) continue;
     if (max_free_gpus < 0) {
-      return fmt::format("no node of {} matches pod set {}'s node selector, affinity and "
-                         "tolerations",
-                         where, set.name);
+      return fmt::format(
+          "no node of {} matches pod set {}'s node selector, affinity and "
+          "tolerations",
+          where, set.name);
     }
     std::string s =
         fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);
@@ -728,8 +729,8 @@ void SchedulerImpl::Submit(WorkloadId id, double now) {
   }
   const Workload& w = model_.workloads[id];
   if (w.MinPods() > w.TotalPods()) {
-    SetPending(id, fmt::format("waiting for pods: {} of minimum {} exist", w.TotalPods(),
-                               w.MinPods()));
+    SetPending(id,
+               fmt::format("waiting for pods: {} of minimum {} exist", w.TotalPods(), w.MinPods()));
     return;
   }
   if (std::string why = CanEverFit(id); !why.empty()) {
@@ -882,8 +883,8 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
   std::vector<WorkloadId> out;
   if (!HasPreemptionPolicy(rec.cq)) return out;
   std::vector<WorkloadId> admitted;
-  const bool other_queues = !cq.cohort.empty() &&
-                            (pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
+  const bool other_queues =
+      !cq.cohort.empty() && (pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
                              pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever);
   for (int32_t q : other_queues ? cqs_by_root_[quota_->root(rec.cq)] : std::vector<int32_t>{rec.cq})
     admitted.insert(admitted.end(), admitted_by_cq_[q].begin(), admitted_by_cq_[q].end());
@@ -1061,18 +1062,18 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
     d.workload = v;
     d.preemptor = id;
     if (vr.cq == rec.cq) {
-      d.reason = fmt::format("preempted within ClusterQueue {} by {} (priority {} > {})",
-                             model_.cluster_queues[rec.cq].name, preemptor, rec.priority,
-                             vr.priority);
+      d.reason =
+          fmt::format("preempted within ClusterQueue {} by {} (priority {} > {})",
+                      model_.cluster_queues[rec.cq].name, preemptor, rec.priority, vr.priority);
     } else if (model_.config.fair_sharing) {
-      d.reason = fmt::format("preempted by {} of ClusterQueue {} for fair sharing: {} was above "
-                             "its fair share",
-                             preemptor, model_.cluster_queues[rec.cq].name,
-                             model_.cluster_queues[vr.cq].name);
+      d.reason = fmt::format(
+          "preempted by {} of ClusterQueue {} for fair sharing: {} was above "
+          "its fair share",
+          preemptor, model_.cluster_queues[rec.cq].name, model_.cluster_queues[vr.cq].name);
     } else {
-      d.reason = fmt::format("preempted by {}: ClusterQueue {} reclaims quota lent to {}",
-                             preemptor, model_.cluster_queues[rec.cq].name,
-                             model_.cluster_queues[vr.cq].name);
+      d.reason =
+          fmt::format("preempted by {}: ClusterQueue {} reclaims quota lent to {}", preemptor,
+                      model_.cluster_queues[rec.cq].name, model_.cluster_queues[vr.cq].name);
     }
     SetPending(v, "requeued after preemption: " + d.reason);
     vs.admitted_at = -1;
@@ -1191,8 +1192,8 @@ absl::Status SchedulerImpl::Verify() const {
     const Workload& w = model_.workloads[id];
     bool admitted = status_[id].state == WorkloadState::kAdmitted;
     if (!admitted && !rec.placed.empty())
-      return absl::InternalError(fmt::format("{} holds pods while {}", w.Key(),
-                                             WorkloadStateName(status_[id].state)));
+      return absl::InternalError(
+          fmt::format("{} holds pods while {}", w.Key(), WorkloadStateName(status_[id].state)));
     if (admitted && static_cast<int>(rec.placed.size()) < w.MinPods())
       return absl::InternalError(fmt::format("gang {} partly placed: {} of minimum {}", w.Key(),
                                              rec.placed.size(), w.MinPods()));
@@ -1205,8 +1206,8 @@ absl::Status SchedulerImpl::Verify() const {
                                                p.placement.gpus.size(), ps.requests[kGpu]));
       for (int32_t g : p.placement.gpus) {
         if (owners[n][g] >= 0)
-          return absl::InternalError(fmt::format("GPU {} of node {} double-booked", g,
-                                                 model_.nodes[n].name));
+          return absl::InternalError(
+              fmt::format("GPU {} of node {} double-booked", g, model_.nodes[n].name));
         owners[n][g] = id;
       }
       for (const auto& [fr, q] : p.quota) usage[rec.cq][fr] += q;
@@ -1226,12 +1227,12 @@ absl::Status SchedulerImpl::Verify() const {
   for (size_t cq = 0; cq < queues_.size(); ++cq) {
     for (int fr = 0; fr < quota_->num_frs(); ++fr) {
       if (usage[cq][fr] != quota_->usage(static_cast<int>(cq), fr))
-        return absl::InternalError(fmt::format("ClusterQueue {} usage out of sync",
-                                               model_.cluster_queues[cq].name));
+        return absl::InternalError(
+            fmt::format("ClusterQueue {} usage out of sync", model_.cluster_queues[cq].name));
       if (usage[cq][fr] > 0 && quota_->Available(static_cast<int>(cq), fr) < 0)
-        return absl::InternalError(fmt::format(
-            "ClusterQueue {} over quota in {} {}", model_.cluster_queues[cq].name,
-            model_.flavors[FlavorOf(fr)].name, ResourceName(ResourceOf(fr))));
+        return absl::InternalError(
+            fmt::format("ClusterQueue {} over quota in {} {}", model_.cluster_queues[cq].name,
+                        model_.flavors[FlavorOf(fr)].name, ResourceName(ResourceOf(fr))));
       int64_t bl = quota_->borrowing_limit(static_cast<int>(cq), fr);
       if (bl < kUnlimited && usage[cq][fr] > quota_->subtree_quota(static_cast<int>(cq), fr) + bl)
         return absl::InternalError(fmt::format("ClusterQueue {} over its borrowing limit",

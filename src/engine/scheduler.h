@@ -48,10 +48,10 @@ struct WorkloadStatus {
 
 struct Decision {
   enum class Type {
-    kAdmit,     // quota reserved, `pods` placed (at least minCount)
-    kScaleUp,   // pods beyond minCount placed later; `pods` lists only the new ones
-    kPreempt,   // `workload` evicted to make room for `preemptor`
-    kReject,    // `workload` can never be admitted; `reason` says why
+    kAdmit,    // quota reserved, `pods` placed (at least minCount)
+    kScaleUp,  // pods beyond minCount placed later; `pods` lists only the new ones
+    kPreempt,  // `workload` evicted to make room for `preemptor`
+    kReject,   // `workload` can never be admitted; `reason` says why
   };
   Type type = Type::kAdmit;
   WorkloadId workload = -1;

@@ -48,8 +48,8 @@ Model RandomModel(bool fair) {
     int pods = *rc::gen::inRange(1, 5);
     wl.Pods(pods, *rc::gen::inRange(0, 9));
     if (*rc::gen::inRange(0, 3) == 0) wl.Min(*rc::gen::inRange(1, pods + 1));
-    wl.Priority(*rc::gen::element(std::string("low"), std::string("high"),
-                                  std::string("high-never")));
+    wl.Priority(
+        *rc::gen::element(std::string("low"), std::string("high"), std::string("high-never")));
     wl.Arrive(*rc::gen::inRange(0, 5));
     if (*rc::gen::inRange(0, 2) == 0) wl.Runtime(*rc::gen::inRange(1, 6));
     m.workloads.push_back(wl.Obj());

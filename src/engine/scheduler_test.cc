@@ -126,9 +126,9 @@ TEST(SchedulerTest, HigherPriorityGoesFirstThenCreationTime) {
 }
 
 TEST(SchedulerTest, PreemptsFewestLowestPriorityWithinQueue) {
-  Model m = MakeModel({MakeNode("n1", 8)},
-                      {CQ("q").Gpus("gpu", 8).WithinQueue(WithinClusterQueuePolicy::kLowerPriority)
-                           .Obj()});
+  Model m = MakeModel(
+      {MakeNode("n1", 8)},
+      {CQ("q").Gpus("gpu", 8).WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Obj()});
   m.workloads.push_back(WL("low-a").Queue("q").Pods(1, 2).Priority("low").Obj());
   m.workloads.push_back(WL("low-b").Queue("q").Pods(1, 2).Priority("low").Obj());
   m.workloads.push_back(WL("low-c").Queue("q").Pods(1, 4).Priority("low").Obj());
@@ -154,9 +154,9 @@ TEST(SchedulerTest, PreemptsFewestLowestPriorityWithinQueue) {
 }
 
 TEST(SchedulerTest, NeverPreemptsWithPolicyNeverOrPreemptionPolicyNever) {
-  Model m = MakeModel({MakeNode("n1", 8)},
-                      {CQ("q").Gpus("gpu", 8).WithinQueue(WithinClusterQueuePolicy::kLowerPriority)
-                           .Obj()});
+  Model m = MakeModel(
+      {MakeNode("n1", 8)},
+      {CQ("q").Gpus("gpu", 8).WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Obj()});
   m.workloads.push_back(WL("low").Queue("q").Pods(1, 8).Priority("low").Obj());
   m.workloads.push_back(WL("polite").Queue("q").Pods(1, 8).Priority("high-never").Obj());
   auto s = Start(m);
@@ -189,9 +189,9 @@ TEST(SchedulerTest, ReclaimsLentQuotaFromBorrowingQueue) {
 }
 
 TEST(SchedulerTest, NoReclaimWhenPolicyIsNever) {
-  Model m = MakeModel({MakeNode("n1", 8), MakeNode("n2", 8)},
-                      {CQ("a").Cohort("org").Gpus("gpu", 8).Obj(),
-                       CQ("b").Cohort("org").Gpus("gpu", 8).Obj()});
+  Model m = MakeModel(
+      {MakeNode("n1", 8), MakeNode("n2", 8)},
+      {CQ("a").Cohort("org").Gpus("gpu", 8).Obj(), CQ("b").Cohort("org").Gpus("gpu", 8).Obj()});
   m.workloads.push_back(WL("b-big").Queue("b").Pods(2, 8).Obj());
   m.workloads.push_back(WL("a-job").Queue("a").Pods(1, 8).Obj());
   auto s = Start(m);
@@ -242,7 +242,8 @@ TEST(SchedulerTest, NamespaceSelectorAbsentMatchesNothing) {
 
 TEST(SchedulerTest, GpuIndicesAreNeverDoubleBooked) {
   Model m = MakeModel({MakeNode("n1", 8)}, {CQ("q").Gpus("gpu", 8).Obj()});
-  for (int i = 0; i < 4; ++i) m.workloads.push_back(WL("w" + std::to_string(i)).Queue("q").Pods(1, 2).Obj());
+  for (int i = 0; i < 4; ++i)
+    m.workloads.push_back(WL("w" + std::to_string(i)).Queue("q").Pods(1, 2).Obj());
   auto s = Start(m);
   SubmitAll(*s);
   std::set<int> gpus;
@@ -277,8 +278,9 @@ TEST(SchedulerTest, BinpackKeepsWholeNodesFreeForBigGangs) {
 }
 
 TEST(SchedulerTest, NodeSelectorAndFlavorLabelsRestrictNodes) {
-  Model m = MakeModel({MakeNode("a100-0", 8, {{"gpu", "a100"}}), MakeNode("h100-0", 8, {{"gpu", "h100"}})},
-                      {CQ("q").Gpus("h100", 8).Gpus("a100", 8).Obj()}, {"a100", "h100"});
+  Model m = MakeModel(
+      {MakeNode("a100-0", 8, {{"gpu", "a100"}}), MakeNode("h100-0", 8, {{"gpu", "h100"}})},
+      {CQ("q").Gpus("h100", 8).Gpus("a100", 8).Obj()}, {"a100", "h100"});
   m.flavors[0].node_labels = {{"gpu", "a100"}};
   m.flavors[1].node_labels = {{"gpu", "h100"}};
   m.workloads.push_back(WL("first").Queue("q").Pods(1, 8).Obj());
@@ -313,10 +315,10 @@ TEST(SchedulerTest, FairSharingAdmitsTheQueueWithTheLowerShareFirst) {
   // 16 GPUs; a borrows 4 already, b sits at nominal. 4 GPUs left, wanted by a1 (older) and b1.
   // Priority+FIFO picks a1; fair sharing picks b1, whose queue would borrow less.
   for (bool fair : {false, true}) {
-    Model m = MakeModel({MakeNode("n1", 8), MakeNode("n2", 8)},
-                        {CQ("a").Cohort("org").Gpus("gpu", 4).Obj(),
-                         CQ("b").Cohort("org").Gpus("gpu", 4).Obj(),
-                         CQ("idle").Cohort("org").Gpus("gpu", 8).Obj()});
+    Model m = MakeModel(
+        {MakeNode("n1", 8), MakeNode("n2", 8)},
+        {CQ("a").Cohort("org").Gpus("gpu", 4).Obj(), CQ("b").Cohort("org").Gpus("gpu", 4).Obj(),
+         CQ("idle").Cohort("org").Gpus("gpu", 8).Obj()});
     m.config.fair_sharing = fair;
     m.workloads.push_back(WL("a0").Queue("a").Pods(1, 8).Obj());
     m.workloads.push_back(WL("b0").Queue("b").Pods(1, 4).Obj());

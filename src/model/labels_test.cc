@@ -27,7 +27,8 @@ TEST(LabelsTest, AbsentSelectorMatchesNothingEmptyMatchesAll) {
 
 TEST(LabelsTest, AffinityTermsAreOredRequirementsAnded) {
   NodeAffinity aff;
-  aff.required_terms.push_back({{{"zone", SelectorOp::kIn, {"a"}}, {"gpu", SelectorOp::kExists, {}}}});
+  aff.required_terms.push_back(
+      {{{"zone", SelectorOp::kIn, {"a"}}, {"gpu", SelectorOp::kExists, {}}}});
   aff.required_terms.push_back({{{"zone", SelectorOp::kIn, {"c"}}}});
   EXPECT_TRUE(Matches(aff, {{"zone", "a"}, {"gpu", "x"}}));
   EXPECT_FALSE(Matches(aff, {{"zone", "a"}}));

@@ -99,8 +99,10 @@ absl::StatusOr<int64_t> ParseQuantity(std::string_view text, bool milli) {
       e = e * 10 + (c - '0');
     }
     if (e > 18) return bad("too large");
-    if (eneg) den *= pow_int(10, e);
-    else num = pow_int(10, e);
+    if (eneg)
+      den *= pow_int(10, e);
+    else
+      num = pow_int(10, e);
   } else {
     return bad(fmt::format("unknown suffix \"{}\"", suffix));
   }

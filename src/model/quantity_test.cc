@@ -36,8 +36,8 @@ TEST(QuantityTest, FractionsRoundUpForWholeUnits) {
 TEST(QuantityTest, NegativeParsesForCallersToReject) { EXPECT_EQ(Q("-2", false), -2); }
 
 TEST(QuantityTest, RejectsGarbage) {
-  for (const char* bad : {"", "abc", "1.2.3", "5Xi", "12 GB", "1e", "1e999", "99999999999999Ei",
-                          "--1", "."}) {
+  for (const char* bad :
+       {"", "abc", "1.2.3", "5Xi", "12 GB", "1e", "1e999", "99999999999999Ei", "--1", "."}) {
     EXPECT_FALSE(ParseQuantity(bad, false).ok()) << bad;
   }
 }

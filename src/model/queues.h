@@ -62,7 +62,7 @@ struct PreemptionConfig {
 
 struct ClusterQueue {
   std::string name;
-  std::string cohort;  // empty: none
+  std::string cohort;                // empty: none
   LabelSelector namespace_selector;  // absent matches no namespace, as in Kueue
   QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
   std::vector<ResourceGroup> resource_groups;

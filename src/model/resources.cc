@@ -30,9 +30,8 @@ absl::StatusOr<ResourceId> ResourceRegistry::Intern(std::string_view name) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (auto it = impl_->ids.find(std::string(name)); it != impl_->ids.end()) return it->second;
   if (impl_->names.size() >= static_cast<size_t>(kMaxResources)) {
-    return absl::ResourceExhaustedError(
-        fmt::format("too many distinct resource names (at most {}); cannot add \"{}\"",
-                    kMaxResources, name));
+    return absl::ResourceExhaustedError(fmt::format(
+        "too many distinct resource names (at most {}); cannot add \"{}\"", kMaxResources, name));
   }
   auto id = static_cast<ResourceId>(impl_->names.size());
   impl_->names.emplace_back(name);

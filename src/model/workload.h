@@ -32,13 +32,13 @@ struct PodSet {
 struct Workload {
   std::string ns = "default";
   std::string name;
-  std::string kind;        // "Job", "Volcano Job", "PodGroup", "PyTorchJob", ... for messages
-  std::string queue_name;  // LocalQueue in `ns`; empty: not queued (placement only, no quota)
-  std::string priority_class;           // PriorityClass name, may be empty
+  std::string kind;            // "Job", "Volcano Job", "PodGroup", "PyTorchJob", ... for messages
+  std::string queue_name;      // LocalQueue in `ns`; empty: not queued (placement only, no quota)
+  std::string priority_class;  // PriorityClass name, may be empty
   std::string workload_priority_class;  // kueue.x-k8s.io/priority-class, wins when set
   std::vector<PodSet> pod_sets;
-  int32_t min_count = -1;  // pods that must start together; -1: all of them
-  double arrival = 0;      // seconds after start (tessera.dev/arrival)
+  int32_t min_count = -1;         // pods that must start together; -1: all of them
+  double arrival = 0;             // seconds after start (tessera.dev/arrival)
   std::optional<double> runtime;  // seconds once admitted (tessera.dev/runtime); absent: forever
   std::string source;
 

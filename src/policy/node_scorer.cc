@@ -20,8 +20,7 @@ class BinpackScorer : public NodeScorer {
  public:
   std::string_view name() const override { return "binpack"; }
   bool FullestFirst() const override { return true; }
-  double Score(const Resources& free, const Resources& alloc,
-               const Resources& req) const override {
+  double Score(const Resources& free, const Resources& alloc, const Resources& req) const override {
     return UsedFraction(free, alloc, req);
   }
 };
@@ -31,8 +30,7 @@ class SpreadScorer : public NodeScorer {
  public:
   std::string_view name() const override { return "spread"; }
   bool FullestFirst() const override { return false; }
-  double Score(const Resources& free, const Resources& alloc,
-               const Resources& req) const override {
+  double Score(const Resources& free, const Resources& alloc, const Resources& req) const override {
     return -UsedFraction(free, alloc, req);
   }
 };

@@ -92,8 +92,8 @@ absl::Status Simulator::Run() {
       ++summary_.cycles;
       if (options_.verify) {
         if (auto st = s.Verify(); !st.ok()) {
-          return absl::InternalError(fmt::format("invariant broken at t={}: {}", now,
-                                                 std::string(st.message())));
+          return absl::InternalError(
+              fmt::format("invariant broken at t={}: {}", now, std::string(st.message())));
         }
       }
       if (decisions.empty()) break;

@@ -28,7 +28,7 @@ struct SimEvent {
 const char* SimEventTypeName(SimEvent::Type t);
 
 struct SimOptions {
-  bool verify = true;            // check the engine's invariants after every cycle
+  bool verify = true;                 // check the engine's invariants after every cycle
   int max_cycles_per_instant = 1000;  // guard against a policy that never settles
 };
 
@@ -51,7 +51,7 @@ struct SimSummary {
 class Simulator {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Simulator>> Create(Model model,
-                                                                        SimOptions options);
+                                                                         SimOptions options);
   // Runs until no event is left. Fails when an invariant breaks (a bug) or cycles never settle.
   [[nodiscard]] absl::Status Run();
 
@@ -65,8 +65,7 @@ class Simulator {
   std::string ToTable() const;
 
  private:
-  Simulator(std::unique_ptr<Scheduler> s, SimOptions o)
-      : scheduler_(std::move(s)), options_(o) {}
+  Simulator(std::unique_ptr<Scheduler> s, SimOptions o) : scheduler_(std::move(s)), options_(o) {}
   std::string WorkloadKey(WorkloadId id) const;
   std::string QueueName(int32_t cq) const;
   std::string PodsText(const std::vector<PodPlacement>& pods) const;
