@@ -322,16 +322,21 @@ void ReadLocalQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   out.model.local_queues.push_back(std::move(lq));
 }
 
+// The top-level `value` both priority class kinds require.
+static std::optional<int64_t> PriorityValue(DocContext& ctx, const ObjectMeta& meta) {
+  YAML::Node value = Child(meta.root, "value");
+  if (IsNullish(value)) {
+    ctx.Error(meta.root, "value", "required field is missing");
+    return std::nullopt;
+  }
+  return ScalarInt(ctx, value, "value", kInt32Min, kInt32Max);
+}
+
 void ReadWorkloadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   WorkloadPriorityClass pc;
   pc.name = meta.name;
   pc.source = meta.source;
-  YAML::Node value = Child(meta.root, "value");
-  if (IsNullish(value)) {
-    ctx.Error(meta.root, "value", "required field is missing");
-    return;
-  }
-  auto v = ScalarInt(ctx, value, "value", kInt32Min, kInt32Max);
+  auto v = PriorityValue(ctx, meta);
   if (!v) return;
   pc.value = static_cast<int32_t>(*v);
   out.model.workload_priority_classes.push_back(std::move(pc));
@@ -366,12 +371,7 @@ void ReadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   PriorityClass pc;
   pc.name = meta.name;
   pc.source = meta.source;
-  YAML::Node value = Child(meta.root, "value");
-  if (IsNullish(value)) {
-    ctx.Error(meta.root, "value", "required field is missing");
-    return;
-  }
-  auto v = ScalarInt(ctx, value, "value", kInt32Min, kInt32Max);
+  auto v = PriorityValue(ctx, meta);
   pc.global_default = GetBool(ctx, meta.root, "globalDefault", "globalDefault").value_or(false);
   if (YAML::Node p = Child(meta.root, "preemptionPolicy"); !IsNullish(p)) {
     if (auto policy = ParseEnum<bool>(ctx, p, "preemptionPolicy",

@@ -12,7 +12,6 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -77,7 +76,6 @@ struct WorkloadRec {
   std::vector<int32_t> chosen;               // flavor per group (index into the queue's groups)
   std::vector<PlacedPod> placed;
   std::vector<int32_t> placed_per_set;
-  bool in_partial = false;
   // Skip a retry while nothing that could help has happened since the last failure.
   int64_t failed_release_epoch = -1;
   int64_t failed_admit_epoch = -1;
@@ -803,7 +801,6 @@ void SchedulerImpl::Admit(WorkloadId id, const std::vector<int32_t>& combo, doub
     st.flavors.push_back(combo[g] < 0 ? -1 : queues_[rec.cq].groups[g].flavors[combo[g]]);
   if (static_cast<int>(rec.placed.size()) < model_.workloads[id].TotalPods()) {
     partial_.insert(id);
-    rec.in_partial = true;
   }
   if (rec.cq >= 0) admitted_by_cq_[rec.cq].insert(id);
   ++admit_epoch_;
@@ -1053,7 +1050,6 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
     WorkloadRec& vr = recs_[v];
     partial_.erase(v);
     admitted_by_cq_[vr.cq].erase(v);
-    vr.in_partial = false;
     vs.pods.clear();
     ++vs.preemptions;
     ++stats_.preempted;
@@ -1165,7 +1161,6 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
       out.push_back(std::move(d));
     }
     if (static_cast<int>(recs_[id].placed.size()) >= model_.workloads[id].TotalPods()) {
-      recs_[id].in_partial = false;
       it = partial_.erase(it);
     } else {
       ++it;
