@@ -3,12 +3,16 @@
 //   tessera validate FILE...                 check manifests, print diagnostics
 //   tessera sim [FILE...] [--output table|json]   simulate a scenario (default: the embedded
 //                                            quickstart, examples/quickstart.yaml)
+//   tessera sim fgd ...                      the FGD fragmentation experiment (src/fgd)
+//   tessera sim replay ...                   replay a cluster trace (src/trace)
+//   tessera serve ...                        schedule a Kubernetes cluster (src/k8s)
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/command.h"
 #include "cli/embedded_quickstart.h"
 #include "config/loader.h"
 #include "fmt/format.h"
@@ -89,7 +93,16 @@ int main(int argc, char** argv) {
   sim->add_option("--output,-o", output, "table or json")->check(CLI::IsMember({"table", "json"}));
   sim->add_flag("--no-verify", no_verify, "skip the invariant check after every cycle");
 
+  const tessera::cli::Command module_commands[] = {
+      tessera::cli::AddFgdCommand(*sim),
+      tessera::cli::AddReplayCommand(*sim),
+      tessera::cli::AddServeCommand(app),
+  };
+
   CLI11_PARSE(app, argc, argv);
+  for (const auto& c : module_commands) {
+    if (c.app->parsed()) return c.run();
+  }
   if (validate->parsed()) return tessera::Validate(validate_files);
   if (sim->parsed()) return tessera::Sim(sim_files, output, !no_verify);
   return 1;
