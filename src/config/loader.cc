@@ -123,7 +123,15 @@ const std::vector<GroupSpec>& Groups() {
       {"tessera.dev",
        {"v1alpha1"},
        {{"NodePool", ci::ReadNodePool, false},
-        {"SchedulerConfig", ci::ReadSchedulerConfig, false}}},
+        {"SchedulerConfig", ci::ReadSchedulerConfig, false},
+        // Tessera's own CRDs for Kubernetes mode: Kueue's kinds and spec field names, so that a
+        // Kueue user changes only the apiVersion.
+        {"ResourceFlavor", ci::ReadResourceFlavor, false},
+        {"ClusterQueue", ci::ReadClusterQueue, false},
+        {"LocalQueue", ci::ReadLocalQueue, true},
+        {"Cohort", ci::ReadCohort, false},
+        {"WorkloadPriorityClass", ci::ReadWorkloadPriorityClass, false},
+        {"Topology", ci::ReadTopology, false}}},
       {"batch.volcano.sh",
        {"v1alpha1"},
        {{"Job", ci::ReadVolcanoJob, true}, {"CronJob", nullptr, true}}},
