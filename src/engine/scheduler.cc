@@ -97,6 +97,7 @@ class SchedulerImpl : public Scheduler {
   WorkloadId AddWorkload(Workload w) override;
   void Submit(WorkloadId id, double now) override;
   void Finish(WorkloadId id, double now) override;
+  absl::Status Restore(WorkloadId id, std::vector<PodPlacement> pods, double now) override;
   std::vector<Decision> RunCycle(double now) override;
   const WorkloadStatus& status(WorkloadId id) const override { return status_[id]; }
   int32_t num_workloads() const override { return static_cast<int32_t>(status_.size()); }
@@ -143,7 +144,7 @@ class SchedulerImpl : public Scheduler {
   void Admit(WorkloadId id, const std::vector<int32_t>& combo, double now,
              std::vector<Decision>& out);
   std::vector<PlacedPod> Evict(WorkloadId id);
-  void Restore(WorkloadId id, std::vector<PlacedPod> pods);
+  void Reinstate(WorkloadId id, std::vector<PlacedPod> pods);
   bool FitsNow(WorkloadId id, const std::vector<int32_t>& combo);
   bool TryPreempt(WorkloadId id, const std::vector<int32_t>& combo, double now,
                   std::vector<Decision>& out);
@@ -757,7 +758,7 @@ std::vector<PlacedPod> SchedulerImpl::Evict(WorkloadId id) {
   return pods;
 }
 
-void SchedulerImpl::Restore(WorkloadId id, std::vector<PlacedPod> pods) {
+void SchedulerImpl::Reinstate(WorkloadId id, std::vector<PlacedPod> pods) {
   WorkloadRec& rec = recs_[id];
   for (auto& p : pods) {
     const Resources& req = model_.workloads[id].pod_sets[p.placement.pod_set].requests;
@@ -781,6 +782,127 @@ void SchedulerImpl::Finish(WorkloadId id, double now) {
   st.state = WorkloadState::kFinished;
   st.reason.clear();
   st.pods.clear();
+}
+
+absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pods, double now) {
+  if (id < 0 || id >= num_workloads()) return absl::InvalidArgumentError("no such workload");
+  const Workload& w = model_.workloads[id];
+  WorkloadStatus& st = status_[id];
+  WorkloadRec& rec = recs_[id];
+  if (st.state != WorkloadState::kInactive && st.state != WorkloadState::kPending)
+    return absl::FailedPreconditionError(
+        fmt::format("{} is {}: only a workload not yet admitted can be restored", w.Key(),
+                    WorkloadStateName(st.state)));
+  if (pods.empty()) return absl::InvalidArgumentError(fmt::format("{}: no pods", w.Key()));
+  // Check everything before changing anything.
+  std::vector<Resources> want(model_.nodes.size());
+  std::vector<int32_t> per_set(w.pod_sets.size(), 0);
+  for (const PodPlacement& p : pods) {
+    if (p.pod_set < 0 || p.pod_set >= static_cast<int32_t>(w.pod_sets.size()))
+      return absl::InvalidArgumentError(fmt::format("{}: no pod set {}", w.Key(), p.pod_set));
+    if (p.node < 0 || p.node >= static_cast<NodeId>(model_.nodes.size()))
+      return absl::InvalidArgumentError(fmt::format("{}: no node {}", w.Key(), p.node));
+    const PodSet& set = w.pod_sets[p.pod_set];
+    if (++per_set[p.pod_set] > set.count)
+      return absl::InvalidArgumentError(
+          fmt::format("{}: more pods than pod set {} has", w.Key(), set.name));
+    want[p.node] += set.requests;
+    if (!p.gpus.empty() && static_cast<int64_t>(p.gpus.size()) != set.requests[kGpu])
+      return absl::InvalidArgumentError(fmt::format("{}: {} GPU indices for a pod asking {}",
+                                                    w.Key(), p.gpus.size(), set.requests[kGpu]));
+    const int32_t* owners = cluster_->gpu_owners(p.node);
+    for (int32_t g : p.gpus) {
+      if (g < 0 || g >= model_.nodes[p.node].gpu_count() || owners[g] >= 0)
+        return absl::FailedPreconditionError(fmt::format("{}: GPU {} of node {} is not free",
+                                                         w.Key(), g, model_.nodes[p.node].name));
+    }
+  }
+  for (size_t n = 0; n < want.size(); ++n) {
+    if (!want[n].FitsIn(cluster_->free(static_cast<NodeId>(n))))
+      return absl::FailedPreconditionError(
+          fmt::format("{}: node {} has {} free, the pods need {}", w.Key(), model_.nodes[n].name,
+                      cluster_->free(static_cast<NodeId>(n)).ToString(), want[n].ToString()));
+  }
+  // The flavor combination: the first one whose flavors' node labels hold on every node used.
+  std::vector<int32_t> combo;
+  if (rec.cq >= 0) {
+    if (!rec.unresolved.empty())
+      return absl::FailedPreconditionError(fmt::format("{}: {}", w.Key(), rec.unresolved));
+    bool found = false;
+    for (const auto& c : rec.combos) {
+      bool ok = true;
+      const ResolvedQueue& q = queues_[rec.cq];
+      for (const PodPlacement& p : pods) {
+        for (size_t g = 0; g < c.size() && ok; ++g) {
+          if (c[g] < 0) continue;
+          ok = MatchesNodeSelector(model_.flavors[q.groups[g].flavors[c[g]]].node_labels,
+                                   model_.nodes[p.node].labels);
+        }
+        if (!ok) break;
+      }
+      if (ok) {
+        combo = c;
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      return absl::FailedPreconditionError(
+          fmt::format("{}: no flavor of ClusterQueue {} matches the nodes its pods run on", w.Key(),
+                      model_.cluster_queues[rec.cq].name));
+    std::vector<std::pair<FlavorResource, int64_t>> total;
+    for (const PodPlacement& p : pods)
+      for (const auto& fq : QuotaFor(id, combo, w.pod_sets[p.pod_set].requests))
+        total.push_back(fq);
+    std::sort(total.begin(), total.end());
+    std::vector<std::pair<FlavorResource, int64_t>> merged;
+    for (const auto& [fr, q] : total) {
+      if (!merged.empty() && merged.back().first == fr) {
+        merged.back().second += q;
+      } else {
+        merged.emplace_back(fr, q);
+      }
+    }
+    if (!QuotaFits(rec.cq, merged))
+      return absl::FailedPreconditionError(
+          fmt::format("{}: running pods exceed what ClusterQueue {} may use: {}", w.Key(),
+                      model_.cluster_queues[rec.cq].name, QuotaReason(id, merged)));
+  }
+  if (st.state == WorkloadState::kPending) Dequeue(id);
+  if (st.state == WorkloadState::kInactive) {
+    st.created = now;
+    st.cluster_queue = rec.cq;
+  }
+  for (const PodPlacement& p : pods) {
+    const Resources& req = w.pod_sets[p.pod_set].requests;
+    PlacedPod pp;
+    pp.placement.pod_set = p.pod_set;
+    pp.placement.index = rec.placed_per_set[p.pod_set]++;
+    pp.placement.node = p.node;
+    if (p.gpus.empty()) {
+      pp.placement.gpus = cluster_->Assign(p.node, req, id);
+    } else {
+      pp.placement.gpus = p.gpus;
+      cluster_->AssignExact(p.node, req, p.gpus, id);
+    }
+    pp.quota = QuotaFor(id, combo, req);
+    for (const auto& [fr, q] : pp.quota) quota_->AddUsage(rec.cq, fr, q);
+    rec.gpus_placed += req[kGpu];
+    rec.placed.push_back(std::move(pp));
+  }
+  rec.chosen = combo;
+  st.state = WorkloadState::kAdmitted;
+  st.reason.clear();
+  st.admitted_at = now;
+  st.pods.clear();
+  for (const auto& p : rec.placed) st.pods.push_back(p.placement);
+  st.flavors.clear();
+  for (size_t g = 0; g < combo.size(); ++g)
+    st.flavors.push_back(combo[g] < 0 ? -1 : queues_[rec.cq].groups[g].flavors[combo[g]]);
+  if (static_cast<int>(rec.placed.size()) < w.TotalPods()) partial_.insert(id);
+  if (rec.cq >= 0) admitted_by_cq_[rec.cq].insert(id);
+  ++admit_epoch_;
+  return absl::OkStatus();
 }
 
 void SchedulerImpl::Admit(WorkloadId id, const std::vector<int32_t>& combo, double now,
@@ -1031,13 +1153,13 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
     }
   }
   if (!fits) {
-    for (auto it = removed.rbegin(); it != removed.rend(); ++it) Restore(it->first, it->second);
+    for (auto it = removed.rbegin(); it != removed.rend(); ++it) Reinstate(it->first, it->second);
     release_epoch_ = epoch;
     return false;
   }
   // Keep the set minimal: give back every victim the preemptor can do without.
   for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
-    Restore(removed[i].first, removed[i].second);
+    Reinstate(removed[i].first, removed[i].second);
     if (FitsNow(id, combo)) {
       removed.erase(removed.begin() + i);
     } else {

@@ -81,8 +81,18 @@ class Scheduler {
   virtual WorkloadId AddWorkload(Workload w) = 0;
   // The workload arrives at time `now` and waits in its queue.
   virtual void Submit(WorkloadId id, double now) = 0;
-  // An admitted workload completed; its pods and quota are released.
+  // The workload completed or was deleted, in any state: an admitted one releases its pods and
+  // quota, a pending one leaves its queue.
   virtual void Finish(WorkloadId id, double now) = 0;
+  // Marks a not-yet-admitted workload as admitted at placements that already exist (pods bound
+  // before a restart, or by another scheduler). Charges node resources, the given GPU devices
+  // (or the lowest free ones when a placement lists none) and the quota of the first flavor
+  // combination whose node labels hold on every node used. Nothing changes on error:
+  // InvalidArgument for placements that do not match the workload, FailedPrecondition when a
+  // node, device or the quota cannot hold them. Pods beyond those restored are placed by later
+  // cycles (kScaleUp), as for any workload admitted with fewer than all its pods.
+  [[nodiscard]] virtual absl::Status Restore(WorkloadId id, std::vector<PodPlacement> pods,
+                                             double now) = 0;
   // One scheduling pass over every pending workload.
   virtual std::vector<Decision> RunCycle(double now) = 0;
 

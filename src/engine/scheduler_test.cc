@@ -338,3 +338,54 @@ TEST(SchedulerTest, FairSharingAdmitsTheQueueWithTheLowerShareFirst) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(SchedulerRestoreTest, RestoredPodsHoldCapacityGpusAndQuota) {
+  Model m = MakeModel({MakeNode("n1", 8)}, {CQ("cq").Gpus("gpu", 8).Obj()});
+  m.workloads.push_back(WL("running").Queue("cq").Pods(2, 2).Obj());
+  m.workloads.push_back(WL("next").Queue("cq").Pods(1, 6).Obj());
+  auto s = Start(m);
+  ASSERT_TRUE(s->Restore(0, {{0, 0, 0, {6, 7}}, {0, 1, 0, {}}}, 0).ok());
+  EXPECT_EQ(State(*s, 0), WorkloadState::kAdmitted);
+  EXPECT_EQ(s->status(0).pods[0].gpus, (std::vector<int32_t>{6, 7}));
+  EXPECT_EQ(s->status(0).pods[1].gpus, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(s->gpus_allocated(), 4);
+  auto d = SubmitAll(*s);
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(State(*s, 1), WorkloadState::kPending);  // 4 of 8 GPUs of quota used
+  s->Finish(0, 5);
+  d = s->RunCycle(5);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(State(*s, 1), WorkloadState::kAdmitted);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+TEST(SchedulerRestoreTest, RefusesWhatDoesNotFitAndChangesNothing) {
+  Model m = MakeModel({MakeNode("n1", 4)}, {CQ("cq").Gpus("gpu", 8).Obj()});
+  m.workloads.push_back(WL("a").Queue("cq").Pods(1, 2).Obj());
+  m.workloads.push_back(WL("b").Queue("cq").Pods(2, 2).Obj());
+  auto s = Start(m);
+  ASSERT_TRUE(s->Restore(0, {{0, 0, 0, {0, 1}}}, 0).ok());
+  // GPU 1 is taken.
+  EXPECT_EQ(s->Restore(1, {{0, 0, 0, {1, 2}}}, 0).code(), absl::StatusCode::kFailedPrecondition);
+  // Two pods of 2 GPUs on a node with 2 free.
+  EXPECT_EQ(s->Restore(1, {{0, 0, 0, {}}, {0, 1, 0, {}}}, 0).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->Restore(1, {{3, 0, 0, {}}}, 0).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->Restore(0, {{0, 0, 0, {}}}, 0).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(State(*s, 1), WorkloadState::kInactive);
+  EXPECT_EQ(s->gpus_allocated(), 2);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+  // A partial restore: the remaining pod is placed by the next cycle.
+  ASSERT_TRUE(s->Restore(1, {{0, 0, 0, {2, 3}}}, 0).ok());
+  s->Finish(0, 1);
+  auto d = s->RunCycle(1);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].type, Decision::Type::kScaleUp);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+}  // namespace
+}  // namespace tessera
