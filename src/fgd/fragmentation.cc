@@ -1,0 +1,195 @@
+#include "fgd/fragmentation.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace tessera::fgd {
+namespace {
+
+// The simulator's CanNodeHostPodOnGpuMemory.
+bool EnoughGpus(const NodeGpuState& node, const TypicalPod& pod) {
+  int needed = pod.num_gpu;
+  for (int i = 0; i < node.num_gpus; ++i) {
+    if (node.gpu_free_milli[static_cast<size_t>(i)] >= pod.gpu_milli && --needed <= 0) return true;
+  }
+  return false;
+}
+
+// Milli of the GPUs that each have less than the pod's per-GPU request.
+int64_t MilliBelow(const NodeGpuState& node, int32_t gpu_milli) {
+  int64_t sum = 0;
+  for (int i = 0; i < node.num_gpus; ++i) {
+    const int32_t free = node.gpu_free_milli[static_cast<size_t>(i)];
+    if (free < gpu_milli) sum += free;
+  }
+  return sum;
+}
+
+using ShapeKey = std::tuple<int64_t, int32_t, int32_t, std::string>;  // cpu, milli, count, spec
+
+}  // namespace
+
+std::vector<TypicalPod> BuildTypicalPods(std::span<const PodShape> pods,
+                                         const TypicalPodOptions& options) {
+  struct Group {
+    double count = 0;
+    int64_t mem_mib = 0;
+    ModelMask models = 0;
+  };
+  std::map<ShapeKey, Group> groups;
+  double total = 0;
+  for (const PodShape& pod : pods) {
+    if (!options.include_cpu_pods && pod.num_gpu == 0) continue;
+    double weighted = 1;
+    if (options.gpu_res_weight > 0 && pod.gpu_milli == kMilliPerGpu) {
+      weighted = 1 + pod.num_gpu * options.gpu_res_weight;
+    }
+    Group& g = groups[ShapeKey{EffectiveCpuMilli(pod.cpu_milli), pod.gpu_milli, pod.num_gpu,
+                               pod.model_spec}];
+    if (g.count == 0) {
+      g.mem_mib = pod.mem_mib;
+      g.models = pod.models;
+    }
+    g.count += weighted;
+    total += weighted;
+  }
+  if (groups.empty()) return {};
+
+  std::vector<TypicalPod> list;
+  list.reserve(groups.size());
+  for (const auto& [key, g] : groups) {
+    TypicalPod t;
+    std::tie(t.cpu_milli, t.gpu_milli, t.num_gpu, t.model_spec) = key;
+    t.mem_mib = g.mem_mib;
+    t.models = g.models;
+    t.weight = g.count;
+    list.push_back(std::move(t));
+  }
+  // Most popular first; the simulator sorts by sort.Reverse of (count, cpu, milli, count, spec),
+  // so equal counts put the larger shape first.
+  std::sort(list.begin(), list.end(), [](const TypicalPod& a, const TypicalPod& b) {
+    if (a.weight != b.weight) return a.weight > b.weight;
+    return std::tie(a.cpu_milli, a.gpu_milli, a.num_gpu, a.model_spec) >
+           std::tie(b.cpu_milli, b.gpu_milli, b.num_gpu, b.model_spec);
+  });
+
+  // Take shapes `increase_step` at a time until their pods reach the threshold.
+  const double threshold = std::min(options.popularity_threshold_percent, 100.0);
+  const double expected = threshold * total / 100.0;
+  const size_t step = static_cast<size_t>(std::max(options.increase_step, 1));
+  size_t taken = 0;
+  size_t limit = 0;
+  double cumulated = 0;
+  while (cumulated < expected && taken < list.size()) {
+    limit += step;
+    for (; taken < limit && taken < list.size(); ++taken) {
+      cumulated += list[taken].weight;
+      list[taken].weight /= total;
+    }
+  }
+  if (taken >= list.size()) return list;
+  list.resize(taken);
+  for (TypicalPod& t : list) t.weight /= cumulated / total;
+  return list;
+}
+
+FragBreakdown NodeFragBreakdown(const NodeGpuState& node, std::span<const TypicalPod> typical) {
+  FragBreakdown out;
+  const double idle = static_cast<double>(node.IdleGpuMilli());
+  for (const TypicalPod& pod : typical) {
+    if (pod.weight < 0 || pod.weight > 1) continue;  // the simulator skips bad frequencies
+    const bool cpu_fits = node.cpu_free_milli >= pod.cpu_milli;
+    if (pod.gpu_milli == 0) {
+      (cpu_fits ? out.xl_satisfied : out.xr_lack_cpu) += pod.weight * idle;
+    } else if (!ModelAllowed(pod.models, node.gpu_model)) {
+      out.no_access += pod.weight * idle;
+    } else if (EnoughGpus(node, pod)) {
+      if (cpu_fits) {
+        const double below = static_cast<double>(MilliBelow(node, pod.gpu_milli));
+        out.q2_lack_gpu += pod.weight * below;
+        out.q3_satisfied += pod.weight * (idle - below);
+      } else {
+        out.q4_lack_cpu += pod.weight * idle;
+      }
+    } else {
+      (cpu_fits ? out.q2_lack_gpu : out.q1_lack_both) += pod.weight * idle;
+    }
+  }
+  return out;
+}
+
+double NodeFragmentedGpuMilli(const NodeGpuState& node, std::span<const TypicalPod> typical) {
+  return NodeFragBreakdown(node, typical).Fragmented();
+}
+
+FragmentationMeasure::FragmentationMeasure(std::span<const TypicalPod> typical)
+    : typical_(typical.begin(), typical.end()) {
+  for (const TypicalPod& pod : typical_) {
+    if (pod.weight < 0 || pod.weight > 1) continue;
+    if (pod.gpu_milli == 0) {
+      cpu_only_weight_ += pod.weight;
+      continue;
+    }
+    auto it = std::find(thresholds_.begin(), thresholds_.end(), pod.gpu_milli);
+    if (it == thresholds_.end()) it = thresholds_.insert(thresholds_.end(), pod.gpu_milli);
+    gpu_shapes_.push_back(GpuShape{pod.cpu_milli, pod.models, pod.weight, pod.num_gpu,
+                                   static_cast<int32_t>(it - thresholds_.begin())});
+  }
+}
+
+double FragmentationMeasure::Evaluate(int64_t cpu_free_milli, int32_t gpu_model,
+                                      const int32_t* gpu_free_milli, int num_gpus) const {
+  int64_t idle_milli = 0;
+  for (int i = 0; i < num_gpus; ++i) idle_milli += gpu_free_milli[i];
+  if (idle_milli == 0) return 0;  // every term is a part of the idle milli
+  const double idle = static_cast<double>(idle_milli);
+
+  // Per distinct per-GPU request: how many GPUs reach it and the milli of those that do not.
+  constexpr size_t kMaxThresholds = 64;
+  int32_t count_at[kMaxThresholds];
+  double below_at[kMaxThresholds];
+  const size_t n_thresholds = std::min(thresholds_.size(), kMaxThresholds);
+  for (size_t t = 0; t < n_thresholds; ++t) {
+    const int32_t need = thresholds_[t];
+    int32_t count = 0;
+    int64_t below = 0;
+    for (int i = 0; i < num_gpus; ++i) {
+      const int32_t free = gpu_free_milli[i];
+      const bool reaches = free >= need;
+      count += reaches;
+      below += reaches ? 0 : free;
+    }
+    count_at[t] = count;
+    below_at[t] = static_cast<double>(below);
+  }
+
+  double frag = cpu_only_weight_ * idle;
+  for (const GpuShape& s : gpu_shapes_) {
+    double part = idle;
+    if (static_cast<size_t>(s.threshold) < n_thresholds) {
+      const bool fits = ModelAllowed(s.models, gpu_model) && cpu_free_milli >= s.cpu_milli &&
+                        count_at[s.threshold] >= s.num_gpu;
+      if (fits) part = below_at[s.threshold];
+    } else {
+      // More distinct requests than the fast table holds: count this one directly.
+      int32_t count = 0;
+      int64_t below = 0;
+      for (int i = 0; i < num_gpus; ++i) {
+        if (gpu_free_milli[i] >= thresholds_[static_cast<size_t>(s.threshold)]) {
+          ++count;
+        } else {
+          below += gpu_free_milli[i];
+        }
+      }
+      if (ModelAllowed(s.models, gpu_model) && cpu_free_milli >= s.cpu_milli &&
+          count >= s.num_gpu) {
+        part = static_cast<double>(below);
+      }
+    }
+    frag += s.weight * part;
+  }
+  return frag;
+}
+
+}  // namespace tessera::fgd
