@@ -12,9 +12,12 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "engine/cluster_state.h"
@@ -59,6 +62,27 @@ struct ResolvedQueue {
   int tree_node = -1;
 };
 
+using Need = std::vector<std::pair<FlavorResource, int64_t>>;
+
+// One piece of a pending workload's reason, kept as numbers and formatted only when someone
+// reads the status: a backlog retried every cycle would otherwise spend most of the cycle
+// formatting messages nobody reads.
+struct ReasonPart {
+  bool quota = false;  // a quota shortfall (the numbers below); else `text`
+  FlavorResource fr = 0;
+  int64_t amount = 0, usage = 0, nominal = 0, avail = 0, borrowing_limit = 0;
+  std::string text;
+};
+
+// Where a pending workload waits between attempts.
+enum class Parked : int8_t {
+  kNo,     // in its queue's pending set (or not pending at all)
+  kQuota,  // failed only on quota, one flavor combination: woken when its ClusterQueue could
+           // give it `park_need` of `park_fr` (a release in its cohort tree)
+  kOther,  // woken by epochs: any release (placement), or an admission in its cohort tree
+           // (it may preempt)
+};
+
 // One pod placed, with what it took (needed to release it).
 struct PlacedPod {
   PodPlacement placement;
@@ -72,13 +96,22 @@ struct WorkloadRec {
   std::string unresolved;                    // a missing reference: pending with this reason
   std::vector<int32_t> groups_touched;       // resource groups any pod set requests from
   std::vector<std::vector<int32_t>> combos;  // flavor combinations, computed once at Resolve
-  int64_t gpus_placed = 0;                   // GPUs held by placed pods (victim ordering)
-  std::vector<int32_t> chosen;               // flavor per group (index into the queue's groups)
+  std::vector<Need> min_need;   // per combo: quota for minCount pods, nothing placed (at Resolve)
+  int64_t gpus_placed = 0;      // GPUs held by placed pods (victim ordering)
+  std::vector<int32_t> chosen;  // flavor per group (index into the queue's groups)
   std::vector<PlacedPod> placed;
   std::vector<int32_t> placed_per_set;
   // Skip a retry while nothing that could help has happened since the last failure.
   int64_t failed_release_epoch = -1;
   int64_t failed_admit_epoch = -1;
+  bool failed_on_placement = false;  // some combination had quota but no placement
+  Parked parked = Parked::kNo;
+  FlavorResource park_fr = 0;
+  int64_t park_need = 0;
+  int32_t park_pos = -1;  // index in other_parked_
+  // The pending reason, formatted lazily by status().
+  std::vector<ReasonPart> why;
+  mutable bool reason_stale = false;
 };
 
 // A tentative placement log: placements made since a mark can be rolled back.
@@ -99,7 +132,13 @@ class SchedulerImpl : public Scheduler {
   void Finish(WorkloadId id, double now) override;
   absl::Status Restore(WorkloadId id, std::vector<PodPlacement> pods, double now) override;
   std::vector<Decision> RunCycle(double now) override;
-  const WorkloadStatus& status(WorkloadId id) const override { return status_[id]; }
+  const WorkloadStatus& status(WorkloadId id) const override {
+    if (recs_[id].reason_stale) {
+      status_[id].reason = FormatReason(id);
+      recs_[id].reason_stale = false;
+    }
+    return status_[id];
+  }
   int32_t num_workloads() const override { return static_cast<int32_t>(status_.size()); }
   const CycleStats& stats() const override { return stats_; }
   int64_t gpus_total() const override { return cluster_->total_gpus(); }
@@ -120,11 +159,14 @@ class SchedulerImpl : public Scheduler {
   std::vector<std::pair<FlavorResource, int64_t>> QuotaFor(WorkloadId id,
                                                            const std::vector<int32_t>& combo,
                                                            const Resources& req) const;
-  std::vector<std::pair<FlavorResource, int64_t>> MinQuotaNeed(
-      WorkloadId id, const std::vector<int32_t>& combo) const;
+  // Quota for the pods still missing from minCount. The reference is valid until the next call.
+  const Need& MinQuotaNeed(WorkloadId id, const std::vector<int32_t>& combo) const;
+  Need ComputeMinQuotaNeed(WorkloadId id, const std::vector<int32_t>& combo) const;
   bool QuotaFits(int32_t cq, const std::vector<std::pair<FlavorResource, int64_t>>& need) const;
-  std::string QuotaReason(WorkloadId id,
-                          const std::vector<std::pair<FlavorResource, int64_t>>& need) const;
+  // The first resource of `need` the queue cannot give now, with the numbers for a message.
+  std::optional<ReasonPart> QuotaShortfall(WorkloadId id, const Need& need) const;
+  std::string FormatQuotaPart(WorkloadId id, const ReasonPart& part) const;
+  std::string FormatReason(WorkloadId id) const;
 
   // --- placement
   int PoolFor(WorkloadId id, const std::vector<int32_t>& combo) const;
@@ -161,7 +203,25 @@ class SchedulerImpl : public Scheduler {
 
   void SetPending(WorkloadId id, std::string reason);
   void Enqueue(WorkloadId id);
+  // Takes a pending workload out of wherever it waits (queue or parking).
   void Dequeue(WorkloadId id);
+  // After a failed attempt: out of the queue until something could help (not for StrictFIFO
+  // queues, whose head blocks the queue).
+  void Park(WorkloadId id);
+  void Unpark(WorkloadId id);
+  // Moves parked workloads that could now be admitted back into their queues.
+  void WakeParked();
+  // The rounds of one pass; returns true when a workload woken for quota failed for another
+  // reason (the quota it was woken for may serve another parked workload: wake again).
+  bool Rounds(double now, std::vector<Decision>& out);
+  void MarkRootReleased(int32_t cq) {
+    if (cq < 0) return;
+    int root = quota_->root(cq);
+    if (!root_dirty_[root]) {
+      root_dirty_[root] = true;
+      dirty_roots_.push_back(root);
+    }
+  }
 
   Model model_;
   std::unique_ptr<NodeScorer> scorer_;
@@ -177,7 +237,7 @@ class SchedulerImpl : public Scheduler {
   int32_t default_priority_ = 0;
   bool default_preempt_never_ = false;
 
-  std::vector<WorkloadStatus> status_;
+  mutable std::vector<WorkloadStatus> status_;  // reasons formatted lazily
   std::vector<WorkloadRec> recs_;
   std::vector<absl::btree_set<QueueKey>> pending_;  // per queue index
   std::vector<WorkloadId> rejected_unreported_;
@@ -187,6 +247,13 @@ class SchedulerImpl : public Scheduler {
   std::vector<UndoEntry> undo_;
   int64_t release_epoch_ = 0;
   int64_t admit_epoch_ = 0;
+  // Parking: per ClusterQueue, (flavor-resource, amount needed) -> the workloads in queue order.
+  std::vector<absl::btree_map<std::pair<FlavorResource, int64_t>, absl::btree_set<QueueKey>>>
+      quota_parked_;
+  std::vector<WorkloadId> other_parked_;
+  std::vector<bool> root_dirty_;  // a release in this quota tree since the last wake
+  std::vector<int32_t> dirty_roots_;
+  std::vector<WorkloadId> woken_for_quota_;  // this pass
   CycleStats stats_;
 };
 
@@ -278,6 +345,8 @@ absl::Status SchedulerImpl::Init() {
   }
   cluster_ = std::make_unique<ClusterState>(model_.nodes, pools_);
   pending_.resize(num_cqs + 1);
+  quota_parked_.resize(num_cqs);
+  root_dirty_.assign(quota_->num_nodes(), false);
   admitted_by_cq_.resize(num_cqs);
   cqs_by_root_.resize(quota_->num_nodes());
   for (int i = 0; i < num_cqs; ++i) cqs_by_root_[quota_->root(i)].push_back(i);
@@ -360,6 +429,8 @@ void SchedulerImpl::Resolve(WorkloadId id) {
   }
   rec.placed_per_set.assign(w.pod_sets.size(), 0);
   rec.combos = FlavorCombos(id);
+  rec.min_need.clear();
+  for (const auto& combo : rec.combos) rec.min_need.push_back(ComputeMinQuotaNeed(id, combo));
 }
 
 std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
@@ -471,19 +542,39 @@ std::vector<std::pair<FlavorResource, int64_t>> SchedulerImpl::QuotaFor(
   return out;
 }
 
-std::vector<std::pair<FlavorResource, int64_t>> SchedulerImpl::MinQuotaNeed(
-    WorkloadId id, const std::vector<int32_t>& combo) const {
+const Need& SchedulerImpl::MinQuotaNeed(WorkloadId id, const std::vector<int32_t>& combo) const {
+  const WorkloadRec& rec = recs_[id];
+  // Nothing placed (every pending workload): the need computed at Resolve.
+  if (rec.placed.empty() && rec.min_need.size() == rec.combos.size()) {
+    for (size_t i = 0; i < rec.combos.size(); ++i)
+      if (&rec.combos[i] == &combo || rec.combos[i] == combo) return rec.min_need[i];
+  }
+  static thread_local Need scratch;
+  scratch = ComputeMinQuotaNeed(id, combo);
+  return scratch;
+}
+
+Need SchedulerImpl::ComputeMinQuotaNeed(WorkloadId id, const std::vector<int32_t>& combo) const {
   const Workload& w = model_.workloads[id];
   const WorkloadRec& rec = recs_[id];
-  std::map<FlavorResource, int64_t> sum;
+  Need sum;
   int remaining = w.MinPods();
   for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
     int need = std::max(0, std::min(w.pod_sets[ps].count, remaining) - rec.placed_per_set[ps]);
     remaining -= w.pod_sets[ps].count;
     if (need <= 0) continue;
-    for (const auto& [fr, q] : QuotaFor(id, combo, w.pod_sets[ps].requests)) sum[fr] += q * need;
+    for (const auto& [fr, q] : QuotaFor(id, combo, w.pod_sets[ps].requests)) {
+      auto it =
+          std::find_if(sum.begin(), sum.end(), [fr = fr](const auto& e) { return e.first == fr; });
+      if (it == sum.end()) {
+        sum.emplace_back(fr, q * need);
+      } else {
+        it->second += q * need;
+      }
+    }
   }
-  return {sum.begin(), sum.end()};
+  std::sort(sum.begin(), sum.end());
+  return sum;
 }
 
 bool SchedulerImpl::QuotaFits(int32_t cq,
@@ -494,22 +585,48 @@ bool SchedulerImpl::QuotaFits(int32_t cq,
   return true;
 }
 
-std::string SchedulerImpl::QuotaReason(
-    WorkloadId id, const std::vector<std::pair<FlavorResource, int64_t>>& need) const {
+std::optional<ReasonPart> SchedulerImpl::QuotaShortfall(WorkloadId id, const Need& need) const {
   int32_t cq = recs_[id].cq;
-  const ClusterQueue& q = model_.cluster_queues[cq];
   for (const auto& [fr, amount] : need) {
     int64_t avail = quota_->Available(cq, fr);
     if (amount <= avail) continue;
+    ReasonPart p;
+    p.quota = true;
+    p.fr = fr;
+    p.amount = amount;
+    p.avail = avail;
+    p.usage = quota_->usage(cq, fr);
+    p.nominal = quota_->nominal(cq, fr);
+    p.borrowing_limit = quota_->borrowing_limit(cq, fr);
+    return p;
+  }
+  return std::nullopt;
+}
+
+std::string SchedulerImpl::FormatReason(WorkloadId id) const {
+  std::string reason;
+  for (const ReasonPart& p : recs_[id].why) {
+    std::string r = p.quota ? FormatQuotaPart(id, p) : p.text;
+    if (reason.find(r) != std::string::npos) continue;
+    reason += (reason.empty() ? "" : "; ") + r;
+  }
+  return reason;
+}
+
+std::string SchedulerImpl::FormatQuotaPart(WorkloadId id, const ReasonPart& part) const {
+  int32_t cq = recs_[id].cq;
+  const ClusterQueue& q = model_.cluster_queues[cq];
+  {
+    const FlavorResource fr = part.fr;
+    const int64_t amount = part.amount, avail = part.avail, usage = part.usage,
+                  nominal = part.nominal;
     ResourceId r = ResourceOf(fr);
-    int64_t usage = quota_->usage(cq, fr);
-    int64_t nominal = quota_->nominal(cq, fr);
     std::string s =
         fmt::format("needs {} {} in flavor {}; ClusterQueue {} uses {} of nominal {}",
                     FormatQuantity(r, amount), ResourceName(r), model_.flavors[FlavorOf(fr)].name,
                     q.name, FormatQuantity(r, usage), FormatQuantity(r, nominal));
-    if (quota_->borrowing_limit(cq, fr) < kUnlimited)
-      s += fmt::format(" (borrowing limit {})", FormatQuantity(r, quota_->borrowing_limit(cq, fr)));
+    if (part.borrowing_limit < kUnlimited)
+      s += fmt::format(" (borrowing limit {})", FormatQuantity(r, part.borrowing_limit));
     if (!q.cohort.empty()) {
       int64_t own = std::max<int64_t>(0, nominal - usage);
       s += fmt::format(", cohort {} can lend {} more", q.cohort,
@@ -521,7 +638,6 @@ std::string SchedulerImpl::QuotaReason(
     }
     return s;
   }
-  return "quota";
 }
 
 int SchedulerImpl::PoolFor(WorkloadId id, const std::vector<int32_t>& combo) const {
@@ -707,6 +823,8 @@ std::vector<PodPlacement> SchedulerImpl::PlaceExtra(WorkloadId id) {
 void SchedulerImpl::SetPending(WorkloadId id, std::string reason) {
   status_[id].state = WorkloadState::kPending;
   status_[id].reason = std::move(reason);
+  recs_[id].why.clear();
+  recs_[id].reason_stale = false;
 }
 
 void SchedulerImpl::Enqueue(WorkloadId id) {
@@ -714,7 +832,99 @@ void SchedulerImpl::Enqueue(WorkloadId id) {
 }
 
 void SchedulerImpl::Dequeue(WorkloadId id) {
+  if (recs_[id].parked != Parked::kNo) {
+    Unpark(id);
+    return;
+  }
   pending_[queue_index(recs_[id].cq)].erase({-recs_[id].priority, status_[id].created, id});
+}
+
+void SchedulerImpl::Park(WorkloadId id) {
+  WorkloadRec& rec = recs_[id];
+  const QueueKey key{-rec.priority, status_[id].created, id};
+  pending_[queue_index(rec.cq)].erase(key);
+  const bool quota_only = rec.cq >= 0 && !rec.failed_on_placement && rec.combos.size() == 1 &&
+                          (!rec.can_preempt || !HasPreemptionPolicy(rec.cq));
+  std::optional<ReasonPart> shortfall;
+  if (quota_only) shortfall = QuotaShortfall(id, rec.min_need[0]);
+  if (shortfall) {
+    rec.parked = Parked::kQuota;
+    rec.park_fr = shortfall->fr;
+    rec.park_need = shortfall->amount;
+    quota_parked_[rec.cq][{rec.park_fr, rec.park_need}].insert(key);
+  } else {
+    rec.parked = Parked::kOther;
+    rec.park_pos = static_cast<int32_t>(other_parked_.size());
+    other_parked_.push_back(id);
+  }
+}
+
+void SchedulerImpl::Unpark(WorkloadId id) {
+  WorkloadRec& rec = recs_[id];
+  if (rec.parked == Parked::kQuota) {
+    auto& buckets = quota_parked_[rec.cq];
+    auto it = buckets.find({rec.park_fr, rec.park_need});
+    it->second.erase({-rec.priority, status_[id].created, id});
+    if (it->second.empty()) buckets.erase(it);
+  } else if (rec.parked == Parked::kOther) {
+    WorkloadId last = other_parked_.back();
+    other_parked_[rec.park_pos] = last;
+    recs_[last].park_pos = rec.park_pos;
+    other_parked_.pop_back();
+    rec.park_pos = -1;
+  }
+  rec.parked = Parked::kNo;
+}
+
+void SchedulerImpl::WakeParked() {
+  // Quota-parked: in each tree that released something, wake, queue by queue, the earliest
+  // parked workloads (in queue order) whose need the queue can give now, counting the need of
+  // those already woken against it. A woken workload that then fails for another reason sends
+  // the pass round again (Rounds' return), so quota is never left unused by a wrong guess.
+  for (int32_t root : dirty_roots_) {
+    root_dirty_[root] = false;
+    for (int32_t cq : cqs_by_root_[root]) {
+      auto& buckets = quota_parked_[cq];
+      constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+      // Erasing from a btree invalidates its iterators: every step looks up again.
+      for (auto fr_it = buckets.begin(); fr_it != buckets.end();) {
+        const FlavorResource fr = fr_it->first.first;
+        int64_t avail = quota_->Available(cq, fr);
+        while (true) {
+          std::optional<QueueKey> best;
+          int64_t best_need = 0;
+          for (auto it = buckets.lower_bound({fr, kMin});
+               it != buckets.end() && it->first.first == fr && it->first.second <= avail; ++it) {
+            if (!best || *it->second.begin() < *best) {
+              best = *it->second.begin();
+              best_need = it->first.second;
+            }
+          }
+          if (!best) break;
+          WorkloadId id = std::get<2>(*best);
+          avail -= best_need;
+          Unpark(id);
+          Enqueue(id);
+          woken_for_quota_.push_back(id);
+        }
+        fr_it = buckets.lower_bound({fr + 1, kMin});
+      }
+    }
+  }
+  dirty_roots_.clear();
+  // Other parked: woken when the epochs they wait on moved.
+  for (size_t i = 0; i < other_parked_.size();) {
+    WorkloadId id = other_parked_[i];
+    const WorkloadRec& rec = recs_[id];
+    bool stale = rec.failed_release_epoch == release_epoch_ &&
+                 (!rec.can_preempt || rec.failed_admit_epoch == admit_epoch_);
+    if (stale) {
+      ++i;
+      continue;
+    }
+    Unpark(id);  // swaps the last one into position i
+    Enqueue(id);
+  }
 }
 
 void SchedulerImpl::Submit(WorkloadId id, double now) {
@@ -755,6 +965,7 @@ std::vector<PlacedPod> SchedulerImpl::Evict(WorkloadId id) {
   std::vector<PlacedPod> pods = rec.placed;
   while (!rec.placed.empty()) UnplaceLast(id);
   ++release_epoch_;
+  MarkRootReleased(rec.cq);
   return pods;
 }
 
@@ -781,6 +992,8 @@ void SchedulerImpl::Finish(WorkloadId id, double now) {
   }
   st.state = WorkloadState::kFinished;
   st.reason.clear();
+  recs_[id].why.clear();
+  recs_[id].reason_stale = false;
   st.pods.clear();
 }
 
@@ -864,9 +1077,9 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
       }
     }
     if (!QuotaFits(rec.cq, merged))
-      return absl::FailedPreconditionError(
-          fmt::format("{}: running pods exceed what ClusterQueue {} may use: {}", w.Key(),
-                      model_.cluster_queues[rec.cq].name, QuotaReason(id, merged)));
+      return absl::FailedPreconditionError(fmt::format(
+          "{}: running pods exceed what ClusterQueue {} may use: {}", w.Key(),
+          model_.cluster_queues[rec.cq].name, FormatQuotaPart(id, *QuotaShortfall(id, merged))));
   }
   if (st.state == WorkloadState::kPending) Dequeue(id);
   if (st.state == WorkloadState::kInactive) {
@@ -893,6 +1106,8 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
   rec.chosen = combo;
   st.state = WorkloadState::kAdmitted;
   st.reason.clear();
+  recs_[id].why.clear();
+  recs_[id].reason_stale = false;
   st.admitted_at = now;
   st.pods.clear();
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);
@@ -914,6 +1129,8 @@ void SchedulerImpl::Admit(WorkloadId id, const std::vector<int32_t>& combo, doub
   Dequeue(id);
   st.state = WorkloadState::kAdmitted;
   st.reason.clear();
+  recs_[id].why.clear();
+  recs_[id].reason_stale = false;
   st.admitted_at = now;
   PlaceExtra(id);
   st.pods.clear();
@@ -950,33 +1167,40 @@ SchedulerImpl::Outcome SchedulerImpl::TryAdmit(WorkloadId id, double now,
   WorkloadRec& rec = recs_[id];
   ++stats_.attempts;
   const auto& combos = recs_[id].combos;
-  // Why each flavor combination failed, joined: the user sees every flavor that was tried.
-  std::string reason;
-  auto add_reason = [&](std::string r) {
-    if (reason.find(r) != std::string::npos) return;
-    reason += (reason.empty() ? "" : "; ") + r;
-  };
+  // Why each flavor combination failed, in order: the user sees every flavor that was tried.
+  std::vector<ReasonPart> why;
+  rec.failed_on_placement = false;
   for (const auto& combo : combos) {
-    auto need = MinQuotaNeed(id, combo);
-    if (!QuotaFits(rec.cq, need)) {
-      add_reason(QuotaReason(id, need));
-      continue;
+    const Need& need = MinQuotaNeed(id, combo);
+    if (rec.cq >= 0) {
+      if (auto shortfall = QuotaShortfall(id, need)) {
+        why.push_back(std::move(*shortfall));
+        continue;
+      }
     }
     undo_.clear();
     if (PlaceMin(id, combo, 0)) {
       Admit(id, combo, now, out);
       return Outcome::kAdmitted;
     }
-    add_reason((rec.cq >= 0 && !combo.empty() ? "quota fits, but " : "") +
-               PlacementReason(id, combo));
+    rec.failed_on_placement = true;
+    ReasonPart part;
+    part.text =
+        (rec.cq >= 0 && !combo.empty() ? "quota fits, but " : "") + PlacementReason(id, combo);
+    why.push_back(std::move(part));
   }
   if (rec.can_preempt && rec.cq >= 0 && HasPreemptionPolicy(rec.cq)) {
     for (const auto& combo : combos) {
       if (TryPreempt(id, combo, now, out)) return Outcome::kAdmitted;
     }
   }
-  if (combos.empty()) reason = "no flavor of the ClusterQueue is defined";
-  SetPending(id, reason);
+  if (combos.empty()) {
+    SetPending(id, "no flavor of the ClusterQueue is defined");
+  } else {
+    status_[id].state = WorkloadState::kPending;
+    rec.why = std::move(why);
+    rec.reason_stale = true;
+  }
   rec.failed_release_epoch = release_epoch_;
   rec.failed_admit_epoch = admit_epoch_;
   return Outcome::kPending;
@@ -992,7 +1216,7 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
   const WorkloadRec& rec = recs_[id];
   const ClusterQueue& cq = model_.cluster_queues[rec.cq];
   const PreemptionConfig& pc = cq.preemption;
-  auto need = MinQuotaNeed(id, combo);
+  const Need need = MinQuotaNeed(id, combo);
   // Would the preemptor borrow? Then, as in Kueue, it may only take from its own queue (or
   // from others under borrowWithinCohort).
   bool borrows = false;
@@ -1069,7 +1293,7 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
   WorkloadRec& rec = recs_[id];
   std::vector<WorkloadId> candidates = PreemptionCandidates(id, combo);
   if (candidates.empty()) return false;
-  auto need = MinQuotaNeed(id, combo);
+  const Need need = MinQuotaNeed(id, combo);
   // Cheap bound before any eviction: even every candidate gone must cover the quota gap and
   // the GPUs (one pool, all nodes; exact placement is checked later).
   {
@@ -1205,28 +1429,17 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
   return true;
 }
 
-std::vector<Decision> SchedulerImpl::RunCycle(double now) {
-  std::vector<Decision> out;
-  for (WorkloadId id : rejected_unreported_) {
-    Decision d;
-    d.type = Decision::Type::kReject;
-    d.workload = id;
-    d.reason = status_[id].reason;
-    out.push_back(std::move(d));
-  }
-  rejected_unreported_.clear();
-
-  // 1. Snapshot of every queue's order for this cycle.
+bool SchedulerImpl::Rounds(double now, std::vector<Decision>& out) {
+  // 1. Every queue is walked in its order (priority, then creation) from a cursor; workloads
+  //    that fail are parked, so a queue holds only what is worth trying.
   const int nq = static_cast<int>(pending_.size());
-  std::vector<std::vector<WorkloadId>> order(nq);
-  for (int q = 0; q < nq; ++q) {
-    order[q].reserve(pending_[q].size());
-    for (const auto& key : pending_[q]) order[q].push_back(std::get<2>(key));
-  }
-  std::vector<size_t> cursor(nq, 0);
+  std::vector<std::optional<QueueKey>> cursor(nq);
   std::vector<bool> blocked(nq, false);
   auto strict = [&](int q) {
     return q > 0 && model_.cluster_queues[q - 1].strategy == QueueingStrategy::kStrictFIFO;
+  };
+  auto next = [&](int q) {
+    return cursor[q] ? pending_[q].upper_bound(*cursor[q]) : pending_[q].begin();
   };
   // 2. Rounds: the next head of every queue, ordered by the QueueOrder plugin.
   std::vector<std::pair<HeadKey, int>> heads;
@@ -1234,20 +1447,16 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
     heads.clear();
     for (int q = 0; q < nq; ++q) {
       if (blocked[q]) continue;
-      while (cursor[q] < order[q].size()) {
-        WorkloadId id = order[q][cursor[q]];
-        if (status_[id].state != WorkloadState::kPending) {
-          ++cursor[q];
-          continue;
-        }
+      for (auto it = next(q); it != pending_[q].end(); it = next(q)) {
+        WorkloadId id = std::get<2>(*it);
         const WorkloadRec& rec = recs_[id];
-        bool stale = rec.failed_release_epoch == release_epoch_ &&
+        // Only a StrictFIFO queue keeps failed workloads in place: its head blocks the queue
+        // until something that could help has happened.
+        bool stale = strict(q) && rec.failed_release_epoch == release_epoch_ &&
                      (!rec.can_preempt || rec.failed_admit_epoch == admit_epoch_);
         if (stale) {
-          ++cursor[q];
-          if (strict(q)) blocked[q] = true;
-          if (blocked[q]) break;
-          continue;
+          blocked[q] = true;
+          break;
         }
         HeadKey key{rec.priority, status_[id].created, id, 0};
         if (order_->NeedsShare() && rec.cq >= 0) {
@@ -1263,12 +1472,44 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
               [&](const auto& a, const auto& b) { return order_->Less(a.first, b.first); });
     // 3./4. Admit (or preempt for) each head in order.
     for (const auto& [key, q] : heads) {
-      ++cursor[q];
+      cursor[q] = QueueKey{-key.priority, key.created, key.id};
       WorkloadId id = key.id;
-      if (status_[id].state != WorkloadState::kPending) continue;
+      if (status_[id].state != WorkloadState::kPending || recs_[id].parked != Parked::kNo) continue;
       Outcome o = TryAdmit(id, now, out);
-      if (o == Outcome::kPending && strict(q)) blocked[q] = true;
+      if (o != Outcome::kPending) continue;
+      if (strict(q)) {
+        blocked[q] = true;
+      } else {
+        Park(id);
+      }
     }
+  }
+  bool again = false;
+  for (WorkloadId id : woken_for_quota_) {
+    if (status_[id].state == WorkloadState::kPending && recs_[id].parked == Parked::kOther)
+      again = true;
+  }
+  woken_for_quota_.clear();
+  return again;
+}
+
+std::vector<Decision> SchedulerImpl::RunCycle(double now) {
+  std::vector<Decision> out;
+  for (WorkloadId id : rejected_unreported_) {
+    Decision d;
+    d.type = Decision::Type::kReject;
+    d.workload = id;
+    d.reason = status_[id].reason;
+    out.push_back(std::move(d));
+  }
+  rejected_unreported_.clear();
+
+  // Passes: wake what could now be admitted, then rounds over the queues. Another pass only
+  // when a workload woken for quota failed for another reason (bounded: each pass moves such
+  // workloads from quota parking to the other kind).
+  for (int pass = 0; pass < 64; ++pass) {
+    WakeParked();
+    if (!Rounds(now, out)) break;
   }
   // 5. Pods beyond minCount, for workloads admitted earlier.
   for (auto it = partial_.begin(); it != partial_.end();) {
