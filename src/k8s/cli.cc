@@ -1,17 +1,149 @@
-// Placeholder registration: the module's command is being written.
+// `tessera serve`: runs Tessera as a second scheduler of a Kubernetes cluster (docs/kubernetes.md).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <iostream>
+#include <thread>
 
 #include "cli/command.h"
+#include "fmt/format.h"
+#include "k8s/controller.h"
+#include "k8s/kube_client.h"
+#include "k8s/leader_election.h"
+#include "k8s/metrics.h"
+#include "spdlog/spdlog.h"
 
 namespace tessera::cli {
+namespace {
+
+std::atomic<int> g_signal{0};
+
+void OnSignal(int sig) { g_signal = sig; }
+
+struct ServeFlags {
+  std::string kubeconfig;
+  std::string context;
+  bool insecure = false;
+  std::string scheduler_name = "tessera";
+  std::string metrics_address = "0.0.0.0";
+  int metrics_port = 10259;
+  bool leader_elect = false;
+  std::string lease_namespace = "kube-system";
+  std::string lease_name = "tessera";
+  std::string identity;
+  int bind_workers = 16;
+  bool no_scheduled_events = false;
+  std::string log_level = "info";
+};
+
+int Serve(const ServeFlags& f) {
+  spdlog::set_level(spdlog::level::from_str(f.log_level));
+  absl::StatusOr<k8s::KubeConfig> config =
+      f.kubeconfig.empty() ? k8s::InClusterConfig() : k8s::LoadKubeconfig(f.kubeconfig, f.context);
+  if (!config.ok()) {
+    std::cerr << "tessera serve: " << config.status().message() << "\n";
+    return 1;
+  }
+  if (f.insecure) config->insecure_skip_tls_verify = true;
+  k8s::KubeClient client(*config);
+  auto version = client.Get("/version");
+  if (!version.ok() || version->status != 200) {
+    std::cerr << "tessera serve: cannot reach the API server at " << config->server << ": "
+              << (version.ok() ? fmt::format("HTTP {}", version->status)
+                               : std::string(version.status().message()))
+              << "\n";
+    return 1;
+  }
+  std::string identity = f.identity;
+  if (identity.empty()) {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    identity = fmt::format("{}_{}", host, getpid());
+  }
+
+  k8s::Metrics metrics;
+  k8s::ControllerOptions options;
+  options.scheduler_name = f.scheduler_name;
+  options.bind_workers = f.bind_workers;
+  options.scheduled_events = !f.no_scheduled_events;
+  options.instance = identity;
+  k8s::Controller controller(&client, options, &metrics);
+  std::atomic<bool> lost{false};
+  std::unique_ptr<k8s::LeaderElector> elector;
+  if (f.leader_elect) {
+    controller.SetActive(false);
+    k8s::LeaderElectionOptions le;
+    le.ns = f.lease_namespace;
+    le.name = f.lease_name;
+    le.identity = identity;
+    elector = std::make_unique<k8s::LeaderElector>(&client, le, [&](bool leader) {
+      controller.SetActive(leader);
+      if (!leader) lost = true;
+    });
+  }
+  k8s::MetricsServer server(
+      &metrics, [] { return true; },
+      [&] { return controller.synced() && (!elector || elector->is_leader()); });
+  if (f.metrics_port >= 0) {
+    int port = server.Start(f.metrics_address, f.metrics_port);
+    if (port < 0) {
+      std::cerr << fmt::format("tessera serve: cannot listen on {}:{}\n", f.metrics_address,
+                               f.metrics_port);
+      return 1;
+    }
+    spdlog::info("tessera: /metrics, /healthz, /readyz on {}:{}", f.metrics_address, port);
+  }
+
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  controller.Start();
+  if (elector) elector->Start();
+  spdlog::info("tessera: scheduling pods with schedulerName '{}' through {}", f.scheduler_name,
+               config->server);
+  while (g_signal == 0 && !lost) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Graceful: stop deciding, let binds in flight finish, then give the lease up.
+  spdlog::info("tessera: shutting down ({})", lost ? "lost the lease" : "signal");
+  controller.Stop();
+  if (elector) elector->Stop();
+  server.Stop();
+  return lost ? 1 : 0;
+}
+
+}  // namespace
 
 Command AddServeCommand(CLI::App& app) {
+  auto flags = std::make_shared<ServeFlags>();
   Command c;
-  c.app = app.add_subcommand("serve", "Schedule a Kubernetes cluster's pods through its API server (not built yet)");
-  c.run = [] {
-    std::cerr << "tessera: 'serve' is not built yet\n";
-    return 2;
-  };
+  c.app = app.add_subcommand(
+      "serve", "Schedule a Kubernetes cluster's pods (spec.schedulerName) through its API server");
+  CLI::App* s = c.app;
+  s->add_option("--kubeconfig", flags->kubeconfig,
+                "kubeconfig file (default: in-cluster service account credentials)");
+  s->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  s->add_flag("--insecure-skip-tls-verify", flags->insecure, "do not verify the server's cert");
+  s->add_option("--scheduler-name", flags->scheduler_name,
+                "pods with this spec.schedulerName are Tessera's")
+      ->capture_default_str();
+  s->add_option("--metrics-address", flags->metrics_address, "address of /metrics and probes")
+      ->capture_default_str();
+  s->add_option("--metrics-port", flags->metrics_port,
+                "port of /metrics, /healthz, /readyz (-1: none, 0: any free)")
+      ->capture_default_str();
+  s->add_flag("--leader-elect", flags->leader_elect,
+              "run with replicas: only the holder of a coordination.k8s.io Lease schedules");
+  s->add_option("--lease-namespace", flags->lease_namespace)->capture_default_str();
+  s->add_option("--lease-name", flags->lease_name)->capture_default_str();
+  s->add_option("--identity", flags->identity, "leader election identity (default host_pid)");
+  s->add_option("--bind-workers", flags->bind_workers, "binding requests in flight at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  s->add_flag("--no-scheduled-events", flags->no_scheduled_events,
+              "do not post a 'Scheduled' Event for every bound pod");
+  s->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  c.run = [flags] { return Serve(*flags); };
   return c;
 }
 

@@ -1,0 +1,66 @@
+// The Kubernetes backend of the engine: watches the API server, groups Tessera's pods into
+// workloads, runs engine cycles, and carries the decisions out through the API (pods/binding,
+// Eviction, pod conditions, Events, PodGroup and ClusterQueue status).
+//
+// One scheduling loop thread owns all state: informer threads only hand it events, writer pools
+// only hand it results. The engine is rebuilt from a fresh Model snapshot when nodes or queue
+// objects change (and after an API failure that leaves the engine's view in doubt), restoring
+// every workload whose pods are already bound, so that a restart or a resync never moves or
+// double-binds a pod.
+//
+// Thread-safety: Start/Stop/SetActive from one thread; the accessors are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "k8s/kube_client.h"
+#include "k8s/metrics.h"
+
+namespace tessera::k8s {
+
+struct ControllerOptions {
+  std::string scheduler_name = "tessera";  // spec.schedulerName of Tessera's pods
+  int bind_workers = 16;                   // pods/binding requests in flight at once
+  int status_workers = 4;                  // conditions, events, status writes in flight
+  bool scheduled_events = true;            // a "Scheduled" Event per bound pod
+  std::string instance = "tessera";        // reportingInstance of Events
+  double status_period_s = 1.0;            // PodGroup / ClusterQueue status and gauges
+  double min_rebuild_interval_s = 0.2;     // batches node/queue churn into one rebuild
+};
+
+struct ControllerSnapshot {
+  int64_t pods_bound = 0;  // binds this controller completed
+  int64_t pending_workloads = 0;
+  int64_t waiting_groups = 0;  // gangs whose pods do not all exist yet
+  int64_t engine_workloads = 0;
+  int64_t rebuilds = 0;
+  int64_t cycles = 0;
+  bool synced = false;
+  double decision_seconds = 0;  // total time in engine cycles and rebuilds
+};
+
+class Controller {
+ public:
+  Controller(KubeClient* client, ControllerOptions options, Metrics* metrics);
+  ~Controller();  // Stop()s
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Starts the informers and the scheduling loop.
+  void Start();
+  // Stops the loop, then waits for the binds and writes already in flight.
+  void Stop();
+  // Only an active controller (the leader) schedules; a passive one keeps its caches warm.
+  void SetActive(bool active);
+
+  bool synced() const;
+  ControllerSnapshot snapshot() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::k8s

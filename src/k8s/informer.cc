@@ -1,0 +1,195 @@
+#include "k8s/informer.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "fmt/format.h"
+#include "spdlog/spdlog.h"
+
+namespace tessera::k8s {
+
+Informer::Informer(KubeClient* client, std::string resource, std::string path, Handler handler,
+                   bool optional)
+    : client_(client),
+      resource_(std::move(resource)),
+      path_(std::move(path)),
+      handler_(std::move(handler)),
+      optional_(optional) {}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::Start() {
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Informer::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void Informer::Sleep(int ms) {
+  // In small steps so that Stop() is not held up by a long back-off.
+  for (int waited = 0; waited < ms && !stop_; waited += 20)
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20, ms - waited)));
+}
+
+bool Informer::List() {
+  std::vector<nlohmann::json> items;
+  std::string cont;
+  std::string rv;
+  do {
+    std::string path = fmt::format("{}{}limit=500", path_, Sep());
+    if (!cont.empty()) path += "&continue=" + UrlEncode(cont);
+    auto resp = client_->Get(path);
+    if (!resp.ok()) {
+      ++stats_.errors;
+      spdlog::warn("informer {}: list: {}", resource_, std::string(resp.status().message()));
+      return false;
+    }
+    if (resp->status == 410 && !cont.empty()) {
+      // The continue token expired: start the list over.
+      items.clear();
+      cont.clear();
+      continue;
+    }
+    if (resp->status != 200) {
+      ++stats_.errors;
+      if (optional_ && resp->status == 404) {
+        // The kind is not installed (a CRD not applied yet): it has no objects. Say so once, so
+        // that the consumer does not wait for it, and keep looking for it slowly.
+        if (!synced_) {
+          WatchEvent ev;
+          ev.type = WatchEvent::Type::kReplace;
+          ev.resource = resource_;
+          handler_(std::move(ev));
+          synced_ = true;
+          spdlog::info("informer {}: {} is not served (CRD not installed?); treating it as empty",
+                       resource_, path_);
+        }
+        return false;
+      }
+      spdlog::warn("informer {}: list: HTTP {}: {}", resource_, resp->status,
+                   resp->body.substr(0, 300));
+      return false;
+    }
+    auto doc = nlohmann::json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      ++stats_.errors;
+      spdlog::warn("informer {}: list: the answer is not JSON", resource_);
+      return false;
+    }
+    auto& md = doc["metadata"];
+    rv = md.value("resourceVersion", "");
+    cont = md.value("continue", "");
+    if (doc["items"].is_array())
+      for (auto& it : doc["items"]) items.push_back(std::move(it));
+  } while (!cont.empty() && !stop_);
+  if (stop_) return false;
+  ++stats_.lists;
+  rv_ = rv;
+  WatchEvent ev;
+  ev.type = WatchEvent::Type::kReplace;
+  ev.resource = resource_;
+  ev.objects = std::move(items);
+  handler_(std::move(ev));
+  synced_ = true;
+  return true;
+}
+
+Informer::WatchEnd Informer::Watch() {
+  ++stats_.watches;
+  // The server ends a watch after timeoutSeconds; we then simply re-watch from rv_. A little
+  // jitter keeps many informers from reconnecting in lock-step.
+  const std::string path =
+      fmt::format("{}{}watch=1&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}",
+                  path_, Sep(), UrlEncode(rv_), 240 + (std::hash<std::string>{}(resource_) % 60));
+  bool need_relist = false;
+  auto resp = client_->Stream(
+      path,
+      [&](std::string_view line) {
+        auto doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (doc.is_discarded() || !doc.is_object()) return true;
+        const std::string type = doc.value("type", "");
+        auto& obj = doc["object"];
+        if (type == "ERROR") {
+          // A Status object; 410 Gone: our resourceVersion is too old.
+          if (obj.value("code", 0) == 410) {
+            ++stats_.gone;
+            need_relist = true;
+          } else {
+            ++stats_.errors;
+            spdlog::warn("informer {}: watch error: {}", resource_, obj.dump().substr(0, 300));
+          }
+          return false;
+        }
+        if (obj.is_object() && obj["metadata"].is_object()) {
+          std::string rv = obj["metadata"].value("resourceVersion", "");
+          if (!rv.empty()) rv_ = rv;
+        }
+        if (type == "BOOKMARK") {
+          ++stats_.bookmarks;
+          return true;
+        }
+        WatchEvent ev;
+        ev.resource = resource_;
+        if (type == "ADDED")
+          ev.type = WatchEvent::Type::kAdded;
+        else if (type == "MODIFIED")
+          ev.type = WatchEvent::Type::kModified;
+        else if (type == "DELETED")
+          ev.type = WatchEvent::Type::kDeleted;
+        else
+          return true;
+        ++stats_.events;
+        ev.object = std::move(obj);
+        handler_(std::move(ev));
+        return true;
+      },
+      &stop_);
+  if (!resp.ok()) {
+    ++stats_.errors;
+    spdlog::debug("informer {}: {}", resource_, std::string(resp.status().message()));
+    return WatchEnd::kBackOff;
+  }
+  if (resp->status == 410) {
+    ++stats_.gone;
+    return WatchEnd::kRelist;
+  }
+  if (resp->status != 200) {
+    ++stats_.errors;
+    spdlog::warn("informer {}: watch: HTTP {}", resource_, resp->status);
+    return WatchEnd::kBackOff;
+  }
+  return need_relist ? WatchEnd::kRelist : WatchEnd::kRewatch;
+}
+
+void Informer::Run() {
+  int backoff_ms = 100;
+  bool listed = false;
+  while (!stop_) {
+    if (!listed) {
+      if (!List()) {
+        Sleep(optional_ ? std::max(backoff_ms, 2000) : backoff_ms);
+        backoff_ms = std::min(backoff_ms * 2, 5000);
+        continue;
+      }
+      listed = true;
+      backoff_ms = 100;
+    }
+    switch (Watch()) {
+      case WatchEnd::kRewatch:
+        backoff_ms = 100;
+        break;
+      case WatchEnd::kRelist:
+        listed = false;  // 410 Gone: relist at once
+        break;
+      case WatchEnd::kBackOff:
+        Sleep(backoff_ms);
+        backoff_ms = std::min(backoff_ms * 2, 5000);
+        break;
+    }
+  }
+}
+
+}  // namespace tessera::k8s

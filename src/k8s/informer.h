@@ -1,0 +1,81 @@
+// A list+watch informer for one resource: lists (paged), then watches from the list's
+// resourceVersion with bookmarks, re-watches from the last seen resourceVersion when the stream
+// ends, relists when the server answers 410 Gone (the version was compacted away), and backs off
+// exponentially (100 ms doubling to 5 s) while the server cannot be reached.
+//
+// Events go to a handler on the informer's own thread. A (re)list delivers one kReplace event
+// with every object, so that the consumer can drop what disappeared while it was not watching.
+//
+// Thread-safety: Start/Stop from one thread; the handler runs on the informer thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "k8s/kube_client.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::k8s {
+
+struct WatchEvent {
+  enum class Type { kAdded, kModified, kDeleted, kReplace };
+  Type type = Type::kAdded;
+  std::string resource;                 // the informer's name ("pods", "nodes", ...)
+  nlohmann::json object;                // kAdded/kModified/kDeleted
+  std::vector<nlohmann::json> objects;  // kReplace
+};
+
+struct InformerStats {
+  std::atomic<int64_t> lists{0};
+  std::atomic<int64_t> watches{0};
+  std::atomic<int64_t> gone{0};    // 410 answers that forced a relist
+  std::atomic<int64_t> errors{0};  // transport errors and unexpected statuses
+  std::atomic<int64_t> bookmarks{0};
+  std::atomic<int64_t> events{0};
+};
+
+class Informer {
+ public:
+  using Handler = std::function<void(WatchEvent)>;
+
+  // `path` is the collection's path, e.g. "/api/v1/pods" or
+  // "/apis/scheduling.x-k8s.io/v1alpha1/podgroups". `optional`: a 404 on list (a CRD that is not
+  // installed) is retried slowly and quietly instead of being reported as an error.
+  Informer(KubeClient* client, std::string resource, std::string path, Handler handler,
+           bool optional = false);
+  ~Informer();
+
+  void Start();
+  void Stop();  // returns once the thread has ended
+
+  // True once the first list was delivered.
+  bool synced() const { return synced_.load(); }
+  const InformerStats& stats() const { return stats_; }
+  const std::string& resource() const { return resource_; }
+
+ private:
+  void Run();
+  // Lists everything; returns false (and leaves rv_ unchanged) on failure.
+  bool List();
+  enum class WatchEnd { kRewatch, kRelist, kBackOff };
+  // Watches from rv_ until the stream ends; says what to do next.
+  WatchEnd Watch();
+  void Sleep(int ms);
+  char Sep() const { return path_.find('?') == std::string::npos ? '?' : '&'; }
+
+  KubeClient* const client_;
+  const std::string resource_;
+  const std::string path_;
+  const Handler handler_;
+  const bool optional_;
+  std::string rv_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> synced_{false};
+  InformerStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace tessera::k8s

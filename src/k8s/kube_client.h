@@ -1,0 +1,102 @@
+// A small Kubernetes REST client on libcurl: kubeconfig / in-cluster credentials, plain requests
+// and streaming watches. JSON bodies are strings; callers parse them with nlohmann::json.
+//
+// Thread-safety: KubeClient is thread-safe. Each call borrows a curl handle from a pool, so that
+// connections (and TLS sessions) are reused across calls and many requests can be in flight from
+// several threads at once.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tessera::k8s {
+
+// Where the API server is and how to authenticate. Inline data (`*_data`) is already decoded.
+struct KubeConfig {
+  std::string server;  // https://host:port, no trailing slash
+  std::string token;
+  std::string ca_file, ca_data;
+  std::string client_cert_file, client_cert_data;
+  std::string client_key_file, client_key_data;
+  bool insecure_skip_tls_verify = false;
+};
+
+// Reads a kubeconfig file; `context` empty means its current-context. Errors name the file and
+// the field that is missing or malformed.
+[[nodiscard]] absl::StatusOr<KubeConfig> LoadKubeconfig(const std::string& path,
+                                                        const std::string& context = "");
+// Parses kubeconfig text (YAML); `source` names it in errors.
+[[nodiscard]] absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text,
+                                                         std::string_view source,
+                                                         const std::string& context = "");
+// The service account credentials a pod gets (KUBERNETES_SERVICE_HOST/PORT, token and CA under
+// /var/run/secrets/kubernetes.io/serviceaccount).
+[[nodiscard]] absl::StatusOr<KubeConfig> InClusterConfig();
+
+struct HttpResponse {
+  long status = 0;  // HTTP status code
+  std::string body;
+};
+
+enum class PatchType { kMerge, kStrategicMerge, kJson };
+
+class KubeClient {
+ public:
+  explicit KubeClient(KubeConfig config);
+  ~KubeClient();
+  KubeClient(const KubeClient&) = delete;
+  KubeClient& operator=(const KubeClient&) = delete;
+
+  const KubeConfig& config() const { return config_; }
+
+  // One request; a transport failure is an Unavailable status, any HTTP status is a response.
+  [[nodiscard]] absl::StatusOr<HttpResponse> Request(
+      std::string_view method, std::string_view path, std::string_view body = "",
+      std::string_view content_type = "application/json");
+  [[nodiscard]] absl::StatusOr<HttpResponse> Get(std::string_view path) {
+    return Request("GET", path);
+  }
+  [[nodiscard]] absl::StatusOr<HttpResponse> Post(std::string_view path, std::string_view body) {
+    return Request("POST", path, body);
+  }
+  [[nodiscard]] absl::StatusOr<HttpResponse> Put(std::string_view path, std::string_view body) {
+    return Request("PUT", path, body);
+  }
+  [[nodiscard]] absl::StatusOr<HttpResponse> Patch(std::string_view path, std::string_view body,
+                                                   PatchType type = PatchType::kMerge);
+  [[nodiscard]] absl::StatusOr<HttpResponse> Delete(std::string_view path,
+                                                    std::string_view body = "") {
+    return Request("DELETE", path, body);
+  }
+
+  // A long GET whose body is a stream of newline-separated JSON objects (a watch). `on_line`
+  // gets each complete line and returns false to stop. Returns when the server closes the
+  // stream, on a transport error, or soon after `*stop` becomes true (checked about every
+  // 100 ms even when nothing arrives). The HTTP status is in the response; its body holds what
+  // was not a complete line (an error object for non-200 statuses).
+  [[nodiscard]] absl::StatusOr<HttpResponse> Stream(
+      std::string_view path, const std::function<bool(std::string_view)>& on_line,
+      const std::atomic<bool>* stop);
+
+ private:
+  struct Handle;
+  std::unique_ptr<Handle> Borrow();
+  void Return(std::unique_ptr<Handle> h);
+  void Configure(Handle& h, std::string_view method, std::string_view path) const;
+
+  const KubeConfig config_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Handle>> idle_;  // GUARDED_BY(mu_)
+};
+
+// Percent-encodes a query parameter value.
+std::string UrlEncode(std::string_view s);
+
+}  // namespace tessera::k8s

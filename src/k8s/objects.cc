@@ -1,0 +1,326 @@
+#include "k8s/objects.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "fmt/format.h"
+#include "model/quantity.h"
+#include "model/resources.h"
+
+namespace tessera::k8s {
+namespace {
+
+constexpr int64_t kDefaultMaxPods = 110;  // the kubelet's default --max-pods
+
+const json& At(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::string Str(const json& obj, const char* key) {
+  const json& v = At(obj, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+std::map<std::string, std::string> StrMap(const json& obj) {
+  std::map<std::string, std::string> out;
+  if (!obj.is_object()) return out;
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (it.value().is_string()) out.emplace(it.key(), it.value().get<std::string>());
+  return out;
+}
+
+absl::Status ReadResources(const json& list, const std::string& path, Resources& out) {
+  if (list.is_null()) return absl::OkStatus();
+  if (!list.is_object()) return absl::InvalidArgumentError(path + ": expected a map");
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    std::string text;
+    if (it.value().is_string()) {
+      text = it.value().get<std::string>();
+    } else if (it.value().is_number()) {
+      text = it.value().dump();
+    } else {
+      return absl::InvalidArgumentError(fmt::format("{}.{}: expected a quantity", path, it.key()));
+    }
+    auto id = ResourceRegistry::Global().Intern(it.key());
+    if (!id.ok())
+      return absl::InvalidArgumentError(
+          fmt::format("{}.{}: {}", path, it.key(), std::string(id.status().message())));
+    auto q = ParseQuantity(text, *id == kCpu);
+    if (!q.ok())
+      return absl::InvalidArgumentError(
+          fmt::format("{}.{}: {}", path, it.key(), std::string(q.status().message())));
+    out.Set(*id, *q);
+  }
+  return absl::OkStatus();
+}
+
+// A container's request: requests, or limits where only a limit is given (as the API server's
+// defaulting does).
+absl::StatusOr<Resources> ContainerRequest(const json& c, const std::string& path) {
+  Resources req, lim;
+  const json& res = At(c, "resources");
+  if (auto st = ReadResources(At(res, "requests"), path + ".resources.requests", req); !st.ok())
+    return st;
+  if (auto st = ReadResources(At(res, "limits"), path + ".resources.limits", lim); !st.ok())
+    return st;
+  for (ResourceId r = 0; r < kMaxResources; ++r)
+    if (req.Get(r) == 0 && lim.Get(r) != 0) req.Set(r, lim.Get(r));
+  return req;
+}
+
+std::optional<TaintEffect> Effect(const std::string& s) {
+  if (s == "NoSchedule") return TaintEffect::kNoSchedule;
+  if (s == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
+  if (s == "NoExecute") return TaintEffect::kNoExecute;
+  return std::nullopt;
+}
+
+absl::Status ReadRequirements(const json& list, const std::string& path,
+                              std::vector<SelectorRequirement>& out) {
+  if (list.is_null()) return absl::OkStatus();
+  if (!list.is_array()) return absl::InvalidArgumentError(path + ": expected a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& e = list[i];
+    SelectorRequirement r;
+    r.key = Str(e, "key");
+    const std::string op = Str(e, "operator");
+    if (op == "In")
+      r.op = SelectorOp::kIn;
+    else if (op == "NotIn")
+      r.op = SelectorOp::kNotIn;
+    else if (op == "Exists")
+      r.op = SelectorOp::kExists;
+    else if (op == "DoesNotExist")
+      r.op = SelectorOp::kDoesNotExist;
+    else if (op == "Gt")
+      r.op = SelectorOp::kGt;
+    else if (op == "Lt")
+      r.op = SelectorOp::kLt;
+    else
+      return absl::InvalidArgumentError(
+          fmt::format("{}[{}].operator: unknown operator '{}'", path, i, op));
+    const json& values = At(e, "values");
+    if (values.is_array())
+      for (const auto& v : values)
+        if (v.is_string()) r.values.push_back(v.get<std::string>());
+    out.push_back(std::move(r));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string ObjectKey(const json& obj) {
+  const json& md = At(obj, "metadata");
+  return Str(md, "namespace") + "/" + Str(md, "name");
+}
+
+std::string FormatGpuIndices(const std::vector<int32_t>& gpus) {
+  std::string out;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (i) out.push_back(',');
+    out += std::to_string(gpus[i]);
+  }
+  return out;
+}
+
+std::vector<int32_t> ParseGpuIndices(const std::string& text) {
+  std::vector<int32_t> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    int32_t v;
+    if (absl::SimpleAtoi(part, &v) && v >= 0) out.push_back(v);
+  }
+  return out;
+}
+
+absl::StatusOr<PodInfo> ParsePod(const json& obj) {
+  PodInfo p;
+  const json& md = At(obj, "metadata");
+  p.ns = Str(md, "namespace");
+  p.name = Str(md, "name");
+  if (p.name.empty()) return absl::InvalidArgumentError("metadata.name: missing");
+  p.uid = Str(md, "uid");
+  p.resource_version = Str(md, "resourceVersion");
+  p.created = Str(md, "creationTimestamp");
+  p.deleting = !At(md, "deletionTimestamp").is_null();
+  p.labels = StrMap(At(md, "labels"));
+  p.annotations = StrMap(At(md, "annotations"));
+  const json& spec = At(obj, "spec");
+  p.scheduler_name = Str(spec, "schedulerName");
+  if (p.scheduler_name.empty()) p.scheduler_name = "default-scheduler";
+  p.node_name = Str(spec, "nodeName");
+  p.priority_class = Str(spec, "priorityClassName");
+  if (const json& pr = At(spec, "priority"); pr.is_number_integer()) p.priority = pr.get<int32_t>();
+  if (const json& g = At(spec, "terminationGracePeriodSeconds"); g.is_number_integer())
+    p.grace_period = g.get<int64_t>();
+  const json& status = At(obj, "status");
+  p.phase = Str(status, "phase");
+  if (const json& conds = At(status, "conditions"); conds.is_array()) {
+    for (const auto& c : conds)
+      if (Str(c, "type") == "PodScheduled" && Str(c, "status") == "False")
+        p.scheduled_condition = Str(c, "message");
+  }
+
+  PodSet& ps = p.set;
+  ps.name = p.name;
+  ps.count = 1;
+  Resources sum, init_max;
+  const json& containers = At(spec, "containers");
+  if (!containers.is_array()) return absl::InvalidArgumentError("spec.containers: missing");
+  for (size_t i = 0; i < containers.size(); ++i) {
+    auto r = ContainerRequest(containers[i], fmt::format("spec.containers[{}]", i));
+    if (!r.ok()) return r.status();
+    sum += *r;
+  }
+  if (const json& inits = At(spec, "initContainers"); inits.is_array()) {
+    for (size_t i = 0; i < inits.size(); ++i) {
+      auto r = ContainerRequest(inits[i], fmt::format("spec.initContainers[{}]", i));
+      if (!r.ok()) return r.status();
+      if (Str(inits[i], "restartPolicy") == "Always") {
+        sum += *r;  // a sidecar runs beside the app containers
+      } else {
+        for (ResourceId id = 0; id < kMaxResources; ++id)
+          init_max.Set(id, std::max(init_max.Get(id), r->Get(id)));
+      }
+    }
+  }
+  for (ResourceId id = 0; id < kMaxResources; ++id)
+    sum.Set(id, std::max(sum.Get(id), init_max.Get(id)));
+  Resources overhead;
+  if (auto st = ReadResources(At(spec, "overhead"), "spec.overhead", overhead); !st.ok()) return st;
+  sum += overhead;
+  sum.Set(kPods, 1);
+  ps.requests = sum;
+  ps.node_selector = StrMap(At(spec, "nodeSelector"));
+  if (const json& tols = At(spec, "tolerations"); tols.is_array()) {
+    for (const auto& t : tols) {
+      Toleration tol;
+      tol.key = Str(t, "key");
+      tol.op = Str(t, "operator") == "Exists" ? TolerationOp::kExists : TolerationOp::kEqual;
+      tol.value = Str(t, "value");
+      if (auto e = Str(t, "effect"); !e.empty()) tol.effect = Effect(e);
+      ps.tolerations.push_back(std::move(tol));
+    }
+  }
+  const json& terms = At(At(At(At(spec, "affinity"), "nodeAffinity"),
+                            "requiredDuringSchedulingIgnoredDuringExecution"),
+                         "nodeSelectorTerms");
+  if (terms.is_array()) {
+    for (size_t i = 0; i < terms.size(); ++i) {
+      NodeSelectorTerm term;
+      auto st = ReadRequirements(
+          At(terms[i], "matchExpressions"),
+          fmt::format("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                      "nodeSelectorTerms[{}].matchExpressions",
+                      i),
+          term.match_expressions);
+      if (!st.ok()) return st;
+      ps.affinity.required_terms.push_back(std::move(term));
+    }
+  }
+  ps.annotations = p.annotations;
+
+  if (auto it = p.labels.find(kQueueLabel); it != p.labels.end()) {
+    p.queue_name = it->second;
+  } else if (auto it2 = p.labels.find(kTesseraQueueLabel); it2 != p.labels.end()) {
+    p.queue_name = it2->second;
+  }
+  if (auto it = p.labels.find(kPodGroupLabel); it != p.labels.end() && !it->second.empty()) {
+    p.group_kind = "PodGroup";
+    p.group_name = it->second;
+  } else if (auto it2 = p.annotations.find(kVolcanoGroupAnnotation);
+             it2 != p.annotations.end() && !it2->second.empty()) {
+    p.group_kind = "Volcano";
+    p.group_name = it2->second;
+  } else {
+    if (const json& owners = At(md, "ownerReferences"); owners.is_array()) {
+      for (const auto& o : owners) {
+        if (Str(o, "kind") == "Job" && Str(o, "apiVersion").rfind("batch/", 0) == 0) {
+          p.group_kind = "Job";
+          p.group_name = Str(o, "name");
+        }
+      }
+    }
+    if (p.group_kind.empty()) {
+      p.group_kind = "Pod";
+      p.group_name = p.name;
+    }
+  }
+  if (auto it = p.annotations.find(kGpuIndicesAnnotation); it != p.annotations.end())
+    p.gpu_indices = ParseGpuIndices(it->second);
+  return p;
+}
+
+absl::StatusOr<Node> ParseNode(const json& obj, bool* ready) {
+  Node n;
+  const json& md = At(obj, "metadata");
+  n.name = Str(md, "name");
+  if (n.name.empty()) return absl::InvalidArgumentError("metadata.name: missing");
+  n.labels = StrMap(At(md, "labels"));
+  n.labels.try_emplace("kubernetes.io/hostname", n.name);
+  const json& spec = At(obj, "spec");
+  n.unschedulable = At(spec, "unschedulable").is_boolean() && At(spec, "unschedulable").get<bool>();
+  if (const json& taints = At(spec, "taints"); taints.is_array()) {
+    for (const auto& t : taints) {
+      auto e = Effect(Str(t, "effect"));
+      if (!e) continue;
+      n.taints.push_back(Taint{Str(t, "key"), Str(t, "value"), *e});
+    }
+  }
+  const json& status = At(obj, "status");
+  const json& alloc =
+      At(status, "allocatable").is_null() ? At(status, "capacity") : At(status, "allocatable");
+  if (auto st = ReadResources(alloc, "status.allocatable", n.allocatable); !st.ok()) return st;
+  if (!alloc.is_object() || !alloc.contains("pods")) n.allocatable.Set(kPods, kDefaultMaxPods);
+  if (auto it = n.labels.find("nvidia.com/gpu.product"); it != n.labels.end())
+    n.gpu_model = it->second;
+  n.source = "node " + n.name;
+  if (ready) {
+    // No Ready condition at all (a node object without a kubelet that never reported) counts as
+    // ready: the conditions are the kubelet's word, and an operator may create nodes by hand.
+    *ready = true;
+    if (const json& conds = At(status, "conditions"); conds.is_array())
+      for (const auto& c : conds)
+        if (Str(c, "type") == "Ready") *ready = Str(c, "status") == "True";
+  }
+  return n;
+}
+
+absl::StatusOr<PodGroupInfo> ParsePodGroup(const json& obj) {
+  PodGroupInfo g;
+  const json& md = At(obj, "metadata");
+  g.ns = Str(md, "namespace");
+  g.name = Str(md, "name");
+  const json& mm = At(At(obj, "spec"), "minMember");
+  if (mm.is_number_integer()) g.min_member = std::max(1, mm.get<int32_t>());
+  g.phase = Str(At(obj, "status"), "phase");
+  if (const json& s = At(At(obj, "status"), "scheduled"); s.is_number_integer())
+    g.scheduled = s.get<int32_t>();
+  return g;
+}
+
+absl::StatusOr<JobInfo> ParseJob(const json& obj) {
+  JobInfo j;
+  const json& md = At(obj, "metadata");
+  j.ns = Str(md, "namespace");
+  j.name = Str(md, "name");
+  const json& par = At(At(obj, "spec"), "parallelism");
+  if (par.is_number_integer()) j.parallelism = std::max(1, par.get<int32_t>());
+  return j;
+}
+
+absl::StatusOr<PriorityClass> ParsePriorityClass(const json& obj) {
+  PriorityClass pc;
+  pc.name = Str(At(obj, "metadata"), "name");
+  if (const json& v = At(obj, "value"); v.is_number_integer()) pc.value = v.get<int32_t>();
+  pc.global_default = At(obj, "globalDefault").is_boolean() && At(obj, "globalDefault").get<bool>();
+  pc.preemption_never = Str(obj, "preemptionPolicy") == "Never";
+  pc.source = "PriorityClass " + pc.name;
+  return pc;
+}
+
+}  // namespace tessera::k8s

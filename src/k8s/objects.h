@@ -1,0 +1,86 @@
+// API objects as Tessera's Kubernetes mode reads them: Pods, Nodes, PodGroups, Jobs and
+// PriorityClasses parsed from the API server's JSON into small structs, plus the names of the
+// labels and annotations Tessera reads and writes.
+//
+// Thread-safety: value types and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/node.h"
+#include "model/queues.h"
+#include "model/workload.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::k8s {
+
+using json = nlohmann::json;
+
+// The annotation Tessera writes on a pod when it binds it: the GPU device indices it chose on the
+// node, comma-separated ("0,3"). A device plugin or the node agent reads it to expose exactly those
+// devices (NVIDIA_VISIBLE_DEVICES); a restarted Tessera reads it to rebuild GPU ownership.
+inline constexpr const char* kGpuIndicesAnnotation = "tessera.dev/gpu-indices";
+inline constexpr const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
+inline constexpr const char* kTesseraQueueLabel = "tessera.dev/queue";
+inline constexpr const char* kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+inline constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
+
+struct PodInfo {
+  std::string ns, name, uid, resource_version;
+  std::string scheduler_name;
+  std::string node_name;  // spec.nodeName: bound when not empty
+  std::string phase;
+  bool deleting = false;  // metadata.deletionTimestamp is set
+  std::string created;    // metadata.creationTimestamp (RFC 3339, sorts as time)
+  std::map<std::string, std::string> labels, annotations;
+  PodSet set;  // count 1: this pod's requests, selector, affinity, tolerations
+  std::string priority_class;
+  std::optional<int32_t> priority;  // spec.priority, filled in by the admission plugin
+  int64_t grace_period = 30;        // spec.terminationGracePeriodSeconds
+  std::string queue_name;           // from kQueueLabel or kTesseraQueueLabel
+  // How the pod joins a workload: kind "PodGroup", "Volcano", "Job" or "Pod", and the group's
+  // name in the pod's namespace.
+  std::string group_kind, group_name;
+  std::vector<int32_t> gpu_indices;  // kGpuIndicesAnnotation, empty when absent
+  std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
+
+  std::string Key() const { return ns + "/" + name; }
+  std::string GroupKey() const { return group_kind + ":" + ns + "/" + group_name; }
+  bool Terminal() const { return phase == "Succeeded" || phase == "Failed"; }
+  bool Bound() const { return !node_name.empty(); }
+};
+
+struct PodGroupInfo {
+  std::string ns, name;
+  int32_t min_member = 1;
+  std::string phase;
+  int32_t scheduled = -1;  // status.scheduled as last seen
+};
+
+struct JobInfo {
+  std::string ns, name;
+  int32_t parallelism = 1;
+};
+
+// Parses a v1 Pod. Errors name the field ("spec.containers[1].resources.requests.cpu: ...").
+[[nodiscard]] absl::StatusOr<PodInfo> ParsePod(const json& obj);
+// Parses a v1 Node into the model's Node (labels, taints, allocatable, unschedulable). A node
+// whose Ready condition is not True is reported through `ready`.
+[[nodiscard]] absl::StatusOr<Node> ParseNode(const json& obj, bool* ready);
+[[nodiscard]] absl::StatusOr<PodGroupInfo> ParsePodGroup(const json& obj);
+[[nodiscard]] absl::StatusOr<JobInfo> ParseJob(const json& obj);
+[[nodiscard]] absl::StatusOr<PriorityClass> ParsePriorityClass(const json& obj);
+
+// "0,3" <-> {0, 3}. Parsing drops anything that is not a non-negative integer.
+std::string FormatGpuIndices(const std::vector<int32_t>& gpus);
+std::vector<int32_t> ParseGpuIndices(const std::string& text);
+
+// "namespace/name" of an object's metadata.
+std::string ObjectKey(const json& obj);
+
+}  // namespace tessera::k8s

@@ -1,0 +1,111 @@
+#include "k8s/objects.h"
+
+#include "gtest/gtest.h"
+#include "model/resources.h"
+
+namespace tessera::k8s {
+namespace {
+
+json Pod(const std::string& extra_spec = "{}") {
+  json pod = json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "w-0", "namespace": "team-a", "uid": "u1", "resourceVersion": "7",
+                 "labels": {"kueue.x-k8s.io/queue-name": "lq", "scheduling.x-k8s.io/pod-group": "g"},
+                 "annotations": {"tessera.dev/gpu-indices": "1,3"}},
+    "spec": {"schedulerName": "tessera", "nodeName": "n1", "terminationGracePeriodSeconds": 0,
+             "containers": [
+               {"name": "a", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
+                                           "limits": {"nvidia.com/gpu": "2"}}},
+               {"name": "b", "resources": {"requests": {"cpu": "1"}}}],
+             "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "4"}}}],
+             "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]},
+    "status": {"phase": "Pending", "conditions": [
+      {"type": "PodScheduled", "status": "False", "message": "no room"}]}
+  })");
+  pod["spec"].update(json::parse(extra_spec));
+  return pod;
+}
+
+TEST(ParsePod, ReadsRequestsGroupQueueAndGpuIndices) {
+  auto p = ParsePod(Pod());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->Key(), "team-a/w-0");
+  EXPECT_EQ(p->set.requests[kCpu], 4000);  // the init container's 4 cpu beat 1.5 cpu
+  EXPECT_EQ(p->set.requests[kGpu], 2);     // limits only: the request equals the limit
+  EXPECT_EQ(p->set.requests[kMemory], int64_t{1} << 30);
+  EXPECT_EQ(p->set.requests[kPods], 1);
+  EXPECT_EQ(p->queue_name, "lq");
+  EXPECT_EQ(p->GroupKey(), "PodGroup:team-a/g");
+  EXPECT_EQ(p->gpu_indices, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(p->grace_period, 0);
+  EXPECT_TRUE(p->Bound());
+  EXPECT_EQ(p->scheduled_condition, "no room");
+  ASSERT_EQ(p->set.tolerations.size(), 1u);
+  EXPECT_EQ(p->set.tolerations[0].op, TolerationOp::kExists);
+}
+
+TEST(ParsePod, GroupsByVolcanoAnnotationThenJobThenAlone) {
+  json pod = Pod();
+  pod["metadata"]["labels"].erase("scheduling.x-k8s.io/pod-group");
+  pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = "vg";
+  EXPECT_EQ(ParsePod(pod)->GroupKey(), "Volcano:team-a/vg");
+  pod["metadata"]["annotations"].erase("scheduling.k8s.io/group-name");
+  pod["metadata"]["ownerReferences"] =
+      json::parse(R"([{"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "j"}])");
+  EXPECT_EQ(ParsePod(pod)->GroupKey(), "Job:team-a/train");
+  pod["metadata"].erase("ownerReferences");
+  EXPECT_EQ(ParsePod(pod)->GroupKey(), "Pod:team-a/w-0");
+}
+
+TEST(ParsePod, BadQuantityNamesTheField) {
+  json pod = Pod();
+  pod["spec"]["containers"][1]["resources"]["requests"]["cpu"] = "lots";
+  auto p = ParsePod(pod);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("spec.containers[1].resources.requests.cpu"),
+            std::string::npos)
+      << p.status();
+}
+
+TEST(ParsePod, MissingContainersIsAnError) {
+  json pod = Pod();
+  pod["spec"].erase("containers");
+  EXPECT_FALSE(ParsePod(pod).ok());
+}
+
+TEST(ParseNode, ReadsAllocatableTaintsAndReadiness) {
+  json node = json::parse(R"({
+    "metadata": {"name": "gpu-1", "labels": {"nvidia.com/gpu.product": "H100"}},
+    "spec": {"taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]},
+    "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
+               "conditions": [{"type": "Ready", "status": "False"}]}
+  })");
+  bool ready = true;
+  auto n = ParseNode(node, &ready);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_FALSE(ready);
+  EXPECT_EQ(n->gpu_count(), 8);
+  EXPECT_EQ(n->allocatable[kCpu], 64000);
+  EXPECT_EQ(n->allocatable[kPods], 110);  // not given: the kubelet's default
+  EXPECT_EQ(n->gpu_model, "H100");
+  EXPECT_EQ(n->labels.at("kubernetes.io/hostname"), "gpu-1");
+  ASSERT_EQ(n->taints.size(), 1u);
+}
+
+TEST(GpuIndices, RoundTripAndIgnoreJunk) {
+  EXPECT_EQ(FormatGpuIndices({0, 5, 7}), "0,5,7");
+  EXPECT_EQ(ParseGpuIndices("0,5,7"), (std::vector<int32_t>{0, 5, 7}));
+  EXPECT_EQ(ParseGpuIndices("x,-1,,2"), (std::vector<int32_t>{2}));
+}
+
+TEST(ParsePodGroup, MinMemberAndStatus) {
+  auto g = ParsePodGroup(json::parse(
+      R"({"metadata": {"name": "g", "namespace": "ns"}, "spec": {"minMember": 8},
+          "status": {"phase": "Scheduled", "scheduled": 8}})"));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->min_member, 8);
+  EXPECT_EQ(g->scheduled, 8);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
