@@ -148,6 +148,8 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Pol
   std::vector<double> frag(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) frag[i] = measure.Evaluate(nodes[i]);
 
+  const bool used_first = policy == Policy::kTesseraFgd;
+  std::vector<uint8_t> touched(nodes.size(), 0);
   std::vector<Event> events;
   events.reserve(order.size());
   std::vector<int32_t> feasible;
@@ -190,9 +192,18 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Pol
           // random rank.
           size_t pick = 0;
           for (size_t k = 1; k < feasible.size(); ++k) {
-            if (scores[k] > scores[pick] ||
-                (scores[k] == scores[pick] && rank[static_cast<size_t>(feasible[k])] <
-                                                  rank[static_cast<size_t>(feasible[pick])])) {
+            const size_t nk = static_cast<size_t>(feasible[k]);
+            const size_t np = static_cast<size_t>(feasible[pick]);
+            if (scores[k] != scores[pick]) {
+              if (scores[k] > scores[pick]) pick = k;
+              continue;
+            }
+            // TesseraFGD: among equal scores a node already in use before an untouched one.
+            if (used_first && touched[nk] != touched[np]) {
+              if (touched[nk]) pick = k;
+              continue;
+            }
+            if (rank[nk] < rank[np]) {
               pick = k;
             }
           }
@@ -208,6 +219,7 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Pol
       if (chosen_gpus == 0) chosen_gpus = scorer.PickGpus(node, pod, rng);
       Place(node, pod, chosen_gpus);
       tags[static_cast<size_t>(chosen)] |= AffinityTagOf(pod);
+      touched[static_cast<size_t>(chosen)] = 1;
       frag[static_cast<size_t>(chosen)] = measure.Evaluate(node);
       used += pod.TotalGpuMilli();
       ++out.pods_placed;

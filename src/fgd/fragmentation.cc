@@ -45,6 +45,10 @@ std::vector<TypicalPod> BuildTypicalPods(std::span<const PodShape> pods,
     if (options.gpu_res_weight > 0 && pod.gpu_milli == kMilliPerGpu) {
       weighted = 1 + pod.num_gpu * options.gpu_res_weight;
     }
+    if (options.weight_by_gpu_request) {
+      weighted = static_cast<double>(int64_t{pod.num_gpu} * pod.gpu_milli) / kMilliPerGpu;
+      if (weighted <= 0) continue;
+    }
     Group& g = groups[ShapeKey{EffectiveCpuMilli(pod.cpu_milli), pod.gpu_milli, pod.num_gpu,
                                pod.model_spec}];
     if (g.count == 0) {

@@ -76,6 +76,9 @@ struct TypicalPodOptions {
   double popularity_threshold_percent = 95;
   int increase_step = 1;
   double gpu_res_weight = 0;
+  // Tessera's variant: a pod counts by its GPU request (num_gpu x gpu_milli / 1000) instead of
+  // once, so shapes weigh what they take from the GPUs; CPU-only pods then weigh nothing.
+  bool weight_by_gpu_request = false;
 };
 
 // The workload's typical pods (GetTypicalPods): pods grouped by (effective CPU, per-GPU milli,

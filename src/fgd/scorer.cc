@@ -189,11 +189,15 @@ Scorer::Scorer(Policy policy, const FragmentationMeasure* measure)
     : policy_(policy), measure_(measure) {}
 
 Scored Scorer::FgdScore(const FragmentationMeasure& measure, const NodeGpuState& node,
-                        double frag_before, const PodRequest& pod) {
+                        double frag_before, const PodRequest& pod, bool exact) {
+  auto quantize = [&](double after) -> int64_t {
+    return exact ? std::llround((frag_before - after) * 1000) : FgdQuantized(frag_before, after);
+  };
+
   if (!pod.IsShare()) {
     const GpuSet gpus = pod.num_gpu > 0 ? LowestFreeGpus(node, pod.num_gpu) : 0;
     const double after = measure.Evaluate(AfterExclusive(node, pod, gpus));
-    return Scored{FgdQuantized(frag_before, after), gpus, false};
+    return Scored{quantize(after), gpus, false};
   }
   // A sharing pod: try each GPU that fits; GPUs with the same free milli give the same node, so
   // each value is measured once. The first GPU with the best score wins.
@@ -214,7 +218,7 @@ Scored Scorer::FgdScore(const FragmentationMeasure& measure, const NodeGpuState&
       score = seen_score[static_cast<size_t>(k)];
     } else {
       after.gpu_free_milli[static_cast<size_t>(i)] = free - pod.gpu_milli;
-      score = FgdQuantized(frag_before, measure.Evaluate(after));
+      score = quantize(measure.Evaluate(after));
       after.gpu_free_milli[static_cast<size_t>(i)] = free;
       seen_value[static_cast<size_t>(seen)] = free;
       seen_score[static_cast<size_t>(seen)] = score;
@@ -240,6 +244,7 @@ Scored Scorer::Score(const NodeView& node, const PodRequest& pod) const {
     case Policy::kBestFit:
       return BestFitScore(s, pod);
     case Policy::kFgd:
+      return FgdScore(*measure_, s, node.frag, pod);
     case Policy::kTesseraFgd:
       return FgdScore(*measure_, s, node.frag, pod);
   }

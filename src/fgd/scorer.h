@@ -29,8 +29,9 @@ enum class Policy {
   kGpuPacking,
   kBestFit,
   kFgd,
-  // Tessera's own: FGD with the fragmentation measured against what the rest of the workload
-  // still needs (docs/fgd.md, "Beating FGD").
+  // Tessera's own: FGD's score, but among equal scores a node already in use goes before an
+  // untouched one (docs/fgd.md, "Beating FGD"). The tie rule lives with the caller that picks
+  // among nodes (RunFgdExperiment); Score is FGD's.
   kTesseraFgd,
 };
 
@@ -95,8 +96,9 @@ class Scorer {
 
   // FGD's node score for placing `pod` on `node` (with fragmentation `frag_before`) using
   // `measure`, and the GPUs that give it (FGD: calculateGpuShareFragExtendScore).
+  // `exact`: the fragmentation decrease itself (in 1/1000 milli), not FGD's sigmoid percent.
   static Scored FgdScore(const FragmentationMeasure& measure, const NodeGpuState& node,
-                         double frag_before, const PodRequest& pod);
+                         double frag_before, const PodRequest& pod, bool exact = false);
 
  private:
   Policy policy_;
