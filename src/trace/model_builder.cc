@@ -1,0 +1,239 @@
+#include "trace/model_builder.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "fmt/format.h"
+#include "trace/csv.h"
+
+namespace tessera::trace {
+
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+
+std::string PriorityClassName(int64_t value) { return fmt::format("replay-priority-{}", value); }
+
+}  // namespace
+
+double NominalGpus(const ClusterQueue& cq) {
+  const ResourceId milli = ResourceRegistry::Global().Find(kGpuMilliResourceName);
+  double gpus = 0;
+  for (const auto& g : cq.resource_groups)
+    for (const auto& f : g.flavors)
+      for (const auto& r : f.resources) {
+        if (r.resource == kGpu) gpus += static_cast<double>(r.nominal);
+        if (milli >= 0 && r.resource == milli) gpus += static_cast<double>(r.nominal) / 1000.0;
+      }
+  return gpus;
+}
+
+absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& options,
+                                        Model& model, std::vector<std::string>& notes) {
+  JobConverter conv;
+  conv.trace_ = &trace;
+  auto milli = ResourceRegistry::Global().Intern(kGpuMilliResourceName);
+  if (!milli.ok()) return milli.status();
+  conv.gpu_milli_ = *milli;
+
+  // Nodes.
+  absl::flat_hash_set<std::string> names;
+  for (const auto& n : model.nodes) names.insert(n.name);
+  model.nodes.reserve(model.nodes.size() + trace.nodes.size());
+  for (const auto& tn : trace.nodes) {
+    if (!names.insert(tn.name).second) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: node {} is also declared in the manifests", tn.source, tn.name));
+    }
+    Node n;
+    n.name = tn.name;
+    n.labels = tn.labels;
+    n.labels["kubernetes.io/hostname"] = tn.name;
+    if (!tn.gpu_model.empty()) n.labels["nvidia.com/gpu.product"] = tn.gpu_model;
+    n.gpu_model = tn.gpu_model;
+    n.allocatable[kCpu] = tn.cpu_milli;
+    n.allocatable[kMemory] = tn.memory_mib * kMiB;
+    n.allocatable[kPods] = tn.max_pods;
+    n.allocatable[kGpu] = tn.gpus;
+    // Shares are booked against the node's GPUs: 1000 milli per device.
+    n.allocatable[*milli] = int64_t{tn.gpus} * 1000;
+    n.source = tn.source;
+    model.nodes.push_back(std::move(n));
+  }
+
+  // Which queues the trace uses.
+  std::vector<bool> used_queue(trace.queues.size(), false),
+      used_prio(trace.priorities.size(), false);
+  std::vector<int32_t> first_line_q(trace.queues.size(), 0),
+      first_line_p(trace.priorities.size(), 0);
+  for (const auto& j : trace.jobs) {
+    if (!used_queue[j.queue]) first_line_q[j.queue] = j.line;
+    if (!used_prio[j.priority]) first_line_p[j.priority] = j.line;
+    used_queue[j.queue] = true;
+    used_prio[j.priority] = true;
+  }
+  auto where = [&](int32_t line) {
+    return line > 0 ? fmt::format("{}:{}", trace.jobs_file, line) : std::string("synthetic");
+  };
+
+  conv.queue_names_.assign(trace.queues.size(), "");
+  if (options.unqueued) {
+    notes.push_back("no queues: jobs are placed without quota (--unqueued)");
+  } else if (!model.cluster_queues.empty()) {
+    // The manifests' queues: a name is a LocalQueue of the job's namespace or a ClusterQueue.
+    for (size_t q = 0; q < trace.queues.size(); ++q) {
+      if (!used_queue[q]) continue;
+      const std::string& name = trace.queues[q];
+      if (name.empty()) {
+        if (model.cluster_queues.size() == 1) {
+          conv.queue_names_[q] = model.cluster_queues[0].name;
+        } else {
+          notes.push_back(fmt::format(
+              "jobs without a queue (first at {}) run unqueued: the manifests declare {} "
+              "ClusterQueues",
+              where(first_line_q[q]), model.cluster_queues.size()));
+        }
+        continue;
+      }
+      bool found = false;
+      for (const auto& lq : model.local_queues) found = found || lq.name == name;
+      for (const auto& cq : model.cluster_queues) found = found || cq.name == name;
+      if (!found) {
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: queue \"{}\" is neither a LocalQueue nor a ClusterQueue of the manifests",
+            where(first_line_q[q]), name));
+      }
+      conv.queue_names_[q] = name;
+    }
+  } else {
+    // Default queues: one per name the trace uses, an equal share of the cluster each.
+    std::vector<int32_t> qs;
+    for (size_t q = 0; q < trace.queues.size(); ++q)
+      if (used_queue[q]) qs.push_back(static_cast<int32_t>(q));
+    if (qs.empty()) qs.push_back(0);
+    Resources total;
+    for (const auto& n : model.nodes) total += n.allocatable;
+    ResourceFlavor flavor;
+    flavor.name = "default";
+    flavor.source = "replay default";
+    model.flavors.push_back(flavor);
+    const int64_t n = static_cast<int64_t>(qs.size());
+    for (size_t i = 0; i < qs.size(); ++i) {
+      ClusterQueue cq;
+      cq.name = trace.queues[qs[i]].empty() ? "default" : trace.queues[qs[i]];
+      if (n > 1) cq.cohort = "replay";
+      cq.namespace_selector.present = true;  // every namespace
+      ResourceGroup g;
+      g.covered = {kCpu, kMemory, kGpu};
+      FlavorQuotas fq;
+      fq.flavor = "default";
+      for (ResourceId r : g.covered) {
+        ResourceQuota rq;
+        rq.resource = r;
+        rq.nominal = total[r] / n + (i == 0 ? total[r] % n : 0);
+        fq.resources.push_back(rq);
+      }
+      g.flavors.push_back(fq);
+      cq.resource_groups.push_back(g);
+      if (options.preemption) {
+        cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+        if (n > 1) cq.preemption.reclaim_within_cohort = ReclaimPolicy::kAny;
+      }
+      cq.source = "replay default";
+      conv.queue_names_[qs[i]] = cq.name;
+      model.cluster_queues.push_back(std::move(cq));
+    }
+    notes.push_back(fmt::format(
+        "{} default ClusterQueue(s), each with nominal quota 1/{} of the cluster's cpu, memory "
+        "and GPUs{}{}",
+        n, n, n > 1 ? ", in cohort \"replay\"" : "",
+        options.preemption ? (n > 1 ? "; preemption LowerPriority, reclaimWithinCohort Any"
+                                    : "; preemption LowerPriority")
+                           : "; no preemption"));
+  }
+
+  // Priorities: a number becomes a PriorityClass of that value; a name must be declared.
+  conv.priority_names_.assign(trace.priorities.size(), "");
+  conv.workload_priority_.assign(trace.priorities.size(), false);
+  for (size_t p = 0; p < trace.priorities.size(); ++p) {
+    if (!used_prio[p] || trace.priorities[p].empty()) continue;
+    const std::string& text = trace.priorities[p];
+    if (auto v = ParseInt(text)) {
+      if (*v < -2000000000 || *v > 1000000000) {
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: priority {} is outside a PriorityClass's range", where(first_line_p[p]), *v));
+      }
+      std::string name = PriorityClassName(*v);
+      bool exists = false;
+      for (const auto& pc : model.priority_classes) exists = exists || pc.name == name;
+      if (!exists) {
+        PriorityClass pc;
+        pc.name = name;
+        pc.value = static_cast<int32_t>(*v);
+        pc.source = "replay default";
+        model.priority_classes.push_back(pc);
+      }
+      conv.priority_names_[p] = name;
+      continue;
+    }
+    bool found = false;
+    for (const auto& pc : model.priority_classes) found = found || pc.name == text;
+    for (const auto& wpc : model.workload_priority_classes) {
+      if (wpc.name == text && !found) {
+        found = true;
+        conv.workload_priority_[p] = true;
+      }
+    }
+    if (!found) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: priority \"{}\" is neither a number nor a PriorityClass of the manifests",
+          where(first_line_p[p]), text));
+    }
+    conv.priority_names_[p] = text;
+  }
+
+  if (options.placement) model.config.placement = *options.placement;
+  if (options.fair_sharing) model.config.fair_sharing = *options.fair_sharing;
+  return conv;
+}
+
+Workload JobConverter::Make(const TraceJob& job, int64_t index) const {
+  Workload w;
+  w.ns = trace_->namespaces[job.ns];
+  w.name = job.name.empty() ? fmt::format("job-{}", index) : job.name;
+  w.kind = "TraceJob";
+  w.queue_name = queue_names_[job.queue];
+  if (workload_priority_[job.priority]) {
+    w.workload_priority_class = priority_names_[job.priority];
+  } else {
+    w.priority_class = priority_names_[job.priority];
+  }
+  PodSet ps;
+  ps.name = "main";
+  ps.count = job.pods;
+  ps.requests[kCpu] = job.cpu_milli;
+  ps.requests[kMemory] = job.memory_mib * kMiB;
+  ps.requests[kPods] = 1;
+  if (job.gpu_milli > 0) {
+    ps.requests[gpu_milli_] = job.gpu_milli;
+  } else {
+    ps.requests[kGpu] = job.gpus;
+  }
+  if (job.gpu_models >= 0) {
+    const auto& models = trace_->gpu_model_sets[job.gpu_models];
+    if (models.size() == 1) {
+      ps.node_selector["nvidia.com/gpu.product"] = models[0];
+    } else {
+      NodeSelectorTerm term;
+      term.match_expressions.push_back({"nvidia.com/gpu.product", SelectorOp::kIn, models});
+      ps.affinity.required_terms.push_back(std::move(term));
+    }
+  }
+  w.pod_sets.push_back(std::move(ps));
+  if (job.duration >= 0) w.runtime = job.duration;
+  w.arrival = job.arrival;
+  if (job.line > 0) w.source = fmt::format("{}:{}", trace_->jobs_file, job.line);
+  return w;
+}
+
+}  // namespace tessera::trace

@@ -1,0 +1,59 @@
+// Turns a Trace (and optional manifests) into the engine's Model, and trace jobs into Workloads.
+//
+// Nodes come from the trace (label nvidia.com/gpu.product from the GPU model, plus the labels
+// column) after any Nodes of the manifests. Queues, flavors, priority classes and the
+// SchedulerConfig come from the manifests; when they declare no ClusterQueue, every queue the
+// trace names (or "default") becomes a ClusterQueue with an equal share of the cluster, all in
+// one cohort that lends freely. docs/trace-replay.md gives the rules.
+//
+// Thread-safety: a JobConverter is immutable after construction.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/model.h"
+#include "trace/trace.h"
+
+namespace tessera::trace {
+
+// The extended resource a pod with a share of one GPU requests, in thousandths of a GPU.
+inline constexpr std::string_view kGpuMilliResourceName = "tessera.dev/gpu-milli";
+
+struct BuildOptions {
+  bool unqueued = false;   // no queues: placement only, no quota
+  bool preemption = true;  // default queues: LowerPriority within, reclaim Any in the cohort
+  std::optional<PlacementPolicy> placement;  // overrides the SchedulerConfig
+  std::optional<bool> fair_sharing;          // overrides the SchedulerConfig
+};
+
+// Maps trace jobs to Workloads for a Model built by BuildModel.
+class JobConverter {
+ public:
+  // REQUIRES: `trace` outlives the converter.
+  Workload Make(const TraceJob& job, int64_t index) const;
+
+ private:
+  friend absl::StatusOr<JobConverter> BuildModel(const Trace&, const BuildOptions&, Model&,
+                                                 std::vector<std::string>&);
+  const Trace* trace_ = nullptr;
+  ResourceId gpu_milli_ = -1;
+  std::vector<std::string> queue_names_;     // per Trace::queues entry
+  std::vector<std::string> priority_names_;  // PriorityClass per Trace::priorities entry
+  std::vector<bool> workload_priority_;      // the name is a WorkloadPriorityClass
+};
+
+// Adds the trace's nodes, and the default queues and priority classes where the manifests
+// already in `model` do not declare them, and checks that every queue and priority the trace
+// names resolves. `notes` receives what was assumed (one line each).
+[[nodiscard]] absl::StatusOr<JobConverter> BuildModel(const Trace& trace,
+                                                      const BuildOptions& options, Model& model,
+                                                      std::vector<std::string>& notes);
+
+// Nominal quota of nvidia.com/gpu (plus tessera.dev/gpu-milli / 1000) of a ClusterQueue, summed
+// over its flavors, in GPUs.
+double NominalGpus(const ClusterQueue& cq);
+
+}  // namespace tessera::trace

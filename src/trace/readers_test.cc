@@ -1,0 +1,141 @@
+#include "trace/readers.h"
+
+#include "gtest/gtest.h"
+#include "trace/test_util.h"
+
+namespace tessera::trace {
+namespace {
+
+using testing::DataFile;
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(ReadJobs, GenericFormat) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadJobs(DataFile("share_jobs.csv"), BadRows::kFail, t, log).ok());
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(t.jobs[0].name, "half-1");
+  EXPECT_EQ(t.jobs[0].gpus, 0);
+  EXPECT_EQ(t.jobs[0].gpu_milli, 500);
+  EXPECT_EQ(t.jobs[0].PodGpuMilli(), 500);
+  EXPECT_EQ(t.jobs[2].gpus, 1);
+  EXPECT_EQ(t.jobs[2].gpu_milli, 0);
+  EXPECT_EQ(t.jobs[2].duration, 100);
+  EXPECT_EQ(t.jobs[2].line, 5);  // comment and header lines count
+  EXPECT_EQ(log.warning_count, 0);
+}
+
+TEST(ReadJobs, BrokenRowsAreSkippedWithFileAndLine) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadJobs(DataFile("bad_jobs.csv"), BadRows::kSkip, t, log).ok());
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].name, "good-1");
+  EXPECT_EQ(t.jobs[1].name, "good-2");
+  EXPECT_EQ(log.skipped_rows, 4);
+  ASSERT_EQ(log.warnings.size(), 4u);
+  const std::string f = DataFile("bad_jobs.csv");
+  EXPECT_EQ(log.warnings[0], f + ":3: arrival: \"soon\" is not a number of seconds (row skipped)");
+  EXPECT_EQ(log.warnings[1], f + ":4: pods: 0 is out of range [1, 1048576] (row skipped)");
+  EXPECT_EQ(log.warnings[2], f + ":5: unterminated quoted field (row skipped)");
+  EXPECT_EQ(log.warnings[3], f + ":7: arrival: -3 is negative (row skipped)");
+}
+
+TEST(ReadJobs, BrokenRowIsFatalWhenAskedTo) {
+  Trace t;
+  ReadLog log;
+  auto s = ReadJobs(DataFile("bad_jobs.csv"), BadRows::kFail, t, log);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(std::string(s.message()),
+            DataFile("bad_jobs.csv") + ":3: arrival: \"soon\" is not a number of seconds");
+}
+
+TEST(ReadJobs, OpenbPodList) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadJobs(DataFile("openb_pods.csv"), BadRows::kSkip, t, log).ok());
+  // Rows 0004 (a share of two GPUs) and 0005 (unknown qos) are broken.
+  ASSERT_EQ(t.jobs.size(), 4u);
+  EXPECT_EQ(log.skipped_rows, 2);
+  ASSERT_EQ(log.warnings.size(), 2u);
+  EXPECT_TRUE(Contains(log.warnings[0], "openb_pods.csv:6: num_gpu 2 with gpu_milli 500"));
+  EXPECT_TRUE(Contains(log.warnings[1], "openb_pods.csv:7: qos: \"XX\""));
+
+  const TraceJob& whole = t.jobs[0];
+  EXPECT_EQ(whole.gpus, 1);
+  EXPECT_EQ(whole.gpu_milli, 0);
+  EXPECT_EQ(whole.arrival, 0);
+  EXPECT_EQ(whole.duration, 990);                   // deletion - scheduled
+  EXPECT_EQ(t.priorities[whole.priority], "1000");  // LS
+
+  const TraceJob& share = t.jobs[1];
+  EXPECT_EQ(share.gpus, 0);
+  EXPECT_EQ(share.gpu_milli, 460);
+  EXPECT_EQ(share.duration, 495);                // no scheduled_time: deletion - creation
+  EXPECT_EQ(t.priorities[share.priority], "0");  // BE
+  ASSERT_GE(share.gpu_models, 0);
+  EXPECT_EQ(t.gpu_model_sets[share.gpu_models], (std::vector<std::string>{"P100", "G2"}));
+
+  EXPECT_EQ(t.jobs[2].gpus, 0);
+  EXPECT_EQ(t.priorities[t.jobs[2].priority], "500");  // Burstable
+  EXPECT_EQ(t.jobs[3].gpus, 8);
+  EXPECT_LT(t.jobs[3].duration, 0);  // never deleted: runs to the end
+}
+
+TEST(ReadJobs, OpenbWithoutTimesArrivesOneASecondAndStays) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadJobs(DataFile("openb_multigpu.csv"), BadRows::kFail, t, log).ok());
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(t.jobs[2].arrival, 2);
+  EXPECT_LT(t.jobs[2].duration, 0);
+  EXPECT_EQ(t.jobs[2].gpus, 4);
+}
+
+TEST(ReadJobs, UnknownHeaderIsRejectedAtLineOne) {
+  Trace t;
+  ReadLog log;
+  auto s = ReadJobs(DataFile("openb_nodes.csv"), BadRows::kSkip, t, log);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(Contains(std::string(s.message()), "openb_nodes.csv:1: not a job list"));
+}
+
+TEST(ReadNodes, OpenbAndGenericColumns) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadNodes(DataFile("openb_nodes.csv"), BadRows::kFail, t, log).ok());
+  ASSERT_TRUE(ReadNodes(DataFile("tiny_nodes.csv"), BadRows::kFail, t, log).ok());
+  ASSERT_EQ(t.nodes.size(), 4u);
+  EXPECT_EQ(t.nodes[0].name, "openb-node-0000");
+  EXPECT_EQ(t.nodes[0].gpus, 2);
+  EXPECT_EQ(t.nodes[0].gpu_model, "P100");
+  EXPECT_EQ(t.nodes[2].gpus, 0);
+  EXPECT_EQ(t.nodes[3].name, "node-a");
+  EXPECT_EQ(t.nodes[3].memory_mib, 16384);
+  EXPECT_EQ(t.nodes[3].source, DataFile("tiny_nodes.csv") + ":3");
+  // The same file again: every node is a duplicate.
+  auto s = ReadNodes(DataFile("tiny_nodes.csv"), BadRows::kFail, t, log);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(Contains(std::string(s.message()), "tiny_nodes.csv:3: node node-a is listed twice"));
+}
+
+TEST(OpenbQos, Mapping) {
+  std::string_view p;
+  ASSERT_TRUE(OpenbQosPriority("LS", p));
+  EXPECT_EQ(p, "1000");
+  ASSERT_TRUE(OpenbQosPriority("Guaranteed", p));
+  EXPECT_EQ(p, "1000");
+  ASSERT_TRUE(OpenbQosPriority("Burstable", p));
+  EXPECT_EQ(p, "500");
+  ASSERT_TRUE(OpenbQosPriority("BE", p));
+  EXPECT_EQ(p, "0");
+  ASSERT_TRUE(OpenbQosPriority("", p));
+  EXPECT_EQ(p, "");
+  EXPECT_FALSE(OpenbQosPriority("gold", p));
+}
+
+}  // namespace
+}  // namespace tessera::trace

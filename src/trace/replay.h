@@ -1,0 +1,91 @@
+// Time replay of a trace through the real scheduling engine: jobs arrive at their trace times,
+// run for their durations once admitted, are preempted and requeued as the engine decides, and
+// the replay keeps streaming metrics (time-bucketed series, per-queue delay and completion-time
+// lists) instead of an event log, so that a million jobs fit in memory.
+//
+// Thread-safety: RunReplay is reentrant (the engine instance is its own).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fgd/fragmentation.h"
+#include "model/model.h"
+#include "trace/metrics.h"
+#include "trace/model_builder.h"
+#include "trace/trace.h"
+
+namespace tessera::trace {
+
+struct ReplayOptions {
+  // > 0: the engine runs a cycle only at multiples of this many seconds (arrivals and departures
+  // in between wait for it), as a periodic scheduler would; 0: at every instant something
+  // happens.
+  double cycle_interval = 0;
+  // Stop at this time: jobs still waiting or running then are counted as such.
+  double until = std::numeric_limits<double>::infinity();
+  bool verify = false;  // check every engine invariant after every cycle (slow)
+  int max_cycles_per_instant = 1000;
+  int max_buckets = 240;  // points of each time series
+};
+
+// Upper bounds (seconds) of the queueing-delay histogram's bins; the last bin is "more".
+inline constexpr std::array<double, 10> kDelayBinEdges = {0,   1,    10,    60,    300,
+                                                          900, 3600, 10800, 43200, 86400};
+inline constexpr int kDelayBins = static_cast<int>(kDelayBinEdges.size()) + 1;
+
+struct QueueResult {
+  std::string name;       // ClusterQueue, or "(none)" for jobs without one
+  double quota_gpus = 0;  // nominal GPU quota (0: none)
+  int64_t jobs = 0;       // arrived
+  int64_t admitted = 0;   // admitted at least once
+  int64_t finished = 0;
+  int64_t rejected = 0;
+  int64_t pending_at_end = 0;
+  int64_t running_at_end = 0;
+  int64_t preempted = 0;      // preemptions suffered (a job may count several times)
+  double gpu_hours = 0;       // GPU time held, shares included
+  double gpu_hours_lost = 0;  // GPU time of runs that a preemption cut short
+  double mean_gpus = 0;       // gpu_hours over the replay's span
+  double peak_gpus = 0;
+  Distribution wait;  // arrival to first admission, admitted jobs
+  Distribution jct;   // arrival to finish, finished jobs
+  std::array<int64_t, kDelayBins> wait_histogram{};
+};
+
+struct ReplayResult {
+  double start = 0;  // first arrival
+  double end = 0;    // last event (or --until)
+  int64_t nodes = 0;
+  int64_t gpus_total = 0;
+  int64_t jobs = 0;
+  int64_t cycles = 0;
+  int64_t preemptions = 0;
+  double gpu_hours_lost = 0;
+  double mean_allocation_pct = 0;  // time-weighted over [start, end]
+  double peak_allocation_pct = 0;
+  double mean_fragmentation_pct = 0;  // time-weighted, FGD fragmented GPU milli / all GPU milli
+  double final_allocation_pct = 0;
+  double final_fragmentation_pct = 0;
+  double jain_index = 1;            // over queues, of mean GPUs / nominal GPU quota
+  int64_t overbooked_shares = 0;    // see ClusterLedger
+  QueueResult all;                  // every job together
+  std::vector<QueueResult> queues;  // per ClusterQueue (then "(none)" when used)
+  TimeSeries series{0, 1, 2, 1};
+  std::vector<std::string> channels;  // names of the series' channels
+  std::vector<fgd::TypicalPod> typical;
+  std::vector<std::string> notes;
+};
+
+// Replays `trace` (jobs made by `converter`) and the workloads already in `model` (at their
+// tessera.dev/arrival, for their tessera.dev/runtime). Fails only on an engine invariant broken
+// (with --verify) or on cycles that never settle.
+[[nodiscard]] absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
+                                                     const JobConverter& converter,
+                                                     const ReplayOptions& options);
+
+}  // namespace tessera::trace

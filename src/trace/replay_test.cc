@@ -1,0 +1,222 @@
+#include "trace/replay.h"
+
+#include <filesystem>
+
+#include "config/loader.h"
+#include "gtest/gtest.h"
+#include "trace/readers.h"
+#include "trace/report.h"
+#include "trace/synthetic.h"
+#include "trace/test_util.h"
+
+namespace tessera::trace {
+namespace {
+
+using testing::DataFile;
+
+struct Replayed {
+  Trace trace;
+  ReplayResult result;
+};
+
+// Reads nodes and jobs, builds the model (with `manifests` when given) and replays.
+Replayed Replay(const std::string& nodes, const std::string& jobs, BuildOptions bo = {},
+                const std::string& manifests = "", ReplayOptions ro = {}) {
+  Replayed run;
+  ReadLog log;
+  EXPECT_TRUE(ReadNodes(DataFile(nodes), BadRows::kFail, run.trace, log).ok());
+  EXPECT_TRUE(ReadJobs(DataFile(jobs), BadRows::kFail, run.trace, log).ok());
+  Model model;
+  if (!manifests.empty()) {
+    LoadResult lr = LoadManifestFiles({DataFile(manifests)});
+    EXPECT_TRUE(lr.ok());
+    model = std::move(lr.model);
+  }
+  std::vector<std::string> notes;
+  auto conv = BuildModel(run.trace, bo, model, notes);
+  EXPECT_TRUE(conv.ok()) << conv.status();
+  ro.verify = true;
+  auto r = RunReplay(std::move(model), run.trace, *conv, ro);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (r.ok()) run.result = std::move(*r);
+  return run;
+}
+
+TEST(Replay, TinyTraceByHand) {
+  Replayed run = Replay("tiny_nodes.csv", "tiny_jobs.csv");
+  const ReplayResult& r = run.result;
+  EXPECT_EQ(r.start, 0);
+  EXPECT_EQ(r.end, 150);
+  EXPECT_EQ(r.gpus_total, 2);
+  // Both GPUs busy for 130 s, one for the last 20 s.
+  EXPECT_NEAR(r.mean_allocation_pct, (100.0 * 130 + 50.0 * 20) / 150, 1e-9);
+  EXPECT_DOUBLE_EQ(r.peak_allocation_pct, 100);
+  EXPECT_DOUBLE_EQ(r.final_allocation_pct, 0);
+  ASSERT_EQ(r.queues.size(), 1u);
+  const QueueResult& q = r.queues[0];
+  EXPECT_EQ(q.name, "default");
+  EXPECT_EQ(q.jobs, 3);
+  EXPECT_EQ(q.admitted, 3);
+  EXPECT_EQ(q.finished, 3);
+  EXPECT_EQ(q.preempted, 0);
+  EXPECT_DOUBLE_EQ(q.quota_gpus, 2);
+  // Waits 0, 90 (j2 from 10 to 100) and 80 (j3 from 20 to 100).
+  EXPECT_EQ(q.wait.count, 3);
+  EXPECT_NEAR(q.wait.mean, 170.0 / 3, 1e-9);
+  EXPECT_EQ(q.wait.p50, 80);
+  EXPECT_EQ(q.wait.p95, 90);
+  EXPECT_EQ(q.wait.p99, 90);
+  // Completion: j1 100, j2 140, j3 110.
+  EXPECT_NEAR(q.jct.mean, 350.0 / 3, 1e-9);
+  EXPECT_EQ(q.jct.max, 140);
+  // GPU time: 2 x 100 + 2 x 30 + 1 x 20 GPU-seconds.
+  EXPECT_NEAR(q.gpu_hours, 280.0 / 3600, 1e-12);
+  EXPECT_NEAR(q.mean_gpus, 280.0 / 150, 1e-9);
+  EXPECT_EQ(q.wait_histogram[0], 1);  // 0 s
+  EXPECT_EQ(q.wait_histogram[4], 2);  // (60 s, 5 min]
+  EXPECT_DOUBLE_EQ(r.jain_index, 1);
+}
+
+TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
+  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv");
+  const ReplayResult& r = run.result;
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_NEAR(r.gpu_hours_lost, 2.0 * 10 / 3600, 1e-12);
+  const QueueResult& q = r.queues[0];
+  EXPECT_EQ(q.preempted, 1);
+  EXPECT_EQ(q.admitted, 2);
+  EXPECT_EQ(q.finished, 2);
+  EXPECT_EQ(q.wait.max, 0);  // both first admitted on arrival
+  // "high" 10..60; "low" again 60..160.
+  EXPECT_EQ(r.end, 160);
+  EXPECT_EQ(q.jct.max, 160);
+  EXPECT_EQ(q.jct.p50, 50);
+}
+
+TEST(Replay, NoPreemptionMakesTheHighPriorityJobWait) {
+  BuildOptions bo;
+  bo.preemption = false;
+  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv", bo);
+  EXPECT_EQ(run.result.preemptions, 0);
+  EXPECT_EQ(run.result.queues[0].wait.max, 90);
+}
+
+TEST(Replay, GpuSharesShareADevice) {
+  Replayed run = Replay("tiny_nodes.csv", "share_jobs.csv");
+  const ReplayResult& r = run.result;
+  EXPECT_EQ(r.queues[0].admitted, 3);
+  EXPECT_DOUBLE_EQ(r.peak_allocation_pct, 100);
+  EXPECT_NEAR(r.queues[0].gpu_hours, 2.0 * 100 / 3600, 1e-12);
+  EXPECT_EQ(r.overbooked_shares, 0);
+}
+
+TEST(Replay, ManifestQueuesWithCsvJobs) {
+  Replayed run = Replay("tiny_nodes.csv", "team_jobs.csv", {}, "queues.yaml");
+  const ReplayResult& r = run.result;
+  ASSERT_EQ(r.queues.size(), 2u);
+  EXPECT_EQ(r.queues[0].name, "team-a");
+  EXPECT_EQ(r.queues[1].name, "team-b");
+  EXPECT_DOUBLE_EQ(r.queues[0].quota_gpus, 1);
+  EXPECT_EQ(r.queues[0].jobs, 1);
+  EXPECT_EQ(r.queues[1].jobs, 2);
+  // team-a reclaims its GPU from team-b's borrower at t=10.
+  EXPECT_EQ(r.queues[1].preempted, 1);
+  EXPECT_EQ(r.queues[0].wait.max, 0);
+  EXPECT_LT(r.jain_index, 1);
+}
+
+TEST(Replay, UnknownQueueIsAnErrorNamingTheRow) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadNodes(DataFile("tiny_nodes.csv"), BadRows::kFail, t, log).ok());
+  ASSERT_TRUE(ReadJobs(DataFile("team_jobs.csv"), BadRows::kFail, t, log).ok());
+  LoadResult lr = LoadManifestFiles({DataFile("queues.yaml")});
+  lr.model.local_queues.pop_back();  // LocalQueue "b" is gone
+  std::vector<std::string> notes;
+  auto conv = BuildModel(t, {}, lr.model, notes);
+  ASSERT_FALSE(conv.ok());
+  EXPECT_EQ(std::string(conv.status().message()),
+            DataFile("team_jobs.csv") +
+                ":3: queue \"b\" is neither a LocalQueue nor a ClusterQueue of the manifests");
+}
+
+TEST(Replay, UntilCutsTheReplay) {
+  ReplayOptions ro;
+  ro.until = 50;
+  Replayed run = Replay("tiny_nodes.csv", "tiny_jobs.csv", {}, "", ro);
+  const ReplayResult& r = run.result;
+  EXPECT_EQ(r.end, 50);
+  EXPECT_EQ(r.queues[0].pending_at_end, 2);
+  EXPECT_EQ(r.queues[0].running_at_end, 1);
+  EXPECT_DOUBLE_EQ(r.mean_allocation_pct, 100);
+}
+
+ReplayResult Synthetic(uint64_t seed) {
+  SyntheticOptions so;
+  so.jobs = 400;
+  so.nodes = 20;
+  so.seed = seed;
+  so.queues = 3;
+  so.load = 1.2;
+  Trace t = GenerateSynthetic(so);
+  Model model;
+  std::vector<std::string> notes;
+  auto conv = BuildModel(t, {}, model, notes);
+  EXPECT_TRUE(conv.ok());
+  auto r = RunReplay(std::move(model), t, *conv, {});
+  EXPECT_TRUE(r.ok());
+  return *r;
+}
+
+TEST(Replay, SameSeedSameBytes) {
+  ReplayResult a = Synthetic(7), b = Synthetic(7), c = Synthetic(8);
+  EXPECT_GT(a.all.admitted, 0);
+  EXPECT_EQ(SummaryTable(a), SummaryTable(b));
+  EXPECT_EQ(ReportJson(a), ReportJson(b));
+  EXPECT_EQ(ReportCsv(a), ReportCsv(b));
+  EXPECT_EQ(ReportHtml(a, "t"), ReportHtml(b, "t"));
+  EXPECT_NE(ReportJson(a), ReportJson(c));
+}
+
+TEST(Report, WritesEveryFile) {
+  Replayed run = Replay("tiny_nodes.csv", "tiny_jobs.csv");
+  std::string dir = ::testing::TempDir() + "replay-report";
+  ASSERT_TRUE(WriteReport(run.result, dir, "tiny").ok());
+  for (const char* f : {"report.json", "summary.csv", "queues.csv", "timeseries.csv",
+                        "delay_histogram.csv", "typical_pods.csv", "index.html"}) {
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / f)) << f;
+  }
+  std::string html = ReportHtml(run.result, "tiny");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no other URL
+  auto csv = ReportCsv(run.result);
+  EXPECT_NE(csv[0].second.find("queueing_delay_p50_s,80.000\n"), std::string::npos);
+  EXPECT_NE(csv[0].second.find("mean_gpu_allocation_pct,93.333\n"), std::string::npos);
+}
+
+// The openb traces are optional (../shared/traces/openb); the replay of their first pods must run.
+TEST(Replay, OpenbSmoke) {
+  const std::string dir = testing::SourceDir() + "/../shared/traces/openb/";
+  if (!std::filesystem::exists(dir + "openb_pod_list_default.csv"))
+    GTEST_SKIP() << "no openb traces at " << dir << " (they are optional)";
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadNodes(dir + "openb_node_list_gpu_node.csv", BadRows::kFail, t, log).ok());
+  ASSERT_TRUE(ReadJobs(dir + "openb_pod_list_gpuspec33.csv", BadRows::kFail, t, log).ok());
+  EXPECT_EQ(t.nodes.size(), 1213u);
+  EXPECT_EQ(t.jobs.size(), 8152u);
+  t.jobs.resize(1000);
+  Model model;
+  std::vector<std::string> notes;
+  auto conv = BuildModel(t, {}, model, notes);
+  ASSERT_TRUE(conv.ok());
+  auto r = RunReplay(std::move(model), t, *conv, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs, 1000);
+  EXPECT_GT(r->all.admitted, 900);
+  EXPECT_GT(r->peak_allocation_pct, 0);
+  EXPECT_EQ(r->gpus_total, 6212);
+}
+
+}  // namespace
+}  // namespace tessera::trace
