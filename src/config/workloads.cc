@@ -4,6 +4,7 @@
 // raise the pod's request to their own).
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -181,6 +182,23 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
   return !ctx.failed();
 }
 
+// KAI Scheduler's `gpu-fraction: "0.5"` pod annotation: a share of one GPU, as
+// tessera.dev/gpu-milli (500). Applied after the spec is read, so that it replaces a whole-GPU
+// request the pod may carry for the device plugin.
+void ApplyGpuFraction(DocContext& ctx, const YAML::Node& at, const std::string& path, PodSet& set) {
+  auto it = set.annotations.find("gpu-fraction");
+  if (it == set.annotations.end()) return;
+  char* end = nullptr;
+  double f = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || end == nullptr || *end != '\0' || !(f > 0) || f > 1) {
+    ctx.Error(at, JoinPath(path, "gpu-fraction"),
+              "\"" + it->second + "\" is not a fraction of one GPU in (0, 1]");
+    return;
+  }
+  set.requests[kGpu] = 0;
+  set.requests[kGpuMilli] = static_cast<int64_t>(f * kMilliPerGpu + 0.5);
+}
+
 // A pod template: metadata (labels, annotations) and spec.
 bool ReadPodTemplate(DocContext& ctx, const YAML::Node& parent, const std::string& path,
                      PodInfo& out) {
@@ -198,7 +216,9 @@ bool ReadPodTemplate(DocContext& ctx, const YAML::Node& parent, const std::strin
     out.set.annotations.insert(annotations.begin(), annotations.end());
   }
   if (ctx.failed()) return false;
-  return ReadPodSpec(ctx, Child(tmpl, "spec"), path + ".spec", out);
+  if (!ReadPodSpec(ctx, Child(tmpl, "spec"), path + ".spec", out)) return false;
+  ApplyGpuFraction(ctx, md, path + ".metadata.annotations", out.set);
+  return !ctx.failed();
 }
 
 YAML::Node RequireSpec(DocContext& ctx, const ObjectMeta& meta) {
@@ -398,6 +418,8 @@ void ReadPod(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (!ReadPodSpec(ctx, Child(meta.root, "spec"), "spec", pod)) return;
   pod.set.name = "main";
   pod.set.annotations = meta.annotations;
+  ApplyGpuFraction(ctx, meta.metadata, "metadata.annotations", pod.set);
+  if (ctx.failed()) return;
   w.priority_class = pod.priority_class;
   bool kueue = false;
   std::string group = PodGroupOf(meta, kueue);

@@ -20,6 +20,9 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
   }
   gpu_offset_[n] = off;
   gpu_owner_.assign(off, -1);
+  gpu_used_.assign(off, 0);
+  share_room_.assign(n, 0);
+  for (int i = 0; i < n; ++i) free_[i][kGpuMilli] = kMilliPerGpu * nodes[i].gpu_count();
   pools_.resize(pool_members.size());
   for (size_t p = 0; p < pool_members.size(); ++p) {
     pools_[p].buckets.resize(max_gpus_ + 1);
@@ -60,50 +63,109 @@ void ClusterState::Move(NodeId n, int from_k, int to_k) {
   }
 }
 
-std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, WorkloadId owner) {
-  assert(req.FitsIn(free_[n]));
-  int before = free_gpus(n);
-  free_[n] -= req;
-  std::vector<int32_t> gpus;
-  int want = static_cast<int>(req[kGpu]);
-  if (want > 0) {
-    gpus.reserve(want);
-    int32_t* owners = &gpu_owner_[gpu_offset_[n]];
-    int count = gpu_offset_[n + 1] - gpu_offset_[n];
-    for (int i = 0; i < count && static_cast<int>(gpus.size()) < want; ++i) {
-      if (owners[i] < 0) {
-        owners[i] = owner;
-        gpus.push_back(i);
-      }
+void ClusterState::UpdateShareRoom(NodeId n) {
+  int32_t room = 0;
+  const int32_t* used = &gpu_used_[gpu_offset_[n]];
+  for (int i = 0, count = gpu_count(n); i < count; ++i)
+    if (used[i] > 0 && used[i] < kMilliPerGpu)
+      room = std::max<int32_t>(room, kMilliPerGpu - used[i]);
+  if ((room > 0) == (share_room_[n] > 0)) {
+    share_room_[n] = room;
+    return;
+  }
+  share_room_[n] = room;
+  for (const Membership& m : member_[n]) {
+    if (room > 0) {
+      pools_[m.pool].shared.insert(n);
+    } else {
+      pools_[m.pool].shared.erase(n);
     }
+  }
+}
+
+std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, WorkloadId owner) {
+  assert(Fits(n, req));
+  std::vector<int32_t> gpus;
+  int32_t* used = &gpu_used_[gpu_offset_[n]];
+  const int count = gpu_count(n);
+  if (req[kGpuMilli] > 0) {
+    // A share: the fullest shared device with room (best fit), else the lowest free device.
+    const int64_t m = req[kGpuMilli];
+    int best = -1;
+    for (int i = 0; i < count; ++i) {
+      if (used[i] > 0 && used[i] < kMilliPerGpu && used[i] + m <= kMilliPerGpu &&
+          (best < 0 || used[i] > used[best]))
+        best = i;
+    }
+    if (best < 0) {
+      for (int i = 0; i < count && best < 0; ++i)
+        if (used[i] == 0) best = i;
+    }
+    gpus.push_back(best);
+  } else {
+    int want = static_cast<int>(req[kGpu]);
+    gpus.reserve(want);
+    for (int i = 0; i < count && static_cast<int>(gpus.size()) < want; ++i)
+      if (used[i] == 0) gpus.push_back(i);
     assert(static_cast<int>(gpus.size()) == want);
   }
-  free_gpus_ -= want;
-  Move(n, before, free_gpus(n));
+  AssignExact(n, req, gpus, owner);
   return gpus;
 }
 
 void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                                WorkloadId owner) {
-  assert(req.FitsIn(free_[n]));
   int before = free_gpus(n);
   free_[n] -= req;
   int32_t* owners = &gpu_owner_[gpu_offset_[n]];
-  for (int32_t g : gpus) {
-    assert(owners[g] < 0);
-    owners[g] = owner;
+  int32_t* used = &gpu_used_[gpu_offset_[n]];
+  if (req[kGpuMilli] > 0) {
+    for (int32_t g : gpus) {  // one device
+      assert(owners[g] < 0 && used[g] + req[kGpuMilli] <= kMilliPerGpu);
+      if (used[g] == 0) {
+        --free_[n][kGpu];
+        --free_gpus_;
+      }
+      used[g] += static_cast<int32_t>(req[kGpuMilli]);
+      owners[g] = kSharedDevice;
+    }
+  } else {
+    for (int32_t g : gpus) {
+      assert(owners[g] == -1 && used[g] == 0);
+      owners[g] = owner;
+      used[g] = kMilliPerGpu;
+    }
+    free_[n][kGpuMilli] -= kMilliPerGpu * static_cast<int64_t>(gpus.size());
+    free_gpus_ -= static_cast<int64_t>(gpus.size());
   }
-  free_gpus_ -= static_cast<int64_t>(req[kGpu]);
   Move(n, before, free_gpus(n));
+  UpdateShareRoom(n);
 }
 
 void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus) {
   int before = free_gpus(n);
   free_[n] += req;
   int32_t* owners = &gpu_owner_[gpu_offset_[n]];
-  for (int32_t g : gpus) owners[g] = -1;
-  free_gpus_ += static_cast<int64_t>(req[kGpu]);
+  int32_t* used = &gpu_used_[gpu_offset_[n]];
+  if (req[kGpuMilli] > 0) {
+    for (int32_t g : gpus) {
+      used[g] -= static_cast<int32_t>(req[kGpuMilli]);
+      if (used[g] == 0) {
+        owners[g] = -1;
+        ++free_[n][kGpu];
+        ++free_gpus_;
+      }
+    }
+  } else {
+    for (int32_t g : gpus) {
+      owners[g] = -1;
+      used[g] = 0;
+    }
+    free_[n][kGpuMilli] += kMilliPerGpu * static_cast<int64_t>(gpus.size());
+    free_gpus_ += static_cast<int64_t>(gpus.size());
+  }
   Move(n, before, free_gpus(n));
+  UpdateShareRoom(n);
 }
 
 int ClusterState::MaxFreeGpus(int pool) const {

@@ -1,6 +1,10 @@
 // What is free on every node, which GPU device belongs to which workload, and indexes that
 // find a node for a pod without scanning the cluster.
 //
+// GPU devices are owned whole (nvidia.com/gpu) or shared (tessera.dev/gpu-milli): a shared device
+// holds shares of several pods, never more than 1000 milli in all, and no whole owner. free(n)
+// keeps kGpu = devices with nothing on them and kGpuMilli = milli free over all devices.
+//
 // Nodes are grouped into pools (one per ResourceFlavor, plus pool 0 for "any node"); inside a
 // pool they sit in buckets by their number of free whole GPUs, so "the fullest node with at
 // least k free GPUs" (binpack) or "the emptiest" (spread) is a walk over a few buckets.
@@ -11,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "model/node.h"
 #include "model/resources.h"
 #include "model/workload.h"
@@ -28,13 +33,27 @@ class ClusterState {
   int max_gpus_per_node() const { return max_gpus_; }
   const Resources& free(NodeId n) const { return free_[n]; }
   int free_gpus(NodeId n) const { return static_cast<int>(free_[n][kGpu]); }
-  // Owner workload of each GPU device of node n (-1 free).
+  int gpu_count(NodeId n) const { return gpu_offset_[n + 1] - gpu_offset_[n]; }
+  // Owner workload of each GPU device of node n (-1 free, kSharedDevice: shares on it).
+  static constexpr int32_t kSharedDevice = -2;
   const int32_t* gpu_owners(NodeId n) const { return &gpu_owner_[gpu_offset_[n]]; }
+  // Milli in use on each GPU device of node n (1000 for a whole-owned device).
+  const int32_t* gpu_used_milli(NodeId n) const { return &gpu_used_[gpu_offset_[n]]; }
+  // Largest room on a device that already holds shares (0 when none does).
+  int32_t share_room(NodeId n) const { return share_room_[n]; }
+  // True when `req` fits on node n now, shares included.
+  bool Fits(NodeId n, const Resources& req) const {
+    if (!req.FitsIn(free_[n])) return false;
+    int64_t m = req[kGpuMilli];
+    return m == 0 || share_room_[n] >= m || free_[n][kGpu] >= 1;
+  }
 
   // Takes `req` on node n for workload `owner`, choosing req[kGpu] free devices (lowest index
-  // first). REQUIRES: req fits in free(n).
+  // first) or, for a share, the fullest shared device with room (else the lowest free one).
+  // REQUIRES: Fits(n, req).
   std::vector<int32_t> Assign(NodeId n, const Resources& req, WorkloadId owner);
-  // Takes exactly the devices `gpus` (a restore of an earlier Assign). REQUIRES: they are free.
+  // Takes exactly the devices `gpus` (a restore of an earlier Assign). REQUIRES: they are free
+  // (for a share: the device has room and no whole owner).
   void AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                    WorkloadId owner);
   // Gives back what Assign took.
@@ -44,6 +63,8 @@ class ClusterState {
   const std::vector<NodeId>& Bucket(int pool, int k) const { return pools_[pool].buckets[k]; }
   // Largest number of free GPUs on any node of pool p (-1 when the pool is empty).
   int MaxFreeGpus(int pool) const;
+  // Nodes of pool p with a shared device that has room, in node order.
+  const absl::btree_set<NodeId>& SharedNodes(int pool) const { return pools_[pool].shared; }
   int64_t PoolFreeGpus(int pool) const { return pools_[pool].free_gpus; }
 
   int64_t total_gpus() const { return total_gpus_; }
@@ -52,6 +73,7 @@ class ClusterState {
  private:
   struct Pool {
     std::vector<std::vector<NodeId>> buckets;  // by free GPUs
+    absl::btree_set<NodeId> shared;            // share_room > 0
     int64_t free_gpus = 0;
   };
   struct Membership {
@@ -59,10 +81,13 @@ class ClusterState {
     int32_t pos;  // index in the bucket
   };
   void Move(NodeId n, int from_k, int to_k);
+  void UpdateShareRoom(NodeId n);
 
   std::vector<Resources> free_;
   std::vector<int32_t> gpu_offset_;
   std::vector<int32_t> gpu_owner_;
+  std::vector<int32_t> gpu_used_;
+  std::vector<int32_t> share_room_;
   std::vector<std::vector<Membership>> member_;  // per node
   std::vector<Pool> pools_;
   int max_gpus_ = 0;

@@ -333,6 +333,8 @@ absl::Status SchedulerImpl::Init() {
   for (const auto& wpc : model_.workload_priority_classes)
     workload_priority_classes_[wpc.name] = wpc.value;
 
+  // A node holds 1000 milli of GPU shares per device, whatever a manifest said.
+  for (Node& node : model_.nodes) node.allocatable[kGpuMilli] = kMilliPerGpu * node.gpu_count();
   // Node pools.
   pools_.assign(model_.flavors.size() + 1, {});
   for (size_t n = 0; n < model_.nodes.size(); ++n) {
@@ -359,6 +361,14 @@ absl::Status SchedulerImpl::Init() {
 
 WorkloadId SchedulerImpl::AddWorkload(Workload w) {
   auto id = static_cast<WorkloadId>(model_.workloads.size());
+  // A share of 1000 milli or more in whole thousands is whole GPUs.
+  for (PodSet& ps : w.pod_sets) {
+    int64_t& milli = ps.requests[kGpuMilli];
+    if (milli >= kMilliPerGpu && milli % kMilliPerGpu == 0 && ps.requests[kGpu] == 0) {
+      ps.requests[kGpu] = milli / kMilliPerGpu;
+      milli = 0;
+    }
+  }
   model_.workloads.push_back(std::move(w));
   status_.emplace_back();
   recs_.emplace_back();
@@ -437,6 +447,15 @@ std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
   const Workload& w = model_.workloads[id];
   const WorkloadRec& rec = recs_[id];
   if (w.pod_sets.empty() || w.TotalPods() == 0) return "";  // nothing to place: admits at once
+  for (const PodSet& ps : w.pod_sets) {
+    if (ps.requests[kGpuMilli] > 0 && ps.requests[kGpu] > 0)
+      return fmt::format("pod set {} asks for whole GPUs and a GPU share at once", ps.name);
+    if (ps.requests[kGpuMilli] > kMilliPerGpu)
+      return fmt::format(
+          "pod set {} asks for {} {}: a share is at most 1000 (one device); more must be whole "
+          "GPUs",
+          ps.name, ps.requests[kGpuMilli], kGpuMilliResourceName);
+  }
   // Quota: the min pods' needs within what the queue could ever get, in some flavor combo.
   const auto& combos = recs_[id].combos;
   std::string quota_reason;
@@ -683,10 +702,29 @@ bool SchedulerImpl::NodeEligible(WorkloadId id, int ps, const std::vector<int32_
 NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) const {
   const Resources& req = model_.workloads[id].pod_sets[ps].requests;
   int pool = PoolFor(id, combo);
-  int g = static_cast<int>(req[kGpu]);
+  const bool share = req[kGpuMilli] > 0;
+  // A share needs a device: one with room among the shared ones, else a free one (k >= 1).
+  int g = share ? 1 : static_cast<int>(req[kGpu]);
   int max_k = cluster_->max_gpus_per_node();
   if (g > max_k) return -1;
   bool fullest = scorer_->FullestFirst();
+  if (share && fullest) {
+    // Binpack: fill shared devices first, the one left with the least room (best fit).
+    NodeId best = -1;
+    int32_t best_room = 0;
+    int seen = 0;
+    for (NodeId n : cluster_->SharedNodes(pool)) {
+      if (cluster_->share_room(n) < req[kGpuMilli] || !cluster_->Fits(n, req) ||
+          !NodeEligible(id, ps, combo, n))
+        continue;
+      if (best < 0 || cluster_->share_room(n) < best_room) {
+        best = n;
+        best_room = cluster_->share_room(n);
+      }
+      if (++seen >= kCandidatesPerBucket) break;
+    }
+    if (best >= 0) return best;
+  }
   for (int step = 0; step <= max_k - g; ++step) {
     int k = fullest ? g + step : max_k - step;
     const auto& bucket = cluster_->Bucket(pool, k);
@@ -694,7 +732,7 @@ NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>
     double best_score = 0;
     int seen = 0;
     for (NodeId n : bucket) {
-      if (!req.FitsIn(cluster_->free(n)) || !NodeEligible(id, ps, combo, n)) continue;
+      if (!cluster_->Fits(n, req) || !NodeEligible(id, ps, combo, n)) continue;
       double s = scorer_->Score(cluster_->free(n), model_.nodes[n].allocatable, req);
       if (best < 0 || s > best_score || (s == best_score && n < best)) {
         best = n;
@@ -703,6 +741,10 @@ NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>
       if (++seen >= kCandidatesPerBucket) break;
     }
     if (best >= 0) return best;
+  }
+  if (share && !fullest) {
+    for (NodeId n : cluster_->SharedNodes(pool))
+      if (cluster_->Fits(n, req) && NodeEligible(id, ps, combo, n)) return n;
   }
   return -1;
 }
@@ -1008,7 +1050,6 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
                     WorkloadStateName(st.state)));
   if (pods.empty()) return absl::InvalidArgumentError(fmt::format("{}: no pods", w.Key()));
   // Check everything before changing anything.
-  std::vector<Resources> want(model_.nodes.size());
   std::vector<int32_t> per_set(w.pod_sets.size(), 0);
   for (const PodPlacement& p : pods) {
     if (p.pod_set < 0 || p.pod_set >= static_cast<int32_t>(w.pod_sets.size()))
@@ -1019,22 +1060,14 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
     if (++per_set[p.pod_set] > set.count)
       return absl::InvalidArgumentError(
           fmt::format("{}: more pods than pod set {} has", w.Key(), set.name));
-    want[p.node] += set.requests;
-    if (!p.gpus.empty() && static_cast<int64_t>(p.gpus.size()) != set.requests[kGpu])
-      return absl::InvalidArgumentError(fmt::format("{}: {} GPU indices for a pod asking {}",
-                                                    w.Key(), p.gpus.size(), set.requests[kGpu]));
-    const int32_t* owners = cluster_->gpu_owners(p.node);
-    for (int32_t g : p.gpus) {
-      if (g < 0 || g >= model_.nodes[p.node].gpu_count() || owners[g] >= 0)
-        return absl::FailedPreconditionError(fmt::format("{}: GPU {} of node {} is not free",
-                                                         w.Key(), g, model_.nodes[p.node].name));
-    }
-  }
-  for (size_t n = 0; n < want.size(); ++n) {
-    if (!want[n].FitsIn(cluster_->free(static_cast<NodeId>(n))))
-      return absl::FailedPreconditionError(
-          fmt::format("{}: node {} has {} free, the pods need {}", w.Key(), model_.nodes[n].name,
-                      cluster_->free(static_cast<NodeId>(n)).ToString(), want[n].ToString()));
+    const int64_t devices = set.requests[kGpuMilli] > 0 ? 1 : set.requests[kGpu];
+    if (!p.gpus.empty() && static_cast<int64_t>(p.gpus.size()) != devices)
+      return absl::InvalidArgumentError(
+          fmt::format("{}: {} GPU indices for a pod asking {}", w.Key(), p.gpus.size(), devices));
+    for (int32_t g : p.gpus)
+      if (g < 0 || g >= model_.nodes[p.node].gpu_count())
+        return absl::InvalidArgumentError(
+            fmt::format("{}: node {} has no GPU {}", w.Key(), model_.nodes[p.node].name, g));
   }
   // The flavor combination: the first one whose flavors' node labels hold on every node used.
   std::vector<int32_t> combo;
@@ -1081,6 +1114,34 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
           "{}: running pods exceed what ClusterQueue {} may use: {}", w.Key(),
           model_.cluster_queues[rec.cq].name, FormatQuotaPart(id, *QuotaShortfall(id, merged))));
   }
+  // Nodes and devices, pod by pod; a pod that does not fit rolls back those before it.
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodPlacement& p = pods[i];
+    const Resources& req = w.pod_sets[p.pod_set].requests;
+    const int32_t* owners = cluster_->gpu_owners(p.node);
+    const int32_t* used = cluster_->gpu_used_milli(p.node);
+    bool ok = cluster_->Fits(p.node, req);
+    for (int32_t g : p.gpus) {
+      if (req[kGpuMilli] > 0) {
+        ok = ok && owners[g] < 0 && used[g] + req[kGpuMilli] <= kMilliPerGpu;
+      } else {
+        ok = ok && owners[g] == -1;
+      }
+    }
+    if (!ok) {
+      for (size_t j = i; j-- > 0;)
+        cluster_->Release(pods[j].node, w.pod_sets[pods[j].pod_set].requests, pods[j].gpus);
+      return absl::FailedPreconditionError(fmt::format(
+          "{}: node {} cannot hold pod {} of {} (free {}{})", w.Key(), model_.nodes[p.node].name, i,
+          w.pod_sets[p.pod_set].name, cluster_->free(p.node).ToString(),
+          p.gpus.empty() ? "" : ", or a GPU asked for is taken"));
+    }
+    if (p.gpus.empty()) {
+      pods[i].gpus = cluster_->Assign(p.node, req, id);
+    } else {
+      cluster_->AssignExact(p.node, req, p.gpus, id);
+    }
+  }
   if (st.state == WorkloadState::kPending) Dequeue(id);
   if (st.state == WorkloadState::kInactive) {
     st.created = now;
@@ -1092,12 +1153,7 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
     pp.placement.pod_set = p.pod_set;
     pp.placement.index = rec.placed_per_set[p.pod_set]++;
     pp.placement.node = p.node;
-    if (p.gpus.empty()) {
-      pp.placement.gpus = cluster_->Assign(p.node, req, id);
-    } else {
-      pp.placement.gpus = p.gpus;
-      cluster_->AssignExact(p.node, req, p.gpus, id);
-    }
+    pp.placement.gpus = p.gpus;  // assigned above
     pp.quota = QuotaFor(id, combo, req);
     for (const auto& [fr, q] : pp.quota) quota_->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
@@ -1541,8 +1597,11 @@ Resources SchedulerImpl::ClusterQueueUsage(int32_t cq, int32_t flavor) const {
 absl::Status SchedulerImpl::Verify() const {
   const int nn = static_cast<int>(model_.nodes.size());
   std::vector<Resources> used(nn);
-  std::vector<std::vector<int32_t>> owners(nn);
-  for (int n = 0; n < nn; ++n) owners[n].assign(model_.nodes[n].gpu_count(), -1);
+  std::vector<std::vector<int32_t>> owners(nn), milli(nn);
+  for (int n = 0; n < nn; ++n) {
+    owners[n].assign(model_.nodes[n].gpu_count(), -1);
+    milli[n].assign(model_.nodes[n].gpu_count(), 0);
+  }
   std::vector<std::vector<int64_t>> usage(queues_.size(),
                                           std::vector<int64_t>(quota_->num_frs(), 0));
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(status_.size()); ++id) {
@@ -1559,14 +1618,25 @@ absl::Status SchedulerImpl::Verify() const {
       NodeId n = p.placement.node;
       const PodSet& ps = w.pod_sets[p.placement.pod_set];
       used[n] += ps.requests;
-      if (static_cast<int64_t>(p.placement.gpus.size()) != ps.requests[kGpu])
+      const bool share = ps.requests[kGpuMilli] > 0;
+      const int64_t want_devices = share ? 1 : ps.requests[kGpu];
+      if (static_cast<int64_t>(p.placement.gpus.size()) != want_devices)
         return absl::InternalError(fmt::format("{} got {} GPUs for a pod asking {}", w.Key(),
-                                               p.placement.gpus.size(), ps.requests[kGpu]));
+                                               p.placement.gpus.size(), want_devices));
       for (int32_t g : p.placement.gpus) {
-        if (owners[n][g] >= 0)
+        if (owners[n][g] >= 0 || (!share && owners[n][g] != -1))
           return absl::InternalError(
               fmt::format("GPU {} of node {} double-booked", g, model_.nodes[n].name));
-        owners[n][g] = id;
+        if (share) {
+          owners[n][g] = ClusterState::kSharedDevice;
+          milli[n][g] += static_cast<int32_t>(ps.requests[kGpuMilli]);
+          if (milli[n][g] > kMilliPerGpu)
+            return absl::InternalError(
+                fmt::format("GPU {} of node {} shared beyond 1000 milli", g, model_.nodes[n].name));
+        } else {
+          owners[n][g] = id;
+          milli[n][g] = kMilliPerGpu;
+        }
       }
       for (const auto& [fr, q] : p.quota) usage[rec.cq][fr] += q;
     }
@@ -1576,10 +1646,19 @@ absl::Status SchedulerImpl::Verify() const {
     if (!used[n].FitsIn(node.allocatable))
       return absl::InternalError(fmt::format("node {} over capacity: uses {} of {}", node.name,
                                              used[n].ToString(), node.allocatable.ToString()));
-    if (!(node.allocatable - used[n] == cluster_->free(n)))
+    // Devices: kGpu free = devices with nothing on them; kGpuMilli free = milli left on all.
+    Resources expect_free = node.allocatable - used[n];
+    expect_free[kGpu] = 0;
+    expect_free[kGpuMilli] = 0;
+    for (int g = 0; g < node.gpu_count(); ++g) {
+      if (milli[n][g] == 0) ++expect_free[kGpu];
+      expect_free[kGpuMilli] += kMilliPerGpu - milli[n][g];
+    }
+    if (!(expect_free == cluster_->free(n)))
       return absl::InternalError(fmt::format("node {} free resources out of sync", node.name));
     for (int g = 0; g < node.gpu_count(); ++g)
-      if (owners[n][g] != cluster_->gpu_owners(n)[g])
+      if (owners[n][g] != cluster_->gpu_owners(n)[g] ||
+          milli[n][g] != cluster_->gpu_used_milli(n)[g])
         return absl::InternalError(fmt::format("node {} GPU {} owner out of sync", node.name, g));
   }
   for (size_t cq = 0; cq < queues_.size(); ++cq) {

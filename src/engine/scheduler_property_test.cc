@@ -1,7 +1,8 @@
 // Property tests over random clusters and workloads: after every cycle no node or quota is
 // exceeded, no GPU is double-booked, no gang is partly placed, lending and borrowing limits
-// hold (Scheduler::Verify checks all of these), and repeated cycles on a stable cluster reach
-// a fixed point (no preemption loops), with and without fair sharing.
+// hold, no GPU device holds more than 1000 milli of shares (Scheduler::Verify checks all of these),
+// and repeated cycles on a stable cluster reach a fixed point (no preemption loops), with and
+// without fair sharing.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -47,12 +48,20 @@ Model RandomModel(bool fair) {
     wl.Queue("q" + std::to_string(*rc::gen::inRange(0, queues)));
     int pods = *rc::gen::inRange(1, 5);
     wl.Pods(pods, *rc::gen::inRange(0, 9));
+    Workload built = wl.Obj();
+    if (*rc::gen::inRange(0, 4) == 0) {
+      // GPU shares (no quota covers them: node devices are the limit).
+      built.pod_sets[0].requests[kGpu] = 0;
+      built.pod_sets[0].requests[kGpuMilli] = *rc::gen::element(100, 250, 500, 700, 1000);
+    }
     if (*rc::gen::inRange(0, 3) == 0) wl.Min(*rc::gen::inRange(1, pods + 1));
     wl.Priority(
         *rc::gen::element(std::string("low"), std::string("high"), std::string("high-never")));
     wl.Arrive(*rc::gen::inRange(0, 5));
     if (*rc::gen::inRange(0, 2) == 0) wl.Runtime(*rc::gen::inRange(1, 6));
-    m.workloads.push_back(wl.Obj());
+    Workload w2 = wl.Obj();
+    w2.pod_sets[0].requests = built.pod_sets[0].requests;
+    m.workloads.push_back(std::move(w2));
   }
   return m;
 }

@@ -389,3 +389,63 @@ TEST(SchedulerRestoreTest, RefusesWhatDoesNotFitAndChangesNothing) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+Resources Share(int64_t milli) {
+  Resources r = testing::Req(0);
+  r[kGpuMilli] = milli;
+  return r;
+}
+
+TEST(SchedulerShareTest, SharesPackOntoOneDeviceAndNeverExceed1000) {
+  Model m = MakeModel({MakeNode("n1", 2)}, {});
+  for (int i = 0; i < 5; ++i) {
+    Workload w = WL("s" + std::to_string(i)).Pods(1, 0).Obj();
+    w.pod_sets[0].requests = Share(300);
+    m.workloads.push_back(w);
+  }
+  Workload whole = WL("whole").Pods(1, 1).Obj();
+  m.workloads.push_back(whole);
+  auto s = Start(m);
+  SubmitAll(*s);
+  // Three shares of 300 fill device 0 to 900; the fourth starts device 1; the whole-GPU pod
+  // then has no free device; the fifth share joins device 1.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(State(*s, i), WorkloadState::kAdmitted) << i;
+  EXPECT_EQ(s->status(0).pods[0].gpus, (std::vector<int32_t>{0}));
+  EXPECT_EQ(s->status(2).pods[0].gpus, (std::vector<int32_t>{0}));
+  EXPECT_EQ(s->status(3).pods[0].gpus, (std::vector<int32_t>{1}));
+  EXPECT_EQ(s->status(4).pods[0].gpus, (std::vector<int32_t>{1}));
+  EXPECT_EQ(State(*s, 5), WorkloadState::kPending);
+  for (int i = 0; i < 3; ++i) s->Finish(i, 1);
+  s->RunCycle(1);
+  EXPECT_EQ(State(*s, 5), WorkloadState::kAdmitted);
+  EXPECT_EQ(s->status(5).pods[0].gpus, (std::vector<int32_t>{0}));
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+TEST(SchedulerShareTest, QuotaCountsSharesExactlyAndBadSharesAreRejected) {
+  ClusterQueue cq = CQ("cq").Gpus("gpu", 8).Obj();
+  cq.resource_groups[0].covered.push_back(kGpuMilli);
+  cq.resource_groups[0].flavors[0].resources.push_back({kGpuMilli, 1000, {}, {}});
+  Model m = MakeModel({MakeNode("n1", 8)}, {cq});
+  for (int64_t milli : {400, 400, 400, 1500, 2000}) {
+    Workload w = WL("s" + std::to_string(m.workloads.size())).Queue("cq").Pods(1, 0).Obj();
+    w.pod_sets[0].requests = Share(milli);
+    m.workloads.push_back(w);
+  }
+  auto s = Start(m);
+  SubmitAll(*s);
+  EXPECT_EQ(State(*s, 0), WorkloadState::kAdmitted);
+  EXPECT_EQ(State(*s, 1), WorkloadState::kAdmitted);
+  EXPECT_EQ(State(*s, 2), WorkloadState::kPending);  // 1200 > 1000 milli of quota
+  EXPECT_NE(s->status(2).reason.find("tessera.dev/gpu-milli"), std::string::npos)
+      << s->status(2).reason;
+  EXPECT_EQ(State(*s, 3), WorkloadState::kRejected);  // 1.5 GPUs: not a share, not whole
+  EXPECT_EQ(State(*s, 4), WorkloadState::kAdmitted);  // 2000 milli = 2 whole GPUs
+  EXPECT_EQ(s->status(4).pods[0].gpus.size(), 2u);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -15,7 +15,7 @@ struct ResourceRegistry::Impl {
 };
 
 ResourceRegistry::ResourceRegistry() : impl_(new Impl) {
-  for (std::string_view n : {"cpu", "memory", "pods", "nvidia.com/gpu"}) {
+  for (std::string_view n : {"cpu", "memory", "pods", "nvidia.com/gpu", "tessera.dev/gpu-milli"}) {
     impl_->ids.emplace(std::string(n), static_cast<ResourceId>(impl_->names.size()));
     impl_->names.emplace_back(n);
   }

@@ -27,6 +27,12 @@ inline constexpr ResourceId kMemory = 1;
 inline constexpr ResourceId kPods = 2;
 inline constexpr ResourceId kGpu = 3;  // nvidia.com/gpu, whole devices
 inline constexpr std::string_view kGpuResourceName = "nvidia.com/gpu";
+// A share of one GPU device in thousandths (Alibaba's gpu_milli): a pod asking 1..999 gets that
+// share of a single device, which other shares may use too. A node holds 1000 per GPU device;
+// the engine derives it. Quota on this resource counts shares exactly.
+inline constexpr ResourceId kGpuMilli = 4;
+inline constexpr std::string_view kGpuMilliResourceName = "tessera.dev/gpu-milli";
+inline constexpr int64_t kMilliPerGpu = 1000;
 
 // Interns resource names process-wide. Ids stay valid for the life of the process.
 class ResourceRegistry {
