@@ -322,7 +322,8 @@ struct Controller::Impl {
         }
         auto it = nodes.find(n->name);
         if (it != nodes.end() && SameNode(it->second.first, it->second.second, *n, ready)) return;
-        nodes[n->name] = {std::move(*n), ready};
+        const std::string name = n->name;
+        nodes[name] = {std::move(*n), ready};
         need_rebuild = true;
       };
       if (ev.type == T::kReplace) {
@@ -638,6 +639,14 @@ struct Controller::Impl {
     if (!g.foreign) {
       w.queue_name = first.queue_name;
       w.priority_class = first.priority_class;
+      w.workload_priority_class = first.workload_priority_class;
+      if (g.kind == "Job") {
+        if (auto j = jobs.find(g.ns + "/" + g.name); j != jobs.end()) {
+          if (w.queue_name.empty()) w.queue_name = j->second.queue_name;
+          if (w.workload_priority_class.empty())
+            w.workload_priority_class = j->second.workload_priority_class;
+        }
+      }
     }
     // One pod set when the pods are alike (the usual gang), else one per pod.
     bool alike = true;

@@ -229,6 +229,8 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   } else if (auto it2 = p.labels.find(kTesseraQueueLabel); it2 != p.labels.end()) {
     p.queue_name = it2->second;
   }
+  if (auto it = p.labels.find(kPriorityClassLabel); it != p.labels.end())
+    p.workload_priority_class = it->second;
   if (auto it = p.labels.find(kPodGroupLabel); it != p.labels.end() && !it->second.empty()) {
     p.group_kind = "PodGroup";
     p.group_name = it->second;
@@ -310,6 +312,14 @@ absl::StatusOr<JobInfo> ParseJob(const json& obj) {
   j.name = Str(md, "name");
   const json& par = At(At(obj, "spec"), "parallelism");
   if (par.is_number_integer()) j.parallelism = std::max(1, par.get<int32_t>());
+  auto labels = StrMap(At(md, "labels"));
+  if (auto it = labels.find(kQueueLabel); it != labels.end()) {
+    j.queue_name = it->second;
+  } else if (auto it2 = labels.find(kTesseraQueueLabel); it2 != labels.end()) {
+    j.queue_name = it2->second;
+  }
+  if (auto it = labels.find(kPriorityClassLabel); it != labels.end())
+    j.workload_priority_class = it->second;
   return j;
 }
 

@@ -27,6 +27,7 @@ using json = nlohmann::json;
 inline constexpr const char* kGpuIndicesAnnotation = "tessera.dev/gpu-indices";
 inline constexpr const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr const char* kTesseraQueueLabel = "tessera.dev/queue";
+inline constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 inline constexpr const char* kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 inline constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
 
@@ -40,9 +41,10 @@ struct PodInfo {
   std::map<std::string, std::string> labels, annotations;
   PodSet set;  // count 1: this pod's requests, selector, affinity, tolerations
   std::string priority_class;
-  std::optional<int32_t> priority;  // spec.priority, filled in by the admission plugin
-  int64_t grace_period = 30;        // spec.terminationGracePeriodSeconds
-  std::string queue_name;           // from kQueueLabel or kTesseraQueueLabel
+  std::optional<int32_t> priority;      // spec.priority, filled in by the admission plugin
+  int64_t grace_period = 30;            // spec.terminationGracePeriodSeconds
+  std::string queue_name;               // from kQueueLabel or kTesseraQueueLabel
+  std::string workload_priority_class;  // kPriorityClassLabel
   // How the pod joins a workload: kind "PodGroup", "Volcano", "Job" or "Pod", and the group's
   // name in the pod's namespace.
   std::string group_kind, group_name;
@@ -62,9 +64,13 @@ struct PodGroupInfo {
   int32_t scheduled = -1;  // status.scheduled as last seen
 };
 
+// A batch Job: its parallelism is the gang size of its pods, and Kueue users put the queue and
+// priority labels on the Job rather than on its pod template.
 struct JobInfo {
   std::string ns, name;
   int32_t parallelism = 1;
+  std::string queue_name;
+  std::string workload_priority_class;
 };
 
 // Parses a v1 Pod. Errors name the field ("spec.containers[1].resources.requests.cpu: ...").

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# A throwaway control plane on 127.0.0.1: etcd (Debian's etcd-server) and the kube-apiserver built
+# by build-apiserver.sh, token auth, AlwaysAllow authorization, no controllers and no kubelets.
+#
+#   cluster.sh start DIR      start etcd + apiserver with state in DIR; writes DIR/kubeconfig,
+#                             DIR/env (ports) and waits until the server is ready
+#   cluster.sh stop DIR       stop both (SIGTERM, then SIGKILL) and keep DIR
+#   cluster.sh stop-apiserver DIR | start-apiserver DIR   restart only the API server (etcd and
+#                             its data stay: nothing is lost)
+#   cluster.sh nodes DIR N GPUS [PREFIX]   create N fake nodes with GPUS nvidia.com/gpu each
+#
+# etcd keeps its data under /dev/shm when it exists (tmpfs: fsync is free), so that the numbers
+# measured here are the API server's, not the disk's.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+CACHE="${K8S_CACHE:-${TESSERA_K8S_CACHE:-$ROOT/.cache/k8s}}"
+APISERVER="${KUBE_APISERVER:-$CACHE/bin/kube-apiserver}"
+cmd="${1:-}"
+DIR="${2:-}"
+[ -n "$cmd" ] && [ -n "$DIR" ] || { sed -n '2,14p' "$0"; exit 2; }
+mkdir -p "$DIR"
+DIR="$(cd "$DIR" && pwd)"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_ready() {
+  local url="$1" token="$2"
+  for _ in $(seq 1 240); do
+    if curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "$url/readyz" \
+        | grep -q 200; then
+      return 0
+    fi
+    sleep 0.25
+  done
+  echo "cluster.sh: the API server did not become ready; see $DIR/apiserver.log" >&2
+  tail -20 "$DIR/apiserver.log" >&2
+  return 1
+}
+
+stop_pid() {
+  local f="$1"
+  [ -f "$f" ] || return 0
+  local pid
+  pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+start_apiserver() {
+  # shellcheck disable=SC1091
+  source "$DIR/env"
+  "$APISERVER" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --insecure-port=0 \
+    --cert-dir="$DIR/certs" \
+    --token-auth-file="$DIR/tokens.csv" \
+    --authorization-mode=AlwaysAllow \
+    --service-account-issuer=https://kubernetes.default.svc \
+    --service-account-key-file="$DIR/sa.key" \
+    --service-account-signing-key-file="$DIR/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+    --enable-priority-and-fairness=false \
+    --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
+    --profiling=false --logtostderr=true --v=0 \
+    >>"$DIR/apiserver.log" 2>&1 &
+  echo $! >"$DIR/apiserver.pid"
+  wait_ready "https://127.0.0.1:$API_PORT" "$TOKEN"
+}
+
+case "$cmd" in
+  start)
+    [ -x "$APISERVER" ] || { echo "cluster.sh: no $APISERVER (run scripts/k8s/build-apiserver.sh)" >&2; exit 3; }
+    command -v etcd >/dev/null || { echo "cluster.sh: etcd is not installed (etcd-server)" >&2; exit 3; }
+    ETCD_PORT=$(free_port); PEER_PORT=$(free_port); API_PORT=$(free_port)
+    TOKEN="tessera-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+    DATA="$DIR/etcd"
+    if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+      DATA="$(mktemp -d /dev/shm/tessera-etcd.XXXXXX)"
+    fi
+    cat >"$DIR/env" <<ENV
+ETCD_PORT=$ETCD_PORT
+API_PORT=$API_PORT
+TOKEN=$TOKEN
+ETCD_DATA=$DATA
+ENV
+    echo "$TOKEN,admin,admin,system:masters" >"$DIR/tokens.csv"
+    [ -f "$DIR/sa.key" ] || openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
+    etcd --name default --data-dir "$DATA" \
+      --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+      --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+      --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
+      --initial-cluster "default=http://127.0.0.1:$PEER_PORT" \
+      --quota-backend-bytes=8589934592 --snapshot-count=100000 \
+      >"$DIR/etcd.log" 2>&1 &
+    echo $! >"$DIR/etcd.pid"
+    cat >"$DIR/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+current-context: local
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: $TOKEN
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+KC
+    start_apiserver
+    ;;
+  stop)
+    stop_pid "$DIR/apiserver.pid"
+    stop_pid "$DIR/etcd.pid"
+    if [ -f "$DIR/env" ]; then
+      # shellcheck disable=SC1091
+      source "$DIR/env"
+      case "$ETCD_DATA" in /dev/shm/tessera-etcd.*) rm -rf "$ETCD_DATA" ;; esac
+    fi
+    ;;
+  stop-apiserver) stop_pid "$DIR/apiserver.pid" ;;
+  start-apiserver) start_apiserver ;;
+  nodes)
+    # shellcheck disable=SC1091
+    source "$DIR/env"
+    n="${3:?count}"; gpus="${4:?gpus}"; prefix="${5:-node}"
+    python3 - "$API_PORT" "$TOKEN" "$n" "$gpus" "$prefix" <<'PY'
+import json, ssl, sys, urllib.request, concurrent.futures as cf
+port, token, n, gpus, prefix = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+ctx = ssl._create_unverified_context()
+def req(method, path, body, ctype="application/json"):
+    r = urllib.request.Request(f"https://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                               method=method, headers={"Authorization": f"Bearer {token}",
+                                                       "Content-Type": ctype})
+    return urllib.request.urlopen(r, context=ctx).status
+def make(i):
+    name = f"{prefix}-{i}"
+    req("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name,
+        "labels": {"kubernetes.io/hostname": name}}})
+    cap = {"cpu": "96", "memory": "1024Gi", "pods": "110", "nvidia.com/gpu": gpus}
+    req("PATCH", f"/api/v1/nodes/{name}/status", {"status": {"capacity": cap, "allocatable": cap,
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                        "message": "fake node"}]}}, "application/merge-patch+json")
+with cf.ThreadPoolExecutor(16) as ex:
+    list(ex.map(make, range(n)))
+PY
+    ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,481 @@
+// Tessera's Kubernetes mode against a real kube-apiserver and etcd on 127.0.0.1 (no mock): every
+// test starts its own control plane (scripts/k8s/cluster.sh), creates fake nodes, runs the
+// controller in-process and checks what the API server ends up holding. Skipped, with the
+// reason printed, only when the API server has not been built.
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "k8s/controller.h"
+#include "k8s/leader_election.h"
+#include "k8s/metrics.h"
+#include "tests/k8s/test_cluster.h"
+
+namespace tessera::k8s {
+namespace {
+
+using testing::json;
+using testing::TestCluster;
+
+constexpr double kTimeout = 90;  // generous: ASan builds on a loaded 2-core machine
+
+std::string ReadRepoFile(const std::string& rel) {
+  std::ifstream in(TestCluster::RepoRoot() + "/" + rel);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class K8sIntegration : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    bool not_built = false;
+    cluster_ = TestCluster::Start(&why, &not_built);
+    if (!cluster_) {
+      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
+      FAIL() << why;
+    }
+    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
+    cluster_->Apply(ReadRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml"));
+    ASSERT_TRUE(TestCluster::WaitFor(
+        [&] {
+          for (const char* p : {"/apis/tessera.dev/v1alpha1/clusterqueues",
+                                "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"}) {
+            auto r = cluster_->client().Get(p);
+            if (!r.ok() || r->status != 200) return false;
+          }
+          return true;
+        },
+        30))
+        << "CRDs not served";
+  }
+
+  void TearDown() override {
+    controllers_.clear();
+    cluster_.reset();
+  }
+
+  Controller* StartTessera(ControllerOptions o = {}) {
+    auto metrics = std::make_unique<Metrics>();
+    o.status_period_s = 0.2;
+    auto c = std::make_unique<Controller>(&cluster_->client(), o, metrics.get());
+    c->Start();
+    metrics_.push_back(std::move(metrics));
+    controllers_.push_back(std::move(c));
+    return controllers_.back().get();
+  }
+
+  json PodGroup(const std::string& ns, const std::string& name, int min_member) {
+    return {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+            {"kind", "PodGroup"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec", {{"minMember", min_member}}}};
+  }
+
+  // Creates `n` pods of `gpus` GPUs in pod group `group` (and the PodGroup itself).
+  void CreateGang(const std::string& ns, const std::string& group, int n, int gpus,
+                  json labels = json::object(), const std::string& priority_class = "") {
+    cluster_->Create(PodGroup(ns, group, n));
+    labels["scheduling.x-k8s.io/pod-group"] = group;
+    for (int i = 0; i < n; ++i) {
+      json pod = cluster_->PodSpec(ns, fmt::format("{}-{}", group, i), gpus, "tessera", labels);
+      if (!priority_class.empty()) pod["spec"]["priorityClassName"] = priority_class;
+      cluster_->Create(pod);
+    }
+  }
+
+  int BoundWithPrefix(const std::string& ns, const std::string& prefix) {
+    int n = 0;
+    for (const auto& p : cluster_->Pods(ns))
+      if (p["metadata"]["name"].get<std::string>().rfind(prefix, 0) == 0 &&
+          !p["spec"].value("nodeName", "").empty())
+        ++n;
+    return n;
+  }
+
+  int CountWithPrefix(const std::string& ns, const std::string& prefix) {
+    int n = 0;
+    for (const auto& p : cluster_->Pods(ns))
+      if (p["metadata"]["name"].get<std::string>().rfind(prefix, 0) == 0) ++n;
+    return n;
+  }
+
+  // No GPU device is given to two pods of a node, and no node holds more GPUs than it has.
+  void ExpectNoDoubleBooking(const std::vector<std::string>& namespaces, int gpus_per_node) {
+    std::map<std::string, std::multiset<int>> used;
+    std::map<std::string, int> count;
+    for (const auto& ns : namespaces) {
+      for (const auto& p : cluster_->Pods(ns)) {
+        std::string node = p["spec"].value("nodeName", "");
+        if (node.empty()) continue;
+        const json& req = p["spec"]["containers"][0]["resources"]["requests"];
+        int g = req.contains("nvidia.com/gpu") ? std::stoi(req["nvidia.com/gpu"].get<std::string>())
+                                               : 0;
+        count[node] += g;
+        const json& ann = p["metadata"]["annotations"];
+        if (ann.is_object() && ann.contains("tessera.dev/gpu-indices")) {
+          std::stringstream ss(ann["tessera.dev/gpu-indices"].get<std::string>());
+          std::string part;
+          int listed = 0;
+          while (std::getline(ss, part, ',')) {
+            used[node].insert(std::stoi(part));
+            ++listed;
+          }
+          EXPECT_EQ(listed, g) << p["metadata"]["name"];
+        }
+      }
+    }
+    for (const auto& [node, n] : count) EXPECT_LE(n, gpus_per_node) << node;
+    for (const auto& [node, ids] : used)
+      for (int id : ids) {
+        EXPECT_EQ(ids.count(id), 1u) << "GPU " << id << " of " << node << " given twice";
+        EXPECT_LT(id, gpus_per_node);
+      }
+  }
+
+  std::unique_ptr<TestCluster> cluster_;
+  std::vector<std::unique_ptr<Metrics>> metrics_;
+  std::vector<std::unique_ptr<Controller>> controllers_;
+};
+
+// Ten one-GPU pods of another scheduler hold 10 of 16 GPUs.
+void CreateFillers(TestCluster& c) {
+  for (int i = 0; i < 10; ++i) {
+    json pod = c.PodSpec("default", fmt::format("filler-{}", i), 1, "other-scheduler");
+    pod["spec"]["nodeName"] = fmt::format("gpu-{}", i % 2);
+    c.Create(pod);
+  }
+}
+
+TEST_F(K8sIntegration, GangBindsNoneUntilItFitsThenAll) {
+  cluster_->CreateNodes(2, 8, "gpu");
+  CreateFillers(*cluster_);
+  Controller* tessera = StartTessera();
+  MetricsServer server(
+      metrics_.back().get(), [] { return true; }, [tessera] { return tessera->synced(); });
+  int port = server.Start("127.0.0.1", 0);
+  ASSERT_GT(port, 0);
+  CreateGang("default", "train", 8, 1);
+
+  // 6 GPUs are free: the gang waits whole, and each pod says why.
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        int told = 0;
+        for (const auto& p : cluster_->Pods("default")) {
+          if (p["metadata"]["name"].get<std::string>().rfind("train-", 0) != 0) continue;
+          for (const auto& c : p["status"].value("conditions", json::array()))
+            if (c["type"] == "PodScheduled" && c["status"] == "False" &&
+                c["reason"] == "Unschedulable" && !c.value("message", "").empty())
+              ++told;
+        }
+        return told == 8;
+      },
+      kTimeout))
+      << "pods did not get PodScheduled=False";
+  EXPECT_EQ(BoundWithPrefix("default", "train-"), 0);
+  json pod0 = cluster_->Get("/api/v1/namespaces/default/pods/train-0");
+  std::string message;
+  for (const auto& c : pod0["status"]["conditions"])
+    if (c["type"] == "PodScheduled") message = c["message"];
+  std::cout << "[ tessera ] pending gang says: " << message << "\n";
+  json events = cluster_->Get(
+      "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dtrain-0");
+  bool failed_scheduling = false;
+  for (const auto& e : events["items"]) failed_scheduling |= e["reason"] == "FailedScheduling";
+  EXPECT_TRUE(failed_scheduling);
+
+  // Two GPUs free up: all 8 bind.
+  cluster_->DeletePod("default", "filler-0");
+  cluster_->DeletePod("default", "filler-1");
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "train-") == 8; }, kTimeout));
+  ExpectNoDoubleBooking({"default"}, 8);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        json pg =
+            cluster_->Get("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/train");
+        return pg["status"].value("phase", "") == "Scheduled" &&
+               pg["status"].value("scheduled", 0) == 8;
+      },
+      kTimeout))
+      << "PodGroup status not written";
+
+  KubeConfig plain;
+  plain.server = fmt::format("http://127.0.0.1:{}", port);
+  KubeClient http(plain);
+  auto m = http.Get("/metrics");
+  ASSERT_TRUE(m.ok());
+  EXPECT_NE(m->body.find("tessera_binds_total{result=\"ok\"} 8"), std::string::npos) << m->body;
+  auto ready = http.Get("/readyz");
+  ASSERT_TRUE(ready.ok());
+  EXPECT_EQ(ready->status, 200);
+}
+
+TEST_F(K8sIntegration, KubeSchedulerBindsPartOfTheGang) {
+  const std::string bin = TestCluster::KubeSchedulerPath();
+  if (bin.empty())
+    GTEST_SKIP() << "SKIPPED: kube-scheduler is not built (scripts/k8s/build-apiserver.sh "
+                    "--with-scheduler); it is only the comparison";
+  cluster_->CreateNodes(2, 8, "gpu");
+  CreateFillers(*cluster_);
+  // The same gang for kube-scheduler v1.20: it has no notion of the PodGroup.
+  cluster_->Create(PodGroup("default", "train", 8));
+  for (int i = 0; i < 8; ++i) {
+    json pod = cluster_->PodSpec("default", fmt::format("train-{}", i), 1, "default-scheduler",
+                                 {{"scheduling.x-k8s.io/pod-group", "train"}});
+    cluster_->Create(pod);
+  }
+  int pid = TestCluster::Spawn({bin, "--kubeconfig=" + cluster_->kubeconfig_path(),
+                                "--leader-elect=false", "--port=0", "--secure-port=0", "--v=0"},
+                               cluster_->dir() + "/kube-scheduler.log");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "train-") >= 6; }, kTimeout));
+  // Give it every chance to do something else: it will not, the other two pods cannot fit.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  int bound = BoundWithPrefix("default", "train-");
+  std::cout << "[ kube-scheduler ] bound " << bound
+            << " of the 8-pod gang: those GPUs are held by a job that cannot start\n";
+  EXPECT_EQ(bound, 6);
+  TestCluster::Kill(pid);
+}
+
+json ClusterQueue(const std::string& name, int gpus, const json& preemption) {
+  return {{"apiVersion", "tessera.dev/v1alpha1"},
+          {"kind", "ClusterQueue"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"cohort", "org"},
+            {"namespaceSelector", json::object()},
+            {"preemption", preemption},
+            {"resourceGroups",
+             {{{"coveredResources", {"cpu", "nvidia.com/gpu"}},
+               {"flavors",
+                {{{"name", "default"},
+                  {"resources",
+                   {{{"name", "cpu"}, {"nominalQuota", 64}},
+                    {{"name", "nvidia.com/gpu"}, {"nominalQuota", gpus}}}}}}}}}}}}};
+}
+
+json LocalQueue(const std::string& ns, const std::string& cq) {
+  return {{"apiVersion", "tessera.dev/v1alpha1"},
+          {"kind", "LocalQueue"},
+          {"metadata", {{"name", "lq"}, {"namespace", ns}}},
+          {"spec", {{"clusterQueue", cq}}}};
+}
+
+json Flavor(const std::string& name) {
+  return {{"apiVersion", "tessera.dev/v1alpha1"},
+          {"kind", "ResourceFlavor"},
+          {"metadata", {{"name", name}}},
+          {"spec", json::object()}};
+}
+
+TEST_F(K8sIntegration, BorrowingThenReclaim) {
+  cluster_->CreateNodes(2, 8, "gpu");
+  cluster_->CreateNamespace("team-a");
+  cluster_->CreateNamespace("team-b");
+  cluster_->Create(Flavor("default"));
+  cluster_->Create(ClusterQueue("team-a", 8, {{"reclaimWithinCohort", "Any"}}));
+  cluster_->Create(ClusterQueue("team-b", 8, {{"reclaimWithinCohort", "Any"}}));
+  cluster_->Create(LocalQueue("team-a", "team-a"));
+  cluster_->Create(LocalQueue("team-b", "team-b"));
+  StartTessera();
+  json queue = {{"kueue.x-k8s.io/queue-name", "lq"}};
+  CreateGang("team-a", "a1", 8, 1, queue);
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("team-a", "a1-") == 8; }, kTimeout));
+  // team-b's quota is idle: team-a borrows it.
+  CreateGang("team-a", "a2", 8, 1, queue);
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("team-a", "a2-") == 8; }, kTimeout));
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        json cq = cluster_->Get("/apis/tessera.dev/v1alpha1/clusterqueues/team-a");
+        return cq["status"].value("admittedWorkloads", 0) == 2;
+      },
+      kTimeout))
+      << "ClusterQueue status not written";
+  // team-b wants its quota back: the borrowing workload (a2, whole) is evicted.
+  CreateGang("team-b", "b1", 8, 1, queue);
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("team-b", "b1-") == 8; }, kTimeout));
+  EXPECT_EQ(BoundWithPrefix("team-a", "a1-"), 8);
+  EXPECT_EQ(CountWithPrefix("team-a", "a2-"), 0) << "the borrower's pods were evicted";
+  ExpectNoDoubleBooking({"team-a", "team-b"}, 8);
+  EXPECT_EQ(metrics_.back()->preemptions.load(), 1);
+}
+
+TEST_F(K8sIntegration, PriorityPreemptionThroughEvictions) {
+  cluster_->CreateNodes(1, 8, "gpu");
+  for (auto [name, value] : {std::pair{"low", 100}, std::pair{"high", 1000}})
+    cluster_->Create({{"apiVersion", "scheduling.k8s.io/v1"},
+                      {"kind", "PriorityClass"},
+                      {"metadata", {{"name", name}}},
+                      {"value", value}});
+  cluster_->Create(Flavor("default"));
+  cluster_->Create(ClusterQueue("main", 8, {{"withinClusterQueue", "LowerPriority"}}));
+  cluster_->Create(LocalQueue("default", "main"));
+  StartTessera();
+  json queue = {{"kueue.x-k8s.io/queue-name", "lq"}};
+  CreateGang("default", "low", 8, 1, queue, "low");
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "low-") == 8; }, kTimeout));
+  CreateGang("default", "high", 4, 1, queue, "high");
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "high-") == 4; }, kTimeout));
+  // The victim is the whole low gang, not just the four pods that were in the way.
+  EXPECT_EQ(CountWithPrefix("default", "low-"), 0);
+  ExpectNoDoubleBooking({"default"}, 8);
+  json events =
+      cluster_->Get("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dlow-0");
+  bool preempted = false;
+  for (const auto& e : events["items"]) preempted |= e["reason"] == "Preempted";
+  EXPECT_TRUE(preempted);
+  EXPECT_GE(metrics_.back()->evictions_ok.load(), 8);
+}
+
+TEST_F(K8sIntegration, KueueUsersQueuesWithOnlyTheApiVersionChanged) {
+  // deploy/examples/kueue-queues-and-job.yaml is ../shared/manifests/field/
+  // kueue-queues-and-job.yaml with kueue.x-k8s.io/v1beta1 replaced by tessera.dev/v1alpha1.
+  const std::string text = ReadRepoFile("deploy/examples/kueue-queues-and-job.yaml");
+  ASSERT_FALSE(text.empty());
+  json a100 = {{"accelerator", "nvidia-a100-80gb"}};
+  json taint = {{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}};
+  cluster_->CreateNodes(2, 8, "a100", a100, taint);
+  cluster_->CreateNamespace("team-a");
+  cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
+                    {"kind", "WorkloadPriorityClass"},
+                    {"metadata", {{"name", "high-priority"}}},
+                    {"value", 1000}});
+  json job;
+  for (auto& obj : testing::YamlToJson(text)) {
+    json created = cluster_->Create(obj);
+    if (obj["kind"] == "Job") job = created;
+  }
+  ASSERT_TRUE(job.is_object());
+  StartTessera();
+  // No Job controller runs here: make its two pods as the Job controller would, Tessera's.
+  json tmpl = job["spec"]["template"];
+  for (int i = 0; i < 2; ++i) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", fmt::format("llama-finetune-v3-{}", i)},
+                  {"namespace", "team-a"},
+                  {"ownerReferences",
+                   {{{"apiVersion", "batch/v1"},
+                     {"kind", "Job"},
+                     {"name", "llama-finetune-v3"},
+                     {"uid", job["metadata"]["uid"]},
+                     {"controller", true}}}}}},
+                {"spec", tmpl["spec"]}};
+    pod["spec"]["schedulerName"] = "tessera";
+    pod["spec"]["terminationGracePeriodSeconds"] = 0;
+    cluster_->Create(pod);
+  }
+  // As in Kueue, a ClusterQueue without namespaceSelector admits no namespace: say so.
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        json p = cluster_->Get("/api/v1/namespaces/team-a/pods/llama-finetune-v3-0");
+        for (const auto& c : p["status"].value("conditions", json::array()))
+          if (c["type"] == "PodScheduled" &&
+              c.value("message", "").find("namespaceSelector") != std::string::npos)
+            return true;
+        return false;
+      },
+      kTimeout));
+  auto r = cluster_->client().Patch("/apis/tessera.dev/v1alpha1/clusterqueues/ml-training-cluster",
+                                    R"({"spec":{"namespaceSelector":{}}})");
+  ASSERT_TRUE(r.ok() && r->status == 200);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return BoundWithPrefix("team-a", "llama-finetune-v3-") == 2; }, kTimeout));
+  ExpectNoDoubleBooking({"team-a"}, 8);
+}
+
+TEST_F(K8sIntegration, ApiServerRestartLosesNothingAndDoubleBindsNothing) {
+  cluster_->CreateNodes(4, 8, "gpu");
+  Controller* tessera = StartTessera();
+  for (int i = 0; i < 12; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("p-{}", i), 1));
+  // Down while binds are in flight, then up again on the same etcd.
+  ASSERT_TRUE(cluster_->StopApiServer());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(cluster_->StartApiServer());
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "p-") == 12; }, kTimeout));
+  for (int i = 12; i < 24; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("p-{}", i), 1));
+  CreateGang("default", "g", 8, 1);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return BoundWithPrefix("default", "p-") == 24 && BoundWithPrefix("default", "g-") == 8;
+      },
+      kTimeout));
+  ExpectNoDoubleBooking({"default"}, 8);
+  EXPECT_GE(tessera->snapshot().pods_bound, 32);
+}
+
+TEST_F(K8sIntegration, SchedulerRestartRebuildsFromTheServer) {
+  cluster_->CreateNodes(2, 8, "gpu");
+  StartTessera();
+  CreateGang("default", "g", 4, 1);
+  for (int i = 0; i < 4; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("a-{}", i), 1));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 8; }, kTimeout));
+  controllers_.back()->Stop();
+  for (int i = 0; i < 8; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("b-{}", i), 1));
+  // A new instance: it learns the 8 bound pods (and their GPU indices) from the server.
+  Controller* second = StartTessera();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 16; }, kTimeout));
+  EXPECT_EQ(second->snapshot().pods_bound, 8);
+  EXPECT_EQ(metrics_.back()->binds_conflict.load(), 0);
+  ExpectNoDoubleBooking({"default"}, 8);
+}
+
+TEST_F(K8sIntegration, OnlyTheLeaderSchedules) {
+  cluster_->CreateNodes(1, 8, "gpu");
+  std::vector<Controller*> cs;
+  std::vector<std::unique_ptr<LeaderElector>> electors;
+  for (const char* id : {"replica-a", "replica-b"}) {
+    Controller* c = StartTessera();
+    c->SetActive(false);
+    LeaderElectionOptions le;
+    le.ns = "default";
+    le.identity = id;
+    le.lease_duration_s = 3;
+    le.renew_deadline_s = 2;
+    le.retry_period_s = 0.3;
+    electors.push_back(std::make_unique<LeaderElector>(&cluster_->client(), le,
+                                                       [c](bool leader) { c->SetActive(leader); }));
+    electors.back()->Start();
+    cs.push_back(c);
+  }
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return electors[0]->is_leader() != electors[1]->is_leader(); }, kTimeout));
+  for (int i = 0; i < 4; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("a-{}", i), 1));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 4; }, kTimeout));
+  int leader = electors[0]->is_leader() ? 0 : 1;
+  EXPECT_EQ(cs[leader]->snapshot().pods_bound, 4);
+  EXPECT_EQ(cs[1 - leader]->snapshot().pods_bound, 0);
+  // The leader steps down (graceful shutdown releases the lease); the other takes over.
+  electors[leader]->Stop();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return electors[1 - leader]->is_leader(); }, kTimeout));
+  for (int i = 0; i < 4; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("b-{}", i), 1));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 8; }, kTimeout));
+  EXPECT_EQ(cs[1 - leader]->snapshot().pods_bound, 4);
+  ExpectNoDoubleBooking({"default"}, 8);
+  for (auto& e : electors) e->Stop();
+}
+
+}  // namespace
+}  // namespace tessera::k8s

@@ -1,0 +1,82 @@
+// A real control plane for integration tests and benchmarks: etcd and kube-apiserver on
+// 127.0.0.1 started through scripts/k8s/cluster.sh in a temporary directory, with helpers to
+// create nodes, pods and any object given as YAML or JSON.
+//
+// Thread-safety: the helpers may be called from several threads (they only use KubeClient).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "k8s/kube_client.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::k8s::testing {
+
+using json = nlohmann::json;
+
+// YAML (one or more documents) to JSON values. Quoted scalars stay strings; plain ones become
+// booleans, integers or floats where they look like one.
+std::vector<json> YamlToJson(const std::string& text);
+
+class TestCluster {
+ public:
+  // Starts a cluster, or returns nullptr and says why in `*why` (binaries not built, etcd
+  // missing, start failure). The caller skips (not built) or fails (start failure) on that.
+  static std::unique_ptr<TestCluster> Start(std::string* why, bool* not_built);
+  ~TestCluster();
+
+  static std::string RepoRoot();
+  // The kube-scheduler built by build-apiserver.sh --with-scheduler, or "" when absent.
+  static std::string KubeSchedulerPath();
+
+  const std::string& dir() const { return dir_; }
+  std::string kubeconfig_path() const { return dir_ + "/kubeconfig"; }
+  KubeClient& client() { return *client_; }
+  const KubeConfig& config() const { return client_->config(); }
+
+  bool StopApiServer();
+  bool StartApiServer();
+
+  // `n` nodes named PREFIX-i with `gpus` nvidia.com/gpu each, Ready, with `labels` and taints.
+  void CreateNodes(int n, int gpus, const std::string& prefix, const json& labels = json::object(),
+                   const json& taints = json::array());
+  void CreateNamespace(const std::string& ns, const json& labels = json::object());
+  // A pod asking for `gpus` GPUs (and 1 cpu), terminationGracePeriodSeconds 0.
+  json PodSpec(const std::string& ns, const std::string& name, int gpus,
+               const std::string& scheduler = "tessera", const json& labels = json::object(),
+               const json& annotations = json::object()) const;
+  // Creates any object (POST to the collection its apiVersion/kind/namespace name). Returns the
+  // created object; fails the current test on an error status.
+  json Create(const json& obj);
+  // Creates every document of a YAML file or text.
+  void Apply(const std::string& yaml_text);
+  // Deletes a pod at once (grace period 0), bound or not.
+  void DeletePod(const std::string& ns, const std::string& name);
+  void DeleteAllPods(const std::string& ns);
+  std::vector<json> Pods(const std::string& ns);
+  int BoundPods(const std::string& ns);
+  json Get(const std::string& path);
+
+  // Polls `cond` every 50 ms for up to `timeout_s` seconds.
+  static bool WaitFor(const std::function<bool()>& cond, double timeout_s);
+
+  // Starts `argv` in the background with stdout and stderr to `log`; returns its pid or -1.
+  static int Spawn(const std::vector<std::string>& argv, const std::string& log);
+  // SIGTERM, then SIGKILL after 5 s; reaps it.
+  static void Kill(int pid);
+
+  // The collection path for an object (e.g. /apis/tessera.dev/v1alpha1/clusterqueues).
+  static std::string CollectionPath(const json& obj);
+
+ private:
+  TestCluster() = default;
+  int Script(const std::string& args) const;
+
+  std::string dir_;
+  std::unique_ptr<KubeClient> client_;
+};
+
+}  // namespace tessera::k8s::testing
