@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 namespace tessera::fgd {
 namespace {
@@ -152,6 +154,33 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Pol
   std::vector<uint8_t> touched(nodes.size(), 0);
   std::vector<Event> events;
   events.reserve(order.size());
+  // FGD's score of a node depends only on the node's state and the pod's (effective CPU, GPU
+  // count, per-GPU milli): scores are kept per (node, shape) until the node changes, so a pod
+  // only rescores the nodes placed on since its shape was last scored.
+  struct Memo {
+    bool enabled = false;
+    size_t num_shapes = 0;
+    std::vector<uint32_t> shape_of;  // per workload pod
+    std::vector<uint32_t> version;   // per (node, shape); kNever when never scored
+    std::vector<int64_t> score;
+    std::vector<GpuSet> gpus;
+  } memo;
+  constexpr uint32_t kNever = UINT32_MAX;
+  std::vector<uint32_t> node_version(nodes.size(), 0);
+  if (policy == Policy::kFgd || policy == Policy::kTesseraFgd) {
+    memo.enabled = true;
+    std::map<std::tuple<int64_t, int32_t, int32_t>, uint32_t> ids;
+    memo.shape_of.reserve(workload.pods.size());
+    for (const PodShape& p : workload.pods) {
+      const auto key = std::make_tuple(EffectiveCpuMilli(p.cpu_milli), p.num_gpu, p.gpu_milli);
+      const auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(ids.size()));
+      memo.shape_of.push_back(it->second);
+    }
+    memo.num_shapes = ids.size();
+    memo.version.assign(nodes.size() * memo.num_shapes, kNever);
+    memo.score.assign(nodes.size() * memo.num_shapes, 0);
+    memo.gpus.assign(nodes.size() * memo.num_shapes, 0);
+  }
   std::vector<int32_t> feasible;
   std::vector<int64_t> scores;
   std::vector<GpuSet> gpus;
@@ -177,8 +206,21 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Pol
         scores.resize(feasible.size());
         gpus.resize(feasible.size());
         bool error = false;
+        const uint32_t shape = memo.enabled ? memo.shape_of[static_cast<size_t>(pod_index)] : 0;
         for (size_t k = 0; k < feasible.size(); ++k) {
           const size_t i = static_cast<size_t>(feasible[k]);
+          if (memo.enabled) {
+            const size_t slot = i * memo.num_shapes + shape;
+            if (memo.version[slot] != node_version[i]) {
+              const Scored s = scorer.Score(NodeView{&nodes[i], tags[i], frag[i]}, pod);
+              memo.version[slot] = node_version[i];
+              memo.score[slot] = s.score;
+              memo.gpus[slot] = s.gpus;
+            }
+            scores[k] = memo.score[slot];
+            gpus[k] = memo.gpus[slot];
+            continue;
+          }
           const Scored s = scorer.Score(NodeView{&nodes[i], tags[i], frag[i]}, pod);
           error |= s.error;
           scores[k] = s.score;
@@ -220,6 +262,7 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Pol
       Place(node, pod, chosen_gpus);
       tags[static_cast<size_t>(chosen)] |= AffinityTagOf(pod);
       touched[static_cast<size_t>(chosen)] = 1;
+      ++node_version[static_cast<size_t>(chosen)];
       frag[static_cast<size_t>(chosen)] = measure.Evaluate(node);
       used += pod.TotalGpuMilli();
       ++out.pods_placed;
