@@ -136,9 +136,19 @@ FragmentationMeasure::FragmentationMeasure(std::span<const TypicalPod> typical)
       continue;
     }
     auto it = std::find(thresholds_.begin(), thresholds_.end(), pod.gpu_milli);
-    if (it == thresholds_.end()) it = thresholds_.insert(thresholds_.end(), pod.gpu_milli);
-    gpu_shapes_.push_back(GpuShape{pod.cpu_milli, pod.models, pod.weight, pod.num_gpu,
-                                   static_cast<int32_t>(it - thresholds_.begin())});
+    if (it == thresholds_.end()) {
+      if (thresholds_.size() >= kMaxThresholds) {
+        slow_shapes_.push_back(pod);
+        continue;
+      }
+      it = thresholds_.insert(thresholds_.end(), pod.gpu_milli);
+    }
+    shape_cpu_.push_back(pod.cpu_milli);
+    shape_num_gpu_.push_back(pod.num_gpu);
+    shape_threshold_.push_back(static_cast<int32_t>(it - thresholds_.begin()));
+    shape_weight_.push_back(pod.weight);
+    shape_models_.push_back(pod.models);
+    any_model_constraint_ |= pod.models != 0;
   }
 }
 
@@ -150,48 +160,41 @@ double FragmentationMeasure::Evaluate(int64_t cpu_free_milli, int32_t gpu_model,
   const double idle = static_cast<double>(idle_milli);
 
   // Per distinct per-GPU request: how many GPUs reach it and the milli of those that do not.
-  constexpr size_t kMaxThresholds = 64;
-  int32_t count_at[kMaxThresholds];
-  double below_at[kMaxThresholds];
-  const size_t n_thresholds = std::min(thresholds_.size(), kMaxThresholds);
-  for (size_t t = 0; t < n_thresholds; ++t) {
-    const int32_t need = thresholds_[t];
-    int32_t count = 0;
-    int64_t below = 0;
-    for (int i = 0; i < num_gpus; ++i) {
-      const int32_t free = gpu_free_milli[i];
-      const bool reaches = free >= need;
-      count += reaches;
-      below += reaches ? 0 : free;
+  // GPUs outside, requests inside, so that the inner loop vectorizes.
+  const size_t n_thresholds = thresholds_.size();
+  const int32_t* thresholds = thresholds_.data();
+  int32_t count_at[kMaxThresholds] = {};
+  int32_t below_at[kMaxThresholds] = {};
+  for (int i = 0; i < num_gpus; ++i) {
+    const int32_t free = gpu_free_milli[i];
+    for (size_t t = 0; t < n_thresholds; ++t) {
+      const int32_t reaches = free >= thresholds[t];
+      count_at[t] += reaches;
+      below_at[t] += reaches ? 0 : free;
     }
-    count_at[t] = count;
-    below_at[t] = static_cast<double>(below);
   }
 
   double frag = cpu_only_weight_ * idle;
-  for (const GpuShape& s : gpu_shapes_) {
-    double part = idle;
-    if (static_cast<size_t>(s.threshold) < n_thresholds) {
-      const bool fits = ModelAllowed(s.models, gpu_model) && cpu_free_milli >= s.cpu_milli &&
-                        count_at[s.threshold] >= s.num_gpu;
-      if (fits) part = below_at[s.threshold];
-    } else {
-      // More distinct requests than the fast table holds: count this one directly.
-      int32_t count = 0;
-      int64_t below = 0;
-      for (int i = 0; i < num_gpus; ++i) {
-        if (gpu_free_milli[i] >= thresholds_[static_cast<size_t>(s.threshold)]) {
-          ++count;
-        } else {
-          below += gpu_free_milli[i];
-        }
-      }
-      if (ModelAllowed(s.models, gpu_model) && cpu_free_milli >= s.cpu_milli &&
-          count >= s.num_gpu) {
-        part = static_cast<double>(below);
+  const size_t n_shapes = shape_cpu_.size();
+  for (size_t j = 0; j < n_shapes; ++j) {
+    const int32_t t = shape_threshold_[j];
+    bool fits = cpu_free_milli >= shape_cpu_[j] && count_at[t] >= shape_num_gpu_[j];
+    if (any_model_constraint_) fits = fits && ModelAllowed(shape_models_[j], gpu_model);
+    frag += shape_weight_[j] * (fits ? static_cast<double>(below_at[t]) : idle);
+  }
+  for (const TypicalPod& pod : slow_shapes_) {
+    int32_t count = 0;
+    int64_t below = 0;
+    for (int i = 0; i < num_gpus; ++i) {
+      if (gpu_free_milli[i] >= pod.gpu_milli) {
+        ++count;
+      } else {
+        below += gpu_free_milli[i];
       }
     }
-    frag += s.weight * part;
+    const bool fits = ModelAllowed(pod.models, gpu_model) && cpu_free_milli >= pod.cpu_milli &&
+                      count >= pod.num_gpu;
+    frag += pod.weight * (fits ? static_cast<double>(below) : idle);
   }
   return frag;
 }

@@ -128,17 +128,20 @@ class FragmentationMeasure {
   const std::vector<TypicalPod>& typical() const { return typical_; }
 
  private:
-  struct GpuShape {
-    int64_t cpu_milli;
-    ModelMask models;
-    double weight;
-    int32_t num_gpu;
-    int32_t threshold;  // index into thresholds_
-  };
+  static constexpr size_t kMaxThresholds = 64;
   std::vector<TypicalPod> typical_;
   double cpu_only_weight_ = 0;
-  std::vector<int32_t> thresholds_;  // distinct per-GPU milli of the GPU shapes
-  std::vector<GpuShape> gpu_shapes_;
+  // Distinct per-GPU milli of the GPU shapes (the first kMaxThresholds), and the GPU shapes as
+  // parallel arrays for the hot loop.
+  std::vector<int32_t> thresholds_;
+  std::vector<int64_t> shape_cpu_;
+  std::vector<int32_t> shape_num_gpu_;
+  std::vector<int32_t> shape_threshold_;
+  std::vector<double> shape_weight_;
+  std::vector<ModelMask> shape_models_;
+  bool any_model_constraint_ = false;
+  // Shapes beyond kMaxThresholds distinct requests, measured directly (rare).
+  std::vector<TypicalPod> slow_shapes_;
 };
 
 }  // namespace tessera::fgd
