@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver (and, with --with-scheduler or TESSERA_K8S_SCHEDULER=1, kube-scheduler)
 # v1.20.2 from Debian bookworm's `kubernetes` source package, for Tessera's integration tests and
-# benchmarks. Binaries land in $K8S_CACHE/bin (default .cache/k8s/bin) and are reused on later
+# benchmarks. Binaries land in $TESSERA_K8S_CACHE/bin (default ~/.cache/tessera-k8s/bin) and are
+# reused on later
 # runs; the Go build cache stays in $K8S_CACHE/gocache, so a rebuild after a cache hit is quick.
 #
 # The facts this recipe encodes (see docs/kubernetes.md):
@@ -15,7 +16,10 @@
 # Exit status: 0 when the binaries are there, non-zero (with the reason on stderr) otherwise.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+# The cache lives outside the work tree by default, so that a fresh clone (CI) reuses it.
+K8S_CACHE="${TESSERA_K8S_CACHE:-${HOME:+$HOME/.cache/tessera-k8s}}"
 export K8S_CACHE="${K8S_CACHE:-$ROOT/.cache/k8s}"
+export TESSERA_K8S_CACHE="$K8S_CACHE"
 BIN="$K8S_CACHE/bin"
 WANT=(kube-apiserver)
 if [ "${1:-}" = "--with-scheduler" ] || [ "${TESSERA_K8S_SCHEDULER:-0}" = "1" ]; then

@@ -13,7 +13,8 @@
 # measured here are the API server's, not the disk's.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-CACHE="${K8S_CACHE:-${TESSERA_K8S_CACHE:-$ROOT/.cache/k8s}}"
+CACHE="${TESSERA_K8S_CACHE:-${HOME:+$HOME/.cache/tessera-k8s}}"
+CACHE="${CACHE:-$ROOT/.cache/k8s}"
 APISERVER="${KUBE_APISERVER:-$CACHE/bin/kube-apiserver}"
 cmd="${1:-}"
 DIR="${2:-}"

@@ -4,7 +4,8 @@
 # machine's own sources. Prints the unpacked tree's path. Safe to run again (reuses the download).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-CACHE="${K8S_CACHE:-$ROOT/.cache/k8s}"
+CACHE="${TESSERA_K8S_CACHE:-${HOME:+$HOME/.cache/tessera-k8s}}"
+CACHE="${CACHE:-$ROOT/.cache/k8s}"
 APT="$CACHE/apt"
 mkdir -p "$APT/lists/partial" "$APT/archives/partial" "$CACHE/src"
 

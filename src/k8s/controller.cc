@@ -50,18 +50,16 @@ bool SameNode(const Node& a, bool a_ready, const Node& b, bool b_ready) {
   return true;
 }
 
-// Keeps what the manifest loader reads of an API object: apiVersion, kind, spec and the
-// identifying metadata (resourceVersion, managedFields and status would only be noise).
+// Keeps what the manifest loader reads of an API object: everything but status and the
+// server's metadata (resourceVersion, managedFields, ... would only be noise).
 json StripForLoader(const json& obj) {
-  json out;
-  out["apiVersion"] = obj.value("apiVersion", "");
-  out["kind"] = obj.value("kind", "");
+  json out = obj;
+  out.erase("status");
   json md;
   const json& in_md = obj.contains("metadata") ? obj["metadata"] : json::object();
   for (const char* k : {"name", "namespace", "labels", "annotations"})
     if (in_md.contains(k)) md[k] = in_md[k];
   out["metadata"] = md;
-  if (obj.contains("spec")) out["spec"] = obj["spec"];
   return out;
 }
 
@@ -151,7 +149,8 @@ struct Controller::Impl {
   Clock::time_point last_rebuild{};
   Clock::time_point last_status{};
   double decision_seconds = 0;
-  std::map<std::string, std::string> written_status;  // object -> last status body written
+  std::map<std::string, std::string> written_status;
+  std::set<std::string> logged_diagnostics;  // object -> last status body written
 
   double Now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -565,10 +564,18 @@ struct Controller::Impl {
       auto qit = queue_objects.find(r);
       if (qit == queue_objects.end()) continue;
       for (const auto& [key, obj] : qit->second)
-        LoadManifestText(obj.dump(), fmt::format("{} {}", r, key), lr);
+        LoadManifestText(obj.dump(), fmt::format("{} {}", r, key[0] == '/' ? key.substr(1) : key),
+                         lr);
     }
-    for (const auto& d : lr.diagnostics)
-      if (d.severity != Diagnostic::Severity::kNotice) spdlog::warn("{}", d.ToString());
+    // Each problem is logged once, not at every rebuild.
+    std::set<std::string> diags;
+    for (const auto& d : lr.diagnostics) {
+      if (d.severity == Diagnostic::Severity::kNotice) continue;
+      std::string text = d.ToString();
+      if (!logged_diagnostics.count(text)) spdlog::warn("queue objects: {}", text);
+      diags.insert(std::move(text));
+    }
+    logged_diagnostics = std::move(diags);
     m.flavors = std::move(lr.model.flavors);
     m.topologies = std::move(lr.model.topologies);
     m.cluster_queues = std::move(lr.model.cluster_queues);

@@ -71,14 +71,15 @@ std::string TestCluster::RepoRoot() {
   return std::filesystem::current_path().string();
 }
 
+std::string TestCluster::CacheDir() {
+  // As scripts/k8s/*.sh: $TESSERA_K8S_CACHE, else ~/.cache/tessera-k8s, else .cache/k8s.
+  if (const char* c = std::getenv("TESSERA_K8S_CACHE"); c && *c) return c;
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tessera-k8s";
+  return RepoRoot() + "/.cache/k8s";
+}
+
 std::string TestCluster::KubeSchedulerPath() {
-  std::string cache;
-  if (const char* c = std::getenv("TESSERA_K8S_CACHE")) {
-    cache = c;
-  } else {
-    cache = RepoRoot() + "/.cache/k8s";
-  }
-  std::string p = cache + "/bin/kube-scheduler";
+  std::string p = CacheDir() + "/bin/kube-scheduler";
   return access(p.c_str(), X_OK) == 0 ? p : "";
 }
 

@@ -29,6 +29,8 @@ class TestCluster {
   ~TestCluster();
 
   static std::string RepoRoot();
+  // Where scripts/k8s/build-apiserver.sh keeps its binaries.
+  static std::string CacheDir();
   // The kube-scheduler built by build-apiserver.sh --with-scheduler, or "" when absent.
   static std::string KubeSchedulerPath();
 
