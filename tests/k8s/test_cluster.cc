@@ -92,9 +92,7 @@ int TestCluster::Script(const std::string& args) const {
 
 std::unique_ptr<TestCluster> TestCluster::Start(std::string* why, bool* not_built) {
   *not_built = false;
-  std::string cache = std::getenv("TESSERA_K8S_CACHE") ? std::getenv("TESSERA_K8S_CACHE")
-                                                       : RepoRoot() + "/.cache/k8s";
-  std::string apiserver = cache + "/bin/kube-apiserver";
+  std::string apiserver = CacheDir() + "/bin/kube-apiserver";
   if (access(apiserver.c_str(), X_OK) != 0) {
     *not_built = true;
     *why = fmt::format(
