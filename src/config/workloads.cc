@@ -82,6 +82,10 @@ struct PodInfo {
   PodSet set;
   std::string priority_class;
   Labels labels;  // the pod's (or template's) labels
+  // podAntiAffinity terms on kubernetes.io/hostname, resolved against `labels` once known.
+  std::vector<LabelSelector> anti_required, anti_preferred;
+  YAML::Node anti_at;
+  std::string anti_path;
 };
 
 // Effective per-container request: requests, and limits where only a limit is given.
@@ -178,9 +182,81 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
                    });
       }
     }
+    const std::string papath = path + ".affinity.podAntiAffinity";
+    YAML::Node paa = Child(affinity, "podAntiAffinity");
+    if (ExpectMap(ctx, paa, papath)) {
+      out.anti_at = paa;
+      out.anti_path = papath;
+      auto read_term = [&](const YAML::Node& term, const std::string& tpath, bool required) {
+        if (!ExpectMap(ctx, term, tpath)) return false;
+        std::string key = GetString(ctx, term, "topologyKey", tpath + ".topologyKey").value_or("");
+        LabelSelector sel;
+        ReadLabelSelector(ctx, Child(term, "labelSelector"), tpath + ".labelSelector", sel);
+        if (key != "kubernetes.io/hostname") {
+          ctx.Warning(term, tpath + ".topologyKey",
+                      "Tessera honours pod anti-affinity on kubernetes.io/hostname only; this "
+                      "term is ignored");
+          return !ctx.failed();
+        }
+        (required ? out.anti_required : out.anti_preferred).push_back(std::move(sel));
+        return !ctx.failed();
+      };
+      ForEachSeq(ctx, Child(paa, "requiredDuringSchedulingIgnoredDuringExecution"),
+                 papath + ".requiredDuringSchedulingIgnoredDuringExecution",
+                 [&](size_t, const YAML::Node& term, const std::string& tpath) {
+                   return read_term(term, tpath, true);
+                 });
+      ForEachSeq(ctx, Child(paa, "preferredDuringSchedulingIgnoredDuringExecution"),
+                 papath + ".preferredDuringSchedulingIgnoredDuringExecution",
+                 [&](size_t, const YAML::Node& term, const std::string& tpath) {
+                   if (!ExpectMap(ctx, term, tpath)) return false;
+                   return read_term(Child(term, "podAffinityTerm"), tpath + ".podAffinityTerm",
+                                    false);
+                 });
+    }
   }
   return !ctx.failed();
 }
+
+// Pod-level placement wishes that need the pod's labels and annotations: anti-affinity among
+// the workload's own pods, and Kueue's topology annotations.
+void ResolvePlacement(DocContext& ctx, const YAML::Node& annotations_at,
+                      const std::string& annotations_path, PodInfo& pod) {
+  PodSet& ps = pod.set;
+  auto own = [&](const std::vector<LabelSelector>& terms) {
+    bool any = false;
+    for (const LabelSelector& sel : terms) {
+      if (Matches(sel, pod.labels)) {
+        any = true;
+      } else {
+        ctx.Warning(pod.anti_at, pod.anti_path,
+                    "a podAntiAffinity term that does not select the pod's own labels is "
+                    "ignored (Tessera spreads a workload's own pods only)");
+      }
+    }
+    return any;
+  };
+  if (own(pod.anti_required)) {
+    ps.anti_affinity = HostnameAntiAffinity::kRequired;
+  } else if (own(pod.anti_preferred)) {
+    ps.anti_affinity = HostnameAntiAffinity::kPreferred;
+  }
+  for (const auto& [key, required] :
+       {std::pair<std::string, bool>{"kueue.x-k8s.io/podset-required-topology", true},
+        {"kueue.x-k8s.io/podset-preferred-topology", false}}) {
+    auto it = ps.annotations.find(key);
+    if (it == ps.annotations.end()) continue;
+    if (it->second.empty()) {
+      ctx.Error(annotations_at, JoinPath(annotations_path, key), "names no topology level");
+      return;
+    }
+    if (ps.topology.required) continue;  // required wins over preferred
+    ps.topology.level = it->second;
+    ps.topology.required = required;
+  }
+}
+
+// A pod template: metadata (labels, annotations) and spec.
 
 // KAI Scheduler's `gpu-fraction: "0.5"` pod annotation: a share of one GPU, as
 // tessera.dev/gpu-milli (500). Applied after the spec is read, so that it replaces a whole-GPU
@@ -218,6 +294,7 @@ bool ReadPodTemplate(DocContext& ctx, const YAML::Node& parent, const std::strin
   if (ctx.failed()) return false;
   if (!ReadPodSpec(ctx, Child(tmpl, "spec"), path + ".spec", out)) return false;
   ApplyGpuFraction(ctx, md, path + ".metadata.annotations", out.set);
+  ResolvePlacement(ctx, md, path + ".metadata.annotations", out);
   return !ctx.failed();
 }
 
@@ -386,6 +463,23 @@ void ReadVolcanoJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   w.priority_class =
       GetString(ctx, spec, "priorityClassName", "spec.priorityClassName").value_or("");
   if (w.priority_class.empty()) w.priority_class = template_priority;
+  // spec.networkTopology {mode: hard|soft, highestTierAllowed: N}: every task's pods within one
+  // domain of tier N (hard) or as few domains as possible (soft).
+  YAML::Node nt = Child(spec, "networkTopology");
+  if (ExpectMap(ctx, nt, "spec.networkTopology")) {
+    auto mode = GetString(ctx, nt, "mode", "spec.networkTopology.mode").value_or("hard");
+    auto tier =
+        GetInt(ctx, nt, "highestTierAllowed", "spec.networkTopology.highestTierAllowed", 1, 16);
+    if (mode != "hard" && mode != "soft") {
+      ctx.Error(Child(nt, "mode"), "spec.networkTopology.mode",
+                "unknown value \"" + mode + "\"; allowed: hard, soft");
+    }
+    for (PodSet& ps : w.pod_sets) {
+      if (ps.topology.present()) continue;  // a Kueue annotation on the task wins
+      ps.topology.tier = static_cast<int32_t>(tier.value_or(1));
+      ps.topology.required = mode == "hard";
+    }
+  }
   if (ctx.failed()) return;
   // Volcano's webhook defaults minAvailable 0 to every pod.
   if (min && *min > 0) {
@@ -419,6 +513,8 @@ void ReadPod(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   pod.set.name = "main";
   pod.set.annotations = meta.annotations;
   ApplyGpuFraction(ctx, meta.metadata, "metadata.annotations", pod.set);
+  pod.labels = meta.labels;
+  ResolvePlacement(ctx, meta.metadata, "metadata.annotations", pod);
   if (ctx.failed()) return;
   w.priority_class = pod.priority_class;
   bool kueue = false;
@@ -476,6 +572,7 @@ void ReadDeployment(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   base.priority_class = pod.priority_class;
   pod.set.name = "main";
   base.pod_sets.push_back(std::move(pod.set));
+  base.spread_group = meta.ns + "/" + meta.name;  // anti-affinity spans the replicas
   int64_t n = replicas.value_or(1);
   for (int64_t i = 0; i < n; ++i) {
     Workload w = base;

@@ -101,6 +101,7 @@ struct WorkloadRec {
   std::vector<int32_t> chosen;  // flavor per group (index into the queue's groups)
   std::vector<PlacedPod> placed;
   std::vector<int32_t> placed_per_set;
+  int32_t spread_group = -1;  // hostname anti-affinity scope (see Workload::spread_group)
   // Skip a retry while nothing that could help has happened since the last failure.
   int64_t failed_release_epoch = -1;
   int64_t failed_admit_epoch = -1;
@@ -171,11 +172,42 @@ class SchedulerImpl : public Scheduler {
   // --- placement
   int PoolFor(WorkloadId id, const std::vector<int32_t>& combo) const;
   bool NodeEligible(WorkloadId id, int ps, const std::vector<int32_t>& combo, NodeId n) const;
-  NodeId FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) const;
+  NodeId FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo);
+  NodeId FindNodeOnce(WorkloadId id, int ps, const std::vector<int32_t>& combo) const;
   void PlacePod(WorkloadId id, int ps, NodeId node, const std::vector<int32_t>& combo);
   void UnplaceLast(WorkloadId id);
   // Places pods until `min_pods` are placed; on failure rolls back to `mark` and returns false.
   bool PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t mark);
+  void RollbackTo(size_t mark);
+
+  // --- topology
+  // Nodes grouped by the value of one label; built on first use of the label.
+  struct DomainIndex {
+    std::vector<int32_t> domain_of;  // per node, -1 without the label
+    std::vector<std::string> names;
+  };
+  const DomainIndex& Domains(const std::string& label) const;
+  // The topology levels (node labels, outermost first) for pod set `ps` under `combo`, and the
+  // index of the level it asks for; false with `why` set when the request cannot be resolved.
+  bool TopologyLevels(WorkloadId id, int ps, const std::vector<int32_t>& combo,
+                      std::vector<std::string>& levels, int& requested, std::string& why) const;
+  // Places `count` more pods of pod set `ps` inside one domain (required) or as few domains
+  // as possible (preferred). Leaves what it placed on success; rolls back to `mark` on failure.
+  bool PlaceSetInTopology(WorkloadId id, int ps, int count, const std::vector<int32_t>& combo,
+                          size_t mark);
+  // Fills groups of nodes in order; true when `count` pods were placed.
+  bool FillGroups(WorkloadId id, int ps, int count, const std::vector<int32_t>& combo,
+                  const std::vector<std::vector<NodeId>>& groups);
+  NodeId FindNodeAmong(WorkloadId id, int ps, const std::vector<int32_t>& combo,
+                       const std::vector<NodeId>& nodes) const;
+  // How many pods asking `req` node n could take now (an estimate: device layout aside).
+  int64_t PodsFit(NodeId n, const Resources& req) const;
+  // Hostname anti-affinity: pods of the workload's spread group on node n.
+  bool GroupOnNode(WorkloadId id, NodeId n) const {
+    int32_t g = recs_[id].spread_group;
+    auto it = group_nodes_[g].find(n);
+    return it != group_nodes_[g].end() && it->second > 0;
+  }
   std::string PlacementReason(WorkloadId id, const std::vector<int32_t>& combo) const;
   // Places further pods (beyond minCount) while quota and nodes allow; returns them.
   std::vector<PodPlacement> PlaceExtra(WorkloadId id);
@@ -254,6 +286,11 @@ class SchedulerImpl : public Scheduler {
   std::vector<bool> root_dirty_;  // a release in this quota tree since the last wake
   std::vector<int32_t> dirty_roots_;
   std::vector<WorkloadId> woken_for_quota_;  // this pass
+  mutable absl::flat_hash_map<std::string, std::unique_ptr<DomainIndex>> domains_;
+  std::string topology_reason_;  // why the last topology placement failed
+  absl::flat_hash_map<std::string, int32_t> spread_group_ids_;
+  std::vector<absl::flat_hash_map<NodeId, int32_t>> group_nodes_;  // per spread group
+  bool avoid_group_nodes_ = false;  // preferred anti-affinity: first pass avoids them
   CycleStats stats_;
 };
 
@@ -369,9 +406,19 @@ WorkloadId SchedulerImpl::AddWorkload(Workload w) {
       milli = 0;
     }
   }
+  std::string group = w.spread_group.empty() ? "\x01" + std::to_string(id) : w.spread_group;
   model_.workloads.push_back(std::move(w));
   status_.emplace_back();
   recs_.emplace_back();
+  bool needs_group = false;
+  for (const PodSet& ps : model_.workloads[id].pod_sets)
+    if (ps.anti_affinity != HostnameAntiAffinity::kNone) needs_group = true;
+  if (needs_group) {
+    auto [it, inserted] =
+        spread_group_ids_.try_emplace(group, static_cast<int32_t>(group_nodes_.size()));
+    if (inserted) group_nodes_.emplace_back();
+    recs_[id].spread_group = it->second;
+  }
   Resolve(id);
   return id;
 }
@@ -677,6 +724,10 @@ bool SchedulerImpl::NodeEligible(WorkloadId id, int ps, const std::vector<int32_
                                  NodeId n) const {
   const Node& node = model_.nodes[n];
   const PodSet& set = model_.workloads[id].pod_sets[ps];
+  if ((set.anti_affinity == HostnameAntiAffinity::kRequired ||
+       (avoid_group_nodes_ && set.anti_affinity == HostnameAntiAffinity::kPreferred)) &&
+      recs_[id].spread_group >= 0 && GroupOnNode(id, n))
+    return false;
   if (!MatchesNodeSelector(set.node_selector, node.labels)) return false;
   if (!Matches(set.affinity, node.labels)) return false;
   const WorkloadRec& rec = recs_[id];
@@ -699,7 +750,19 @@ bool SchedulerImpl::NodeEligible(WorkloadId id, int ps, const std::vector<int32_
   return ToleratesAll(node.taints, *tol);
 }
 
-NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) const {
+NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) {
+  // Preferred anti-affinity: first a node without the group's pods, then any.
+  if (model_.workloads[id].pod_sets[ps].anti_affinity == HostnameAntiAffinity::kPreferred &&
+      recs_[id].spread_group >= 0) {
+    avoid_group_nodes_ = true;
+    NodeId n = FindNodeOnce(id, ps, combo);
+    avoid_group_nodes_ = false;
+    if (n >= 0) return n;
+  }
+  return FindNodeOnce(id, ps, combo);
+}
+
+NodeId SchedulerImpl::FindNodeOnce(WorkloadId id, int ps, const std::vector<int32_t>& combo) const {
   const Resources& req = model_.workloads[id].pod_sets[ps].requests;
   int pool = PoolFor(id, combo);
   const bool share = req[kGpuMilli] > 0;
@@ -761,6 +824,7 @@ void SchedulerImpl::PlacePod(WorkloadId id, int ps, NodeId node,
   p.quota = QuotaFor(id, combo, req);
   for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
   rec.gpus_placed += req[kGpu];
+  if (rec.spread_group >= 0) ++group_nodes_[rec.spread_group][node];
   rec.placed.push_back(std::move(p));
   undo_.push_back({id});
 }
@@ -772,8 +836,16 @@ void SchedulerImpl::UnplaceLast(WorkloadId id) {
   cluster_->Release(p.placement.node, req, p.placement.gpus);
   for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, -q);
   rec.gpus_placed -= req[kGpu];
+  if (rec.spread_group >= 0) --group_nodes_[rec.spread_group][p.placement.node];
   --rec.placed_per_set[p.placement.pod_set];
   rec.placed.pop_back();
+}
+
+void SchedulerImpl::RollbackTo(size_t mark) {
+  while (undo_.size() > mark) {
+    UnplaceLast(undo_.back().w);
+    undo_.pop_back();
+  }
 }
 
 bool SchedulerImpl::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t mark) {
@@ -783,13 +855,17 @@ bool SchedulerImpl::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, s
   for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
     int target = std::min(w.pod_sets[ps].count, remaining);
     remaining -= w.pod_sets[ps].count;
+    if (rec.placed_per_set[ps] >= target) continue;
+    if (w.pod_sets[ps].topology.present()) {
+      if (!PlaceSetInTopology(id, static_cast<int>(ps), target - rec.placed_per_set[ps], combo,
+                              mark))
+        return false;
+      continue;
+    }
     while (rec.placed_per_set[ps] < target) {
       NodeId n = FindNode(id, static_cast<int>(ps), combo);
       if (n < 0) {
-        while (undo_.size() > mark) {
-          UnplaceLast(undo_.back().w);
-          undo_.pop_back();
-        }
+        RollbackTo(mark);
         return false;
       }
       PlacePod(id, static_cast<int>(ps), n, combo);
@@ -798,8 +874,193 @@ bool SchedulerImpl::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, s
   return true;
 }
 
+const SchedulerImpl::DomainIndex& SchedulerImpl::Domains(const std::string& label) const {
+  auto& slot = domains_[label];
+  if (slot) return *slot;
+  slot = std::make_unique<DomainIndex>();
+  absl::flat_hash_map<std::string, int32_t> ids;
+  slot->domain_of.assign(model_.nodes.size(), -1);
+  for (size_t n = 0; n < model_.nodes.size(); ++n) {
+    auto it = model_.nodes[n].labels.find(label);
+    if (it == model_.nodes[n].labels.end()) continue;
+    auto [id, inserted] = ids.try_emplace(it->second, static_cast<int32_t>(slot->names.size()));
+    if (inserted) slot->names.push_back(it->second);
+    slot->domain_of[n] = id->second;
+  }
+  return *slot;
+}
+
+bool SchedulerImpl::TopologyLevels(WorkloadId id, int ps, const std::vector<int32_t>& combo,
+                                   std::vector<std::string>& levels, int& requested,
+                                   std::string& why) const {
+  const TopologyRequest& t = model_.workloads[id].pod_sets[ps].topology;
+  levels.clear();
+  int pool = PoolFor(id, combo);
+  if (pool > 0) {
+    const std::string& name = model_.flavors[pool - 1].topology_name;
+    for (const Topology& topo : model_.topologies)
+      if (topo.name == name) levels = topo.levels;
+  }
+  if (!t.level.empty()) {
+    auto it = std::find(levels.begin(), levels.end(), t.level);
+    if (it == levels.end()) {
+      levels = {t.level};  // a plain node label: one level
+      requested = 0;
+    } else {
+      requested = static_cast<int>(it - levels.begin());
+    }
+    return true;
+  }
+  // A Volcano tier: tier 1 is the innermost level above the nodes themselves.
+  std::vector<std::string> above = levels;
+  if (!above.empty() && above.back() == "kubernetes.io/hostname") above.pop_back();
+  if (above.empty()) {
+    why = fmt::format(
+        "pod set {} asks for network tier {} but {} has no Topology with levels above the "
+        "nodes",
+        model_.workloads[id].pod_sets[ps].name, t.tier,
+        pool > 0 ? "flavor " + model_.flavors[pool - 1].name : "the cluster");
+    return false;
+  }
+  levels = above;
+  requested = std::max(0, static_cast<int>(above.size()) - t.tier);
+  return true;
+}
+
+int64_t SchedulerImpl::PodsFit(NodeId n, const Resources& req) const {
+  const Resources& free = cluster_->free(n);
+  int64_t k = std::numeric_limits<int64_t>::max();
+  for (int r = 0; r < kMaxResources; ++r)
+    if (req[r] > 0) k = std::min(k, free[r] / req[r]);
+  return k == std::numeric_limits<int64_t>::max() ? 0 : k;
+}
+
+NodeId SchedulerImpl::FindNodeAmong(WorkloadId id, int ps, const std::vector<int32_t>& combo,
+                                    const std::vector<NodeId>& nodes) const {
+  const Resources& req = model_.workloads[id].pod_sets[ps].requests;
+  const bool fullest = scorer_->FullestFirst();
+  NodeId best = -1;
+  int64_t best_key = 0;
+  double best_score = 0;
+  for (NodeId n : nodes) {
+    if (!cluster_->Fits(n, req) || !NodeEligible(id, ps, combo, n)) continue;
+    // Binpack: the fewest free GPUs (shares: the least room left); spread: the most.
+    int64_t key = req[kGpuMilli] > 0 && cluster_->share_room(n) >= req[kGpuMilli]
+                      ? cluster_->share_room(n) - kMilliPerGpu
+                      : cluster_->free_gpus(n);
+    if (!fullest) key = -key;
+    double score = scorer_->Score(cluster_->free(n), model_.nodes[n].allocatable, req);
+    if (best < 0 || key < best_key || (key == best_key && score > best_score)) {
+      best = n;
+      best_key = key;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+bool SchedulerImpl::FillGroups(WorkloadId id, int ps, int count, const std::vector<int32_t>& combo,
+                               const std::vector<std::vector<NodeId>>& groups) {
+  int placed = 0;
+  for (const auto& group : groups) {
+    while (placed < count) {
+      NodeId n = FindNodeAmong(id, ps, combo, group);
+      if (n < 0) break;
+      PlacePod(id, ps, n, combo);
+      ++placed;
+    }
+    if (placed >= count) return true;
+  }
+  return false;
+}
+
+bool SchedulerImpl::PlaceSetInTopology(WorkloadId id, int ps, int count,
+                                       const std::vector<int32_t>& combo, size_t mark) {
+  const PodSet& set = model_.workloads[id].pod_sets[ps];
+  const bool required = set.topology.required;
+  std::vector<std::string> levels;
+  int requested = 0;
+  if (!TopologyLevels(id, ps, combo, levels, requested, topology_reason_)) {
+    RollbackTo(mark);
+    return false;
+  }
+  // Nodes that could take a pod now, with an estimate of how many (eligibility is checked when
+  // placing; an estimate that was too high sends the search to the next domain).
+  const Resources& req = set.requests;
+  const int pool = PoolFor(id, combo);
+  const int g = req[kGpuMilli] > 0 ? 0 : static_cast<int>(req[kGpu]);
+  std::vector<std::pair<NodeId, int64_t>> caps;
+  for (int k = g; k <= cluster_->max_gpus_per_node(); ++k) {
+    for (NodeId n : cluster_->Bucket(pool, k)) {
+      int64_t c = PodsFit(n, req);
+      if (c > 0) caps.emplace_back(n, c);
+    }
+  }
+  std::sort(caps.begin(), caps.end());
+  // Groups of `nodes` by their domain at the requested level, the roomiest first: as few
+  // domains as possible.
+  auto groups_by_requested = [&](const std::vector<std::pair<NodeId, int64_t>>& nodes) {
+    const DomainIndex& di = Domains(levels[requested]);
+    std::vector<int64_t> cap(di.names.size(), 0);
+    std::vector<std::vector<NodeId>> members(di.names.size());
+    for (const auto& [n, c] : nodes) {
+      int32_t d = di.domain_of[n];
+      if (d < 0) continue;
+      cap[d] += c;
+      members[d].push_back(n);
+    }
+    std::vector<int32_t> order;
+    for (size_t d = 0; d < cap.size(); ++d)
+      if (cap[d] > 0) order.push_back(static_cast<int32_t>(d));
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return cap[a] != cap[b] ? cap[a] > cap[b] : di.names[a] < di.names[b];
+    });
+    std::vector<std::vector<NodeId>> groups;
+    for (int32_t d : order) groups.push_back(std::move(members[d]));
+    return groups;
+  };
+  const size_t here = undo_.size();
+  int64_t largest = 0;
+  // The requested level first, then (preferred only) outward: the lowest level with a domain
+  // that holds every pod. Among the domains that do, the one that fits best (least capacity
+  // left stranded, so the next big gang still finds a whole domain).
+  constexpr int kDomainsTried = 4;
+  for (int j = requested; j >= (required ? requested : 0); --j) {
+    const DomainIndex& di = Domains(levels[j]);
+    std::vector<int64_t> cap(di.names.size(), 0);
+    for (const auto& [n, c] : caps)
+      if (di.domain_of[n] >= 0) cap[di.domain_of[n]] += c;
+    std::vector<int32_t> fit;
+    for (size_t d = 0; d < cap.size(); ++d) {
+      if (j == requested) largest = std::max(largest, cap[d]);
+      if (cap[d] >= count) fit.push_back(static_cast<int32_t>(d));
+    }
+    std::sort(fit.begin(), fit.end(), [&](int32_t a, int32_t b) {
+      return cap[a] != cap[b] ? cap[a] < cap[b] : di.names[a] < di.names[b];
+    });
+    for (size_t i = 0; i < fit.size() && i < kDomainsTried; ++i) {
+      std::vector<std::pair<NodeId, int64_t>> inside;
+      for (const auto& nc : caps)
+        if (di.domain_of[nc.first] == fit[i]) inside.push_back(nc);
+      if (FillGroups(id, ps, count, combo, groups_by_requested(inside))) return true;
+      RollbackTo(here);
+    }
+  }
+  if (!required) {
+    // No single domain at any level: as few domains of the requested level as possible.
+    if (FillGroups(id, ps, count, combo, groups_by_requested(caps))) return true;
+  }
+  topology_reason_ =
+      fmt::format("no {} domain can hold the {} pods of {} together; the roomiest has room for {}",
+                  levels[requested], count, set.name, largest);
+  RollbackTo(mark);
+  return false;
+}
+
 std::string SchedulerImpl::PlacementReason(WorkloadId id, const std::vector<int32_t>& combo) const {
   const Workload& w = model_.workloads[id];
+  for (const PodSet& ps : w.pod_sets)
+    if (ps.topology.required && !topology_reason_.empty()) return topology_reason_;
   int pool = PoolFor(id, combo);
   std::string where = pool == 0 ? "the cluster" : "flavor " + model_.flavors[pool - 1].name;
   // The first pod set whose pods do not all fit. Buckets are walked from the most free GPUs
@@ -829,9 +1090,11 @@ std::string SchedulerImpl::PlacementReason(WorkloadId id, const std::vector<int3
     if (fit_pods >= target) continue;
     if (max_free_gpus < 0) {
       return fmt::format(
-          "no node of {} matches pod set {}'s node selector, affinity and "
-          "tolerations",
-          where, set.name);
+          "no node of {} matches pod set {}'s node selector, affinity{} and tolerations", where,
+          set.name,
+          set.anti_affinity == HostnameAntiAffinity::kRequired
+              ? ", hostname anti-affinity (one pod per node)"
+              : "");
     }
     std::string s =
         fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);
@@ -849,10 +1112,41 @@ std::vector<PodPlacement> SchedulerImpl::PlaceExtra(WorkloadId id) {
   WorkloadRec& rec = recs_[id];
   std::vector<PodPlacement> added;
   for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
-    while (rec.placed_per_set[ps] < w.pod_sets[ps].count) {
-      auto need = QuotaFor(id, rec.chosen, w.pod_sets[ps].requests);
+    const PodSet& set = w.pod_sets[ps];
+    // Topology: later pods join the domain of the pod set's first pods (required: only there).
+    std::vector<NodeId> domain_nodes;
+    bool have_domain = false;
+    while (rec.placed_per_set[ps] < set.count) {
+      auto need = QuotaFor(id, rec.chosen, set.requests);
       if (!QuotaFits(rec.cq, need)) break;
-      NodeId n = FindNode(id, static_cast<int>(ps), rec.chosen);
+      NodeId n = -1;
+      if (set.topology.present()) {
+        if (rec.placed_per_set[ps] == 0) {
+          const size_t mark = undo_.size();
+          if (!PlaceSetInTopology(id, static_cast<int>(ps), 1, rec.chosen, mark)) break;
+          added.push_back(rec.placed.back().placement);
+          continue;
+        }
+        if (!have_domain) {
+          have_domain = true;
+          std::vector<std::string> levels;
+          int requested = 0;
+          std::string why;
+          if (TopologyLevels(id, static_cast<int>(ps), rec.chosen, levels, requested, why)) {
+            const DomainIndex& di = Domains(levels[requested]);
+            int32_t d = -1;
+            for (const auto& p : rec.placed)
+              if (p.placement.pod_set == static_cast<int32_t>(ps))
+                d = di.domain_of[p.placement.node];
+            for (NodeId m : pools_[PoolFor(id, rec.chosen)])
+              if (d >= 0 && di.domain_of[m] == d) domain_nodes.push_back(m);
+          }
+        }
+        n = FindNodeAmong(id, static_cast<int>(ps), rec.chosen, domain_nodes);
+        if (n < 0 && !set.topology.required) n = FindNode(id, static_cast<int>(ps), rec.chosen);
+      } else {
+        n = FindNode(id, static_cast<int>(ps), rec.chosen);
+      }
       if (n < 0) break;
       PlacePod(id, static_cast<int>(ps), n, rec.chosen);
       added.push_back(rec.placed.back().placement);
@@ -1018,6 +1312,7 @@ void SchedulerImpl::Reinstate(WorkloadId id, std::vector<PlacedPod> pods) {
     cluster_->AssignExact(p.placement.node, req, p.placement.gpus, id);
     for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
+    if (rec.spread_group >= 0) ++group_nodes_[rec.spread_group][p.placement.node];
     ++rec.placed_per_set[p.placement.pod_set];
     rec.placed.push_back(std::move(p));
   }
@@ -1157,6 +1452,7 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
     pp.quota = QuotaFor(id, combo, req);
     for (const auto& [fr, q] : pp.quota) quota_->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
+    if (rec.spread_group >= 0) ++group_nodes_[rec.spread_group][p.node];
     rec.placed.push_back(std::move(pp));
   }
   rec.chosen = combo;
@@ -1222,6 +1518,7 @@ SchedulerImpl::Outcome SchedulerImpl::TryAdmit(WorkloadId id, double now,
                                                std::vector<Decision>& out) {
   WorkloadRec& rec = recs_[id];
   ++stats_.attempts;
+  topology_reason_.clear();
   const auto& combos = recs_[id].combos;
   // Why each flavor combination failed, in order: the user sees every flavor that was tried.
   std::vector<ReasonPart> why;
@@ -1639,6 +1936,44 @@ absl::Status SchedulerImpl::Verify() const {
         }
       }
       for (const auto& [fr, q] : p.quota) usage[rec.cq][fr] += q;
+    }
+  }
+  // Required topology: every pod of the pod set in one domain of the level; required hostname
+  // anti-affinity: at most one pod of the spread group per node.
+  absl::flat_hash_map<std::pair<int32_t, NodeId>, int> group_pods;
+  for (WorkloadId id = 0; id < static_cast<WorkloadId>(status_.size()); ++id) {
+    const WorkloadRec& rec = recs_[id];
+    const Workload& w = model_.workloads[id];
+    if (rec.placed.empty()) continue;
+    for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
+      const PodSet& set = w.pod_sets[ps];
+      if (set.topology.required) {
+        std::vector<std::string> levels;
+        int requested = 0;
+        std::string why;
+        if (!TopologyLevels(id, static_cast<int>(ps), rec.chosen, levels, requested, why))
+          return absl::InternalError(
+              fmt::format("{} admitted without a topology: {}", w.Key(), why));
+        const DomainIndex& di = Domains(levels[requested]);
+        int32_t domain = -2;
+        for (const auto& p : rec.placed) {
+          if (p.placement.pod_set != static_cast<int32_t>(ps)) continue;
+          int32_t d = di.domain_of[p.placement.node];
+          if (d < 0 || (domain != -2 && d != domain))
+            return absl::InternalError(fmt::format("{} pod set {} spans {} domains", w.Key(),
+                                                   set.name, levels[requested]));
+          domain = d;
+        }
+      }
+      if (set.anti_affinity == HostnameAntiAffinity::kRequired) {
+        for (const auto& p : rec.placed) {
+          if (p.placement.pod_set != static_cast<int32_t>(ps)) continue;
+          if (++group_pods[{rec.spread_group, p.placement.node}] > 1)
+            return absl::InternalError(
+                fmt::format("{}: two pods on node {} despite hostname anti-affinity", w.Key(),
+                            model_.nodes[p.placement.node].name));
+        }
+      }
     }
   }
   for (int n = 0; n < nn; ++n) {

@@ -1,8 +1,9 @@
 // Property tests over random clusters and workloads: after every cycle no node or quota is
 // exceeded, no GPU is double-booked, no gang is partly placed, lending and borrowing limits
-// hold, no GPU device holds more than 1000 milli of shares (Scheduler::Verify checks all of these),
-// and repeated cycles on a stable cluster reach a fixed point (no preemption loops), with and
-// without fair sharing.
+// hold, no GPU device holds more than 1000 milli of shares, no required-topology pod set spans
+// two racks, no two pods with required hostname anti-affinity share a node (Scheduler::Verify
+// checks all of these), and repeated cycles on a stable cluster reach a fixed point (no preemption
+// loops), with and without fair sharing.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -22,7 +23,8 @@ Model RandomModel(bool fair) {
   const int nodes = *rc::gen::inRange(1, 8);
   std::vector<Node> ns;
   for (int i = 0; i < nodes; ++i)
-    ns.push_back(MakeNode("n" + std::to_string(i), *rc::gen::element(2, 4, 8)));
+    ns.push_back(MakeNode("n" + std::to_string(i), *rc::gen::element(2, 4, 8),
+                          {{"rack", "r" + std::to_string(i / 2)}}));
   const int queues = *rc::gen::inRange(1, 4);
   std::vector<ClusterQueue> cqs;
   for (int q = 0; q < queues; ++q) {
@@ -61,6 +63,20 @@ Model RandomModel(bool fair) {
     if (*rc::gen::inRange(0, 2) == 0) wl.Runtime(*rc::gen::inRange(1, 6));
     Workload w2 = wl.Obj();
     w2.pod_sets[0].requests = built.pod_sets[0].requests;
+    // Racks of two nodes (label "rack"): some gangs must stay inside one, some prefer to.
+    switch (*rc::gen::inRange(0, 6)) {
+      case 0:
+        w2.pod_sets[0].topology = {"rack", 0, true};
+        break;
+      case 1:
+        w2.pod_sets[0].topology = {"rack", 0, false};
+        break;
+      case 2:
+        w2.pod_sets[0].anti_affinity = HostnameAntiAffinity::kRequired;
+        break;
+      default:
+        break;
+    }
     m.workloads.push_back(std::move(w2));
   }
   return m;
@@ -89,7 +105,7 @@ void CheckRun(bool fair) {
         if (d.type == Decision::Type::kPreempt) finish_at[d.workload] = -1;
       }
       auto st = s.Verify();
-      RC_ASSERT_FALSE(!st.ok());
+      if (!st.ok()) RC_FAIL(std::string(st.message()));
     }
   }
   // A stable cluster: cycles must stop producing decisions.
@@ -99,9 +115,9 @@ void CheckRun(bool fair) {
       quiet_after = cycle;
       break;
     }
-    RC_ASSERT(s.Verify().ok());
+    if (auto st = s.Verify(); !st.ok()) RC_FAIL(std::string(st.message()));
   }
-  RC_ASSERT(quiet_after >= 0);
+  if (quiet_after < 0) RC_FAIL("cycles keep deciding on a stable cluster");
   RC_ASSERT(s.RunCycle(100).empty());
 }
 

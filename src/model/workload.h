@@ -18,6 +18,20 @@ namespace tessera {
 
 using WorkloadId = int32_t;
 
+// Where a pod set's pods must (or should) be, in the topology of the nodes. Kueue's pod template
+// annotations kueue.x-k8s.io/podset-required-topology / podset-preferred-topology name a level
+// by its node label; Volcano's spec.networkTopology names a tier (1 = the level just above the
+// nodes, then outward), resolved against the flavor's Topology levels.
+struct TopologyRequest {
+  std::string level;  // node label of the level; empty when `tier` is used
+  int32_t tier = 0;
+  bool required = false;  // all pods in one domain, else not admitted; false: as few as possible
+  bool present() const { return !level.empty() || tier > 0; }
+};
+
+// podAntiAffinity among a pod set's own pods on kubernetes.io/hostname.
+enum class HostnameAntiAffinity : int8_t { kNone, kPreferred, kRequired };
+
 // Pods with one template.
 struct PodSet {
   std::string name;
@@ -27,6 +41,8 @@ struct PodSet {
   NodeAffinity affinity;
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> annotations;  // pod template annotations
+  TopologyRequest topology;
+  HostnameAntiAffinity anti_affinity = HostnameAntiAffinity::kNone;
 };
 
 struct Workload {
@@ -40,6 +56,9 @@ struct Workload {
   int32_t min_count = -1;         // pods that must start together; -1: all of them
   double arrival = 0;             // seconds after start (tessera.dev/arrival)
   std::optional<double> runtime;  // seconds once admitted (tessera.dev/runtime); absent: forever
+  // Workloads whose pods' hostname anti-affinity applies across them (a Deployment's replicas,
+  // which are separate workloads); empty: the workload alone.
+  std::string spread_group;
   std::string source;
 
   std::string Key() const { return ns + "/" + name; }
