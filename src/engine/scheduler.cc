@@ -224,6 +224,11 @@ class SchedulerImpl : public Scheduler {
                   std::vector<Decision>& out);
   std::vector<WorkloadId> PreemptionCandidates(WorkloadId id,
                                                const std::vector<int32_t>& combo) const;
+  // For a gang that must sit in one topology domain: moves first the candidates inside the
+  // domain where the fewest, lowest-priority victims free enough GPUs, so that the search frees
+  // room in one domain rather than a little everywhere.
+  void OrderForTopology(WorkloadId id, const std::vector<int32_t>& combo,
+                        std::vector<WorkloadId>& candidates) const;
   bool HasPreemptionPolicy(int32_t cq) const {
     const PreemptionConfig& pc = model_.cluster_queues[cq].preemption;
     return pc.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
@@ -1641,6 +1646,62 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
   return out;
 }
 
+void SchedulerImpl::OrderForTopology(WorkloadId id, const std::vector<int32_t>& combo,
+                                     std::vector<WorkloadId>& candidates) const {
+  const Workload& w = model_.workloads[id];
+  int ps = -1;
+  for (size_t i = 0; i < w.pod_sets.size(); ++i)
+    if (w.pod_sets[i].topology.required && w.pod_sets[i].requests[kGpu] > 0) {
+      ps = static_cast<int>(i);
+      break;
+    }
+  if (ps < 0) return;
+  std::vector<std::string> levels;
+  int requested = 0;
+  std::string why;
+  if (!TopologyLevels(id, ps, combo, levels, requested, why)) return;
+  const DomainIndex& di = Domains(levels[requested]);
+  const int64_t need = w.pod_sets[ps].requests[kGpu] * w.pod_sets[ps].count;
+  const int pool = PoolFor(id, combo);
+  std::vector<int64_t> free(di.names.size(), 0);
+  for (int k = 1; k <= cluster_->max_gpus_per_node(); ++k)
+    for (NodeId n : cluster_->Bucket(pool, k))
+      if (di.domain_of[n] >= 0) free[di.domain_of[n]] += k;
+  // Walk the candidates in their order (lowest priority first), per domain, until the domain
+  // would have enough: the cost of a domain is (highest victim priority, victims).
+  std::vector<int64_t> got = free;
+  std::vector<int32_t> victims(di.names.size(), 0),
+      top(di.names.size(), std::numeric_limits<int32_t>::min());
+  std::vector<bool> done(di.names.size(), false);
+  for (size_t d = 0; d < got.size(); ++d) done[d] = got[d] >= need;
+  for (WorkloadId v : candidates) {
+    absl::flat_hash_map<int32_t, int64_t> per_domain;
+    for (const auto& p : recs_[v].placed) {
+      int32_t d = di.domain_of[p.placement.node];
+      if (d >= 0) per_domain[d] += static_cast<int64_t>(p.placement.gpus.size());
+    }
+    for (const auto& [d, gpus] : per_domain) {
+      if (done[d]) continue;
+      got[d] += gpus;
+      ++victims[d];
+      top[d] = std::max(top[d], recs_[v].priority);
+      done[d] = got[d] >= need;
+    }
+  }
+  int32_t best = -1;
+  for (size_t d = 0; d < got.size(); ++d) {
+    if (got[d] < need) continue;
+    auto key = std::make_pair(top[d], victims[d]);
+    if (best < 0 || key < std::make_pair(top[best], victims[best])) best = static_cast<int32_t>(d);
+  }
+  if (best < 0) return;
+  std::stable_partition(candidates.begin(), candidates.end(), [&](WorkloadId v) {
+    for (const auto& p : recs_[v].placed)
+      if (di.domain_of[p.placement.node] == best) return true;
+    return false;
+  });
+}
+
 bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo, double now,
                                std::vector<Decision>& out) {
   WorkloadRec& rec = recs_[id];
@@ -1679,6 +1740,7 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
   const int64_t epoch = release_epoch_;  // a search that gives up releases nothing
   bool fits = false;
   if (!model_.config.fair_sharing) {
+    OrderForTopology(id, combo, candidates);
     for (WorkloadId v : candidates) {
       if (!still_borrowing(v)) continue;
       removed.emplace_back(v, Evict(v));
