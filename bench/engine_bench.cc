@@ -9,6 +9,8 @@
 //                       each iteration is one sample, p50/p99/max are counters.
 //   BM_PreemptGang64    a high-priority 8 x 8-GPU gang submitted into a full cluster of
 //                       low-priority work; the RunCycle that preempts and admits it is timed.
+//   BM_TopologyGang64   an 8 x 8-GPU gang that must (or should) sit in one rack of 32 nodes, in
+//                       a cluster filled to 0, 50 or 90%; the RunCycle that places it is timed.
 //   BM_Memory           heap bytes per node and per pending workload (mallinfo2).
 //
 // Building the model, Create() and Submit() are never inside the timed region: every benchmark
@@ -400,6 +402,61 @@ BENCHMARK(BM_PreemptGang64)
     ->UseManualTime()
     ->Iterations(50)
     ->Unit(benchmark::kMillisecond);
+
+// --- 3b. Topology: a 64-GPU gang (8 pods x 8 GPUs) that must sit in one rack (32 nodes, label
+// tessera.dev/rack) of a cluster filled to `fill_pct` % by the mix's single pods; the RunCycle
+// that places it is timed, then it finishes (untimed). Args: nodes, fill percent, required (1)
+// or preferred (0).
+void BM_TopologyGang64(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int fill_pct = static_cast<int>(state.range(1));
+  const bool required = state.range(2) != 0;
+  auto s = CreateOrDie(MakeClusterModel(nodes, /*preemption=*/false));
+  WorkloadMix mix(kSeed);
+  double now = 0;
+  std::vector<WorkloadId> filler;
+  const int64_t target = s->gpus_total() * fill_pct / 100;
+  for (int64_t gpus = 0; gpus < target;) {
+    Workload w = mix.SinglePod(static_cast<int>(filler.size() % kClusterQueues), "low", 8);
+    gpus += w.pod_sets[0].requests[kGpu];
+    filler.push_back(SubmitNew(*s, std::move(w), now += 1e-6));
+  }
+  s->RunCycle(now);
+  WithdrawPending(*s, filler, now);
+  const double util_before = GpuUtilPercent(*s);
+  int64_t admitted = 0, iteration = 0;
+  std::vector<double> samples;
+  for (auto _ : state) {
+    Workload gang = testing::WL(fmt::format("tgang-{:04d}", iteration))
+                        .Queue(CqName(static_cast<int>((iteration * 37) % kClusterQueues)))
+                        .Pods(8, kGpusPerNode)
+                        .Obj();
+    ++iteration;
+    gang.pod_sets[0].topology = {"tessera.dev/rack", 0, required};
+    WorkloadId id = SubmitNew(*s, std::move(gang), now += 1e-3);
+    const auto start = Clock::now();
+    std::vector<Decision> decisions = s->RunCycle(now);
+    const double secs = SecondsSince(start);
+    state.SetIterationTime(secs);
+    samples.push_back(secs);
+    if (s->status(id).state == WorkloadState::kAdmitted) ++admitted;
+    s->Finish(id, now);
+  }
+  state.counters["admitted_pct"] =
+      100.0 * static_cast<double>(admitted) / static_cast<double>(state.iterations());
+  state.counters["p99_us"] = Percentile(samples, 0.99) * 1e6;
+  state.counters["max_us"] = samples.back() * 1e6;
+  state.counters["gpu_util_pct"] = util_before;
+}
+BENCHMARK(BM_TopologyGang64)
+    ->ArgNames({"nodes", "fill_pct", "required"})
+    ->Args({kFullNodes, 0, 1})
+    ->Args({kFullNodes, 50, 1})
+    ->Args({kFullNodes, 90, 1})
+    ->Args({kFullNodes, 90, 0})
+    ->UseManualTime()
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
 
 // --- 4. Memory: heap bytes held per node (engine with no workloads: model copy, cluster state,
 // pools) and per pending workload (AddWorkload + Submit, before any cycle). RSS deltas are

@@ -200,8 +200,6 @@ class SchedulerImpl : public Scheduler {
                   const std::vector<std::vector<NodeId>>& groups);
   NodeId FindNodeAmong(WorkloadId id, int ps, const std::vector<int32_t>& combo,
                        const std::vector<NodeId>& nodes) const;
-  // How many pods asking `req` node n could take now (an estimate: device layout aside).
-  int64_t PodsFit(NodeId n, const Resources& req) const;
   // Hostname anti-affinity: pods of the workload's spread group on node n.
   bool GroupOnNode(WorkloadId id, NodeId n) const {
     int32_t g = recs_[id].spread_group;
@@ -411,7 +409,8 @@ WorkloadId SchedulerImpl::AddWorkload(Workload w) {
       milli = 0;
     }
   }
-  std::string group = w.spread_group.empty() ? "\x01" + std::to_string(id) : w.spread_group;
+  // A workload alone forms its own group, named so that no spread_group can collide with it.
+  std::string group = w.spread_group.empty() ? fmt::format("\x01{}", id) : w.spread_group;
   model_.workloads.push_back(std::move(w));
   status_.emplace_back();
   recs_.emplace_back();
@@ -932,14 +931,6 @@ bool SchedulerImpl::TopologyLevels(WorkloadId id, int ps, const std::vector<int3
   return true;
 }
 
-int64_t SchedulerImpl::PodsFit(NodeId n, const Resources& req) const {
-  const Resources& free = cluster_->free(n);
-  int64_t k = std::numeric_limits<int64_t>::max();
-  for (int r = 0; r < kMaxResources; ++r)
-    if (req[r] > 0) k = std::min(k, free[r] / req[r]);
-  return k == std::numeric_limits<int64_t>::max() ? 0 : k;
-}
-
 NodeId SchedulerImpl::FindNodeAmong(WorkloadId id, int ps, const std::vector<int32_t>& combo,
                                     const std::vector<NodeId>& nodes) const {
   const Resources& req = model_.workloads[id].pod_sets[ps].requests;
@@ -995,13 +986,17 @@ bool SchedulerImpl::PlaceSetInTopology(WorkloadId id, int ps, int count,
   const int pool = PoolFor(id, combo);
   const int g = req[kGpuMilli] > 0 ? 0 : static_cast<int>(req[kGpu]);
   std::vector<std::pair<NodeId, int64_t>> caps;
+  std::vector<int> used_resources;
+  for (int r = 0; r < kMaxResources; ++r)
+    if (req[r] > 0) used_resources.push_back(r);
   for (int k = g; k <= cluster_->max_gpus_per_node(); ++k) {
     for (NodeId n : cluster_->Bucket(pool, k)) {
-      int64_t c = PodsFit(n, req);
-      if (c > 0) caps.emplace_back(n, c);
+      const Resources& free = cluster_->free(n);
+      int64_t c = std::numeric_limits<int64_t>::max();
+      for (int r : used_resources) c = std::min(c, free[r] / req[r]);
+      if (c > 0 && !used_resources.empty()) caps.emplace_back(n, c);
     }
   }
-  std::sort(caps.begin(), caps.end());
   // Groups of `nodes` by their domain at the requested level, the roomiest first: as few
   // domains as possible.
   auto groups_by_requested = [&](const std::vector<std::pair<NodeId, int64_t>>& nodes) {
@@ -1024,6 +1019,12 @@ bool SchedulerImpl::PlaceSetInTopology(WorkloadId id, int ps, int count,
     for (int32_t d : order) groups.push_back(std::move(members[d]));
     return groups;
   };
+  auto NodesOf = [](const std::vector<std::pair<NodeId, int64_t>>& v) {
+    std::vector<NodeId> out;
+    out.reserve(v.size());
+    for (const auto& nc : v) out.push_back(nc.first);
+    return out;
+  };
   const size_t here = undo_.size();
   int64_t largest = 0;
   // The requested level first, then (preferred only) outward: the lowest level with a domain
@@ -1033,8 +1034,13 @@ bool SchedulerImpl::PlaceSetInTopology(WorkloadId id, int ps, int count,
   for (int j = requested; j >= (required ? requested : 0); --j) {
     const DomainIndex& di = Domains(levels[j]);
     std::vector<int64_t> cap(di.names.size(), 0);
-    for (const auto& [n, c] : caps)
-      if (di.domain_of[n] >= 0) cap[di.domain_of[n]] += c;
+    std::vector<std::vector<std::pair<NodeId, int64_t>>> members(di.names.size());
+    for (const auto& nc : caps) {
+      int32_t d = di.domain_of[nc.first];
+      if (d < 0) continue;
+      cap[d] += nc.second;
+      members[d].push_back(nc);
+    }
     std::vector<int32_t> fit;
     for (size_t d = 0; d < cap.size(); ++d) {
       if (j == requested) largest = std::max(largest, cap[d]);
@@ -1044,10 +1050,10 @@ bool SchedulerImpl::PlaceSetInTopology(WorkloadId id, int ps, int count,
       return cap[a] != cap[b] ? cap[a] < cap[b] : di.names[a] < di.names[b];
     });
     for (size_t i = 0; i < fit.size() && i < kDomainsTried; ++i) {
-      std::vector<std::pair<NodeId, int64_t>> inside;
-      for (const auto& nc : caps)
-        if (di.domain_of[nc.first] == fit[i]) inside.push_back(nc);
-      if (FillGroups(id, ps, count, combo, groups_by_requested(inside))) return true;
+      bool filled = j == requested
+                        ? FillGroups(id, ps, count, combo, {NodesOf(members[fit[i]])})
+                        : FillGroups(id, ps, count, combo, groups_by_requested(members[fit[i]]));
+      if (filled) return true;
       RollbackTo(here);
     }
   }
