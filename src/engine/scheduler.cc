@@ -946,7 +946,8 @@ NodeId SchedulerImpl::FindNodeAmong(WorkloadId id, int ps, const std::vector<int
                       : cluster_->free_gpus(n);
     if (!fullest) key = -key;
     double score = scorer_->Score(cluster_->free(n), model_.nodes[n].allocatable, req);
-    if (best < 0 || key < best_key || (key == best_key && score > best_score)) {
+    if (best < 0 || key < best_key || (key == best_key && score > best_score) ||
+        (key == best_key && score == best_score && n < best)) {
       best = n;
       best_key = key;
       best_score = score;
