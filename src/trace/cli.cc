@@ -39,6 +39,7 @@ struct ReplayFlags {
   double cycle_interval = 0;
   double until = -1;
   int64_t limit = -1;
+  bool ignore_times = false;
   bool verify = false;
 };
 
@@ -111,6 +112,13 @@ int RunReplayCommand(const ReplayFlags& f) {
                              log.skipped_rows);
   if (f.limit >= 0 && static_cast<int64_t>(tr.jobs.size()) > f.limit)
     tr.jobs.resize(static_cast<size_t>(f.limit));
+  if (f.ignore_times) {
+    // The FGD experiments' arrival process: one job a second in file order, none leaving.
+    for (size_t i = 0; i < tr.jobs.size(); ++i) {
+      tr.jobs[i].arrival = static_cast<double>(i);
+      tr.jobs[i].duration = -1;
+    }
+  }
 
   trace::BuildOptions bo;
   bo.unqueued = f.unqueued;
@@ -198,6 +206,8 @@ Command AddReplayCommand(CLI::App& sim) {
                   "seconds between scheduling cycles (default 0: at every event)");
   app->add_option("--until", flags->until, "stop at this time (seconds)");
   app->add_option("--limit", flags->limit, "replay only the first N jobs of the file");
+  app->add_flag("--ignore-times", flags->ignore_times,
+                "job k arrives at k seconds and never leaves (the FGD experiments' process)");
   app->add_flag("--verify", flags->verify, "check the engine's invariants after every cycle");
   c.app = app;
   c.run = [flags] { return RunReplayCommand(*flags); };

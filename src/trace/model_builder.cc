@@ -17,13 +17,12 @@ std::string PriorityClassName(int64_t value) { return fmt::format("replay-priori
 }  // namespace
 
 double NominalGpus(const ClusterQueue& cq) {
-  const ResourceId milli = ResourceRegistry::Global().Find(kGpuMilliResourceName);
   double gpus = 0;
   for (const auto& g : cq.resource_groups)
     for (const auto& f : g.flavors)
       for (const auto& r : f.resources) {
         if (r.resource == kGpu) gpus += static_cast<double>(r.nominal);
-        if (milli >= 0 && r.resource == milli) gpus += static_cast<double>(r.nominal) / 1000.0;
+        if (r.resource == kGpuMilli) gpus += static_cast<double>(r.nominal) / 1000.0;
       }
   return gpus;
 }
@@ -32,9 +31,6 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
                                         Model& model, std::vector<std::string>& notes) {
   JobConverter conv;
   conv.trace_ = &trace;
-  auto milli = ResourceRegistry::Global().Intern(kGpuMilliResourceName);
-  if (!milli.ok()) return milli.status();
-  conv.gpu_milli_ = *milli;
 
   // Nodes.
   absl::flat_hash_set<std::string> names;
@@ -56,7 +52,7 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
     n.allocatable[kPods] = tn.max_pods;
     n.allocatable[kGpu] = tn.gpus;
     // Shares are booked against the node's GPUs: 1000 milli per device.
-    n.allocatable[*milli] = int64_t{tn.gpus} * 1000;
+    n.allocatable[kGpuMilli] = int64_t{tn.gpus} * kMilliPerGpu;
     n.source = tn.source;
     model.nodes.push_back(std::move(n));
   }
@@ -215,7 +211,7 @@ Workload JobConverter::Make(const TraceJob& job, int64_t index) const {
   ps.requests[kMemory] = job.memory_mib * kMiB;
   ps.requests[kPods] = 1;
   if (job.gpu_milli > 0) {
-    ps.requests[gpu_milli_] = job.gpu_milli;
+    ps.requests[kGpuMilli] = job.gpu_milli;
   } else {
     ps.requests[kGpu] = job.gpus;
   }

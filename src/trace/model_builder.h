@@ -19,9 +19,6 @@
 
 namespace tessera::trace {
 
-// The extended resource a pod with a share of one GPU requests, in thousandths of a GPU.
-inline constexpr std::string_view kGpuMilliResourceName = "tessera.dev/gpu-milli";
-
 struct BuildOptions {
   bool unqueued = false;   // no queues: placement only, no quota
   bool preemption = true;  // default queues: LowerPriority within, reclaim Any in the cohort
@@ -39,7 +36,6 @@ class JobConverter {
   friend absl::StatusOr<JobConverter> BuildModel(const Trace&, const BuildOptions&, Model&,
                                                  std::vector<std::string>&);
   const Trace* trace_ = nullptr;
-  ResourceId gpu_milli_ = -1;
   std::vector<std::string> queue_names_;     // per Trace::queues entry
   std::vector<std::string> priority_names_;  // PriorityClass per Trace::priorities entry
   std::vector<bool> workload_priority_;      // the name is a WorkloadPriorityClass

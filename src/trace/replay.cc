@@ -87,7 +87,7 @@ absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
                                        const JobConverter& converter,
                                        const ReplayOptions& options) {
   ReplayResult res;
-  const ResourceId milli = ResourceRegistry::Global().Find(kGpuMilliResourceName);
+  const ResourceId milli = kGpuMilli;
   fgd::GpuModelTable models;
   auto typical = TypicalPods(trace, model, milli, models);
   if (!typical.ok()) return typical.status();

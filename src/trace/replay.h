@@ -33,7 +33,8 @@ struct ReplayOptions {
   int max_buckets = 240;  // points of each time series
 };
 
-// Upper bounds (seconds) of the queueing-delay histogram's bins; the last bin is "more".
+// Upper bounds (seconds) of the queueing-delay histogram's bins; the last bin is "more". The
+// labels in trace/report.cc follow these.
 inline constexpr std::array<double, 10> kDelayBinEdges = {0,   1,    10,    60,    300,
                                                           900, 3600, 10800, 43200, 86400};
 inline constexpr int kDelayBins = static_cast<int>(kDelayBinEdges.size()) + 1;

@@ -27,9 +27,9 @@ nlohmann::json JNum(double v, int decimals = 3) {
 }
 
 std::string BinLabel(int b) {
-  if (b == 0) return "0s";
-  if (b == kDelayBins - 1) return fmt::format("> {}", FormatDuration(kDelayBinEdges.back()));
-  return fmt::format("<= {}", FormatDuration(kDelayBinEdges[static_cast<size_t>(b)]));
+  constexpr const char* kLabels[kDelayBins] = {"0s",   "<=1s", "<=10s", "<=1m", "<=5m", "<=15m",
+                                               "<=1h", "<=3h", "<=12h", "<=1d", ">1d"};
+  return kLabels[b];
 }
 
 nlohmann::json DistJson(const Distribution& d) {
