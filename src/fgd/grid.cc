@@ -254,7 +254,8 @@ std::string SummaryTable(const std::vector<SummaryCell>& cells) {
       std::any_of(cells.begin(), cells.end(), [](const SummaryCell& c) { return c.expected; });
   size_t wcol = 8;
   for (const std::string& w : workloads) wcol = std::max(wcol, w.size());
-  const size_t pcol = any_expected ? 15 : 8;
+  size_t pcol = any_expected ? 15 : 8;
+  for (const std::string& p : policies) pcol = std::max(pcol, p.size());
   std::string out = "Unallocated GPU % at 100% arrived load (mean over seeds";
   out += any_expected ? "; expected in parentheses)\n" : ")\n";
   out += fmt::format("{:<{}}", "workload", wcol);
