@@ -466,3 +466,72 @@ spec:
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+using testing::AllDiagnostics;
+using testing::Load;
+
+TEST(LoaderGpuTest, GpuLayoutGfdLabelsTopologyAndAntiAffinity) {
+  LoadResult r = Load(R"(apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {nvidia.com/gpu.memory: "81559", nvidia.com/gpu.count: "4"}
+  annotations: {tessera.dev/gpu-layout: "nvlink=0,0,1,1;numa=0,0,0,1"}
+status:
+  allocatable: {nvidia.com/gpu: "4"}
+---
+apiVersion: tessera.dev/v1alpha1
+kind: NodePool
+metadata: {name: p}
+spec:
+  count: 2
+  gpuLayout: "nvlink=0,0,0,0,1,1,1,1"
+  capacity: {nvidia.com/gpu: "8"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: bad
+  annotations: {tessera.dev/gpu-layout: "nvlink=0,0,1"}
+status:
+  allocatable: {nvidia.com/gpu: "4"}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  parallelism: 2
+  template:
+    metadata:
+      labels: {app: j}
+      annotations: {kueue.x-k8s.io/podset-preferred-topology: rack, gpu-fraction: "0.25"}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - {labelSelector: {matchLabels: {app: j}}, topologyKey: kubernetes.io/hostname}
+      containers: [{name: c, image: x}]
+)");
+  const Model& m = r.model;
+  ASSERT_EQ(m.nodes.size(), 3u) << AllDiagnostics(r);  // "bad" dropped
+  EXPECT_EQ(m.nodes[0].gpu_memory_mib, 81559);
+  ASSERT_EQ(m.nodes[0].gpus.size(), 4u);
+  EXPECT_EQ(m.nodes[0].gpus[2].nvlink, 1);
+  EXPECT_EQ(m.nodes[0].gpus[3].numa, 1);
+  EXPECT_EQ(m.nodes[2].gpus[7].nvlink, 1);
+  EXPECT_NE(AllDiagnostics(r).find("nvlink lists 3 devices but the node has 4 GPUs"),
+            std::string::npos)
+      << AllDiagnostics(r);
+  ASSERT_EQ(m.workloads.size(), 1u);
+  const PodSet& ps = m.workloads[0].pod_sets[0];
+  EXPECT_EQ(ps.topology.level, "rack");
+  EXPECT_FALSE(ps.topology.required);
+  EXPECT_EQ(ps.anti_affinity, HostnameAntiAffinity::kRequired);
+  EXPECT_EQ(ps.requests[kGpuMilli], 250);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -26,6 +26,84 @@ void FinishNode(Node& node, bool pods_named) {
   }
 }
 
+constexpr std::string_view kGpuLayoutAnnotation = "tessera.dev/gpu-layout";
+constexpr std::string_view kGpuCountLabel = "nvidia.com/gpu.count";
+constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";
+
+// "nvlink=0,0,0,0,1,1,1,1;numa=0,0,0,0,1,1,1,1;pcie=0,0,1,1,2,2,3,3": per device, in device
+// order; each key optional, each list as long as the node has GPUs.
+bool ParseGpuLayout(DocContext& ctx, const YAML::Node& at, const std::string& path,
+                    const std::string& text, int gpus, std::vector<GpuDevice>& out) {
+  out.assign(gpus, GpuDevice{});
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(';', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string part = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (part.empty()) continue;
+    size_t eq = part.find('=');
+    std::string key = eq == std::string::npos ? part : part.substr(0, eq);
+    if (key != "nvlink" && key != "numa" && key != "pcie") {
+      ctx.Error(at, path,
+                "unknown key \"" + key + "\" in the GPU layout; allowed: nvlink, numa, pcie");
+      return false;
+    }
+    std::vector<int16_t> values;
+    std::string list = eq == std::string::npos ? "" : part.substr(eq + 1);
+    size_t p = 0;
+    while (p <= list.size()) {
+      size_t comma = list.find(',', p);
+      if (comma == std::string::npos) comma = list.size();
+      std::string v = list.substr(p, comma - p);
+      p = comma + 1;
+      int n = 0;
+      bool ok = !v.empty() && v.size() <= 4;
+      for (char c : v) ok = ok && c >= '0' && c <= '9';
+      if (ok) n = std::stoi(v);
+      if (!ok) {
+        ctx.Error(at, path, key + ": \"" + v + "\" is not a domain number (0..9999)");
+        return false;
+      }
+      values.push_back(static_cast<int16_t>(n));
+    }
+    if (static_cast<int>(values.size()) != gpus) {
+      ctx.Error(at, path,
+                key + " lists " + std::to_string(values.size()) + " devices but the node has " +
+                    std::to_string(gpus) + " GPUs");
+      return false;
+    }
+    for (int i = 0; i < gpus; ++i) {
+      if (key == "nvlink") out[i].nvlink = values[i];
+      if (key == "numa") out[i].numa = values[i];
+      if (key == "pcie") out[i].pcie = values[i];
+    }
+  }
+  return true;
+}
+
+// GPU Feature Discovery's labels: the memory per device, and a count that should agree with
+// what the node advertises.
+void ReadGpuLabels(DocContext& ctx, const YAML::Node& at, const std::string& path, Node& node) {
+  if (auto it = node.labels.find(std::string(kGpuMemoryLabel)); it != node.labels.end()) {
+    auto mib = ParseNonNegativeNumber(it->second);
+    if (mib) {
+      node.gpu_memory_mib = static_cast<int64_t>(*mib);
+    } else {
+      ctx.Warning(at, JoinPath(path, kGpuMemoryLabel),
+                  "\"" + it->second + "\" is not a number of MiB; ignored");
+    }
+  }
+  if (auto it = node.labels.find(std::string(kGpuCountLabel)); it != node.labels.end()) {
+    if (it->second != std::to_string(node.gpu_count())) {
+      ctx.Warning(at, JoinPath(path, kGpuCountLabel),
+                  "says " + it->second + " GPUs but the node advertises " +
+                      std::to_string(node.gpu_count()) +
+                      " nvidia.com/gpu; Tessera uses the latter");
+    }
+  }
+}
+
 bool Contains(const std::vector<ResourceId>& ids, ResourceId id) {
   for (ResourceId x : ids)
     if (x == id) return true;
@@ -128,6 +206,13 @@ void ReadNode(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                 "memory or GPUs");
   }
   if (ctx.failed()) return;
+  ReadGpuLabels(ctx, meta.metadata, "metadata.labels", node);
+  if (auto it = meta.annotations.find(std::string(kGpuLayoutAnnotation));
+      it != meta.annotations.end()) {
+    if (!ParseGpuLayout(ctx, meta.metadata, JoinPath("metadata.annotations", kGpuLayoutAnnotation),
+                        it->second, node.gpu_count(), node.gpus))
+      return;
+  }
   FinishNode(node, Contains(named, kPods));
   out.node_names.push_back(node.name);
   out.model.nodes.push_back(std::move(node));
@@ -180,6 +265,11 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   ReadResourceMap(ctx, capacity, "spec.capacity", base.allocatable, &named);
   if (!count || ctx.failed()) return;
   if (gpu_model && !gpu_model->empty()) base.gpu_model = *gpu_model;
+  if (auto layout = GetString(ctx, spec, "gpuLayout", "spec.gpuLayout")) {
+    if (!ParseGpuLayout(ctx, Child(spec, "gpuLayout"), "spec.gpuLayout", *layout, base.gpu_count(),
+                        base.gpus))
+      return;
+  }
   bool pods_named = Contains(named, kPods);
 
   out.model.nodes.reserve(out.model.nodes.size() + *count);
@@ -190,6 +280,9 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     for (const auto& [key, tmpl] : labels) node.labels[key] = Render(tmpl, i);
     // spec.gpuModel wins over a spec.labels entry for the same label.
     if (!base.gpu_model.empty()) node.labels[std::string(kGpuProductLabel)] = base.gpu_model;
+    if (i == 0) ReadGpuLabels(ctx, spec, "spec.labels", node);  // warn once for the pool
+    if (base.gpu_memory_mib == 0 && i == 0) base.gpu_memory_mib = node.gpu_memory_mib;
+    node.gpu_memory_mib = base.gpu_memory_mib;
     FinishNode(node, pods_named);
     out.node_names.push_back(node.name);
     out.model.nodes.push_back(std::move(node));

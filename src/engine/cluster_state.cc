@@ -21,6 +21,18 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
   gpu_offset_[n] = off;
   gpu_owner_.assign(off, -1);
   gpu_used_.assign(off, 0);
+  nvlink_.assign(off, 0);
+  numa_.assign(off, 0);
+  uniform_.assign(n, true);
+  for (int i = 0; i < n; ++i) {
+    const auto& devices = nodes[i].gpus;
+    if (static_cast<int>(devices.size()) != nodes[i].gpu_count()) continue;  // default layout
+    for (int d = 0; d < nodes[i].gpu_count(); ++d) {
+      nvlink_[gpu_offset_[i] + d] = devices[d].nvlink;
+      numa_[gpu_offset_[i] + d] = devices[d].numa;
+      if (devices[d].nvlink != devices[0].nvlink) uniform_[i] = false;
+    }
+  }
   share_room_.assign(n, 0);
   for (int i = 0; i < n; ++i) free_[i][kGpuMilli] = kMilliPerGpu * nodes[i].gpu_count();
   pools_.resize(pool_members.size());
@@ -103,10 +115,31 @@ std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, Worklo
     }
     gpus.push_back(best);
   } else {
-    int want = static_cast<int>(req[kGpu]);
+    const int want = static_cast<int>(req[kGpu]);
     gpus.reserve(want);
-    for (int i = 0; i < count && static_cast<int>(gpus.size()) < want; ++i)
-      if (used[i] == 0) gpus.push_back(i);
+    const int16_t* domain_of[2] = {&nvlink_[gpu_offset_[n]], &numa_[gpu_offset_[n]]};
+    // The NVLink domain, else the NUMA node, with the fewest free devices that holds them all
+    // (best fit keeps whole domains free); else the lowest free devices.
+    for (int level = 0; level < 2 && gpus.empty() && want > 1 && !uniform_[n]; ++level) {
+      const int16_t* dom = domain_of[level];
+      int best = -1, best_free = 0;
+      for (int i = 0; i < count; ++i) {
+        if (used[i] != 0) continue;
+        int free_in = 0;
+        for (int j = 0; j < count; ++j) free_in += used[j] == 0 && dom[j] == dom[i];
+        if (free_in >= want && (best < 0 || free_in < best_free)) {
+          best = dom[i];
+          best_free = free_in;
+        }
+      }
+      if (best < 0) continue;
+      for (int i = 0; i < count && static_cast<int>(gpus.size()) < want; ++i)
+        if (used[i] == 0 && dom[i] == best) gpus.push_back(i);
+    }
+    if (gpus.empty()) {
+      for (int i = 0; i < count && static_cast<int>(gpus.size()) < want; ++i)
+        if (used[i] == 0) gpus.push_back(i);
+    }
     assert(static_cast<int>(gpus.size()) == want);
   }
   AssignExact(n, req, gpus, owner);
@@ -166,6 +199,23 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
   }
   Move(n, before, free_gpus(n));
   UpdateShareRoom(n);
+}
+
+int ClusterState::ServeTier(NodeId n, int k) const {
+  if (uniform_[n] || k <= 1) return 2;
+  const int count = gpu_count(n);
+  const int32_t* used = &gpu_used_[gpu_offset_[n]];
+  const int16_t* domain_of[2] = {&nvlink_[gpu_offset_[n]], &numa_[gpu_offset_[n]]};
+  for (int level = 0; level < 2; ++level) {
+    const int16_t* dom = domain_of[level];
+    for (int i = 0; i < count; ++i) {
+      if (used[i] != 0) continue;
+      int free_in = 0;
+      for (int j = 0; j < count; ++j) free_in += used[j] == 0 && dom[j] == dom[i];
+      if (free_in >= k) return 2 - level;
+    }
+  }
+  return 0;
 }
 
 int ClusterState::MaxFreeGpus(int pool) const {

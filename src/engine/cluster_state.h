@@ -41,6 +41,9 @@ class ClusterState {
   const int32_t* gpu_used_milli(NodeId n) const { return &gpu_used_[gpu_offset_[n]]; }
   // Largest room on a device that already holds shares (0 when none does).
   int32_t share_room(NodeId n) const { return share_room_[n]; }
+  // How well node n can serve k whole GPUs now: 2 inside one NVLink domain, 1 inside one NUMA
+  // node, 0 only across. REQUIRES: free_gpus(n) >= k.
+  int ServeTier(NodeId n, int k) const;
   // True when `req` fits on node n now, shares included.
   bool Fits(NodeId n, const Resources& req) const {
     if (!req.FitsIn(free_[n])) return false;
@@ -48,9 +51,10 @@ class ClusterState {
     return m == 0 || share_room_[n] >= m || free_[n][kGpu] >= 1;
   }
 
-  // Takes `req` on node n for workload `owner`, choosing req[kGpu] free devices (lowest index
-  // first) or, for a share, the fullest shared device with room (else the lowest free one).
-  // REQUIRES: Fits(n, req).
+  // Takes `req` on node n for workload `owner`, choosing req[kGpu] free devices (inside the
+  // NVLink domain, else the NUMA node, with the fewest free devices that still holds them;
+  // lowest indices first) or, for a share, the fullest shared device with room (else the lowest
+  // free one). REQUIRES: Fits(n, req).
   std::vector<int32_t> Assign(NodeId n, const Resources& req, WorkloadId owner);
   // Takes exactly the devices `gpus` (a restore of an earlier Assign). REQUIRES: they are free
   // (for a share: the device has room and no whole owner).
@@ -87,6 +91,8 @@ class ClusterState {
   std::vector<int32_t> gpu_offset_;
   std::vector<int32_t> gpu_owner_;
   std::vector<int32_t> gpu_used_;
+  std::vector<int16_t> nvlink_, numa_;  // per device
+  std::vector<bool> uniform_;           // per node: one NVLink domain (the common case)
   std::vector<int32_t> share_room_;
   std::vector<std::vector<Membership>> member_;  // per node
   std::vector<Pool> pools_;

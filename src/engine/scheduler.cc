@@ -800,7 +800,9 @@ NodeId SchedulerImpl::FindNodeOnce(WorkloadId id, int ps, const std::vector<int3
     int seen = 0;
     for (NodeId n : bucket) {
       if (!cluster_->Fits(n, req) || !NodeEligible(id, ps, combo, n)) continue;
-      double s = scorer_->Score(cluster_->free(n), model_.nodes[n].allocatable, req);
+      // Nodes that can give the GPUs inside one NVLink domain (or NUMA node) first.
+      double s = scorer_->Score(cluster_->free(n), model_.nodes[n].allocatable, req) +
+                 (req[kGpu] > 1 ? 10.0 * cluster_->ServeTier(n, static_cast<int>(req[kGpu])) : 0);
       if (best < 0 || s > best_score || (s == best_score && n < best)) {
         best = n;
         best_score = s;

@@ -449,3 +449,49 @@ TEST(SchedulerShareTest, QuotaCountsSharesExactlyAndBadSharesAreRejected) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+Node TwoDomainNode(std::string name) {
+  Node n = MakeNode(std::move(name), 8);
+  for (int i = 0; i < 8; ++i)
+    n.gpus.push_back({static_cast<int16_t>(i / 4), static_cast<int16_t>(i / 4), -1});
+  return n;
+}
+
+TEST(SchedulerNvlinkTest, GpusOfAPodStayInOneNvlinkDomainWithBestFit) {
+  // One node with NVLink domains {0-3} and {4-7}.
+  Model m = MakeModel({TwoDomainNode("n1")}, {});
+  m.workloads.push_back(WL("two").Pods(1, 2).Obj());
+  m.workloads.push_back(WL("four").Pods(1, 4).Obj());
+  m.workloads.push_back(WL("two-more").Pods(1, 2).Obj());
+  auto s = Start(m);
+  SubmitAll(*s);
+  // "two" takes 0,1; "four" cannot fit in domain 0 (2 left) so it takes all of domain 1;
+  // "two-more" fills domain 0, rather than splitting.
+  EXPECT_EQ(s->status(0).pods[0].gpus, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(s->status(1).pods[0].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(s->status(2).pods[0].gpus, (std::vector<int32_t>{2, 3}));
+}
+
+TEST(SchedulerNvlinkTest, NodesThatKeepAPodInsideOneDomainAreChosenFirst) {
+  // n1 keeps GPUs 2-5 free (two in each domain), n2 keeps 4-7 (one domain). Equally full, so
+  // binpack alone would take n1 (the lower node); NVLink makes a 4-GPU pod go to n2.
+  Model m = MakeModel({TwoDomainNode("n1"), TwoDomainNode("n2")}, {});
+  m.workloads.push_back(WL("x").Pods(2, 2).Obj());
+  m.workloads.push_back(WL("y").Pods(1, 4).Obj());
+  m.workloads.push_back(WL("z").Pods(1, 4).Obj());
+  auto s = Start(m);
+  ASSERT_TRUE(s->Restore(0, {{0, 0, 0, {0, 1}}, {0, 1, 0, {6, 7}}}, 0).ok());
+  ASSERT_TRUE(s->Restore(1, {{0, 0, 1, {0, 1, 2, 3}}}, 0).ok());
+  s->Submit(2, 0);
+  s->RunCycle(0);
+  ASSERT_EQ(State(*s, 2), WorkloadState::kAdmitted);
+  EXPECT_EQ(s->status(2).pods[0].node, 1);
+  EXPECT_EQ(s->status(2).pods[0].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+}  // namespace
+}  // namespace tessera

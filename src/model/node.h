@@ -13,14 +13,25 @@ namespace tessera {
 
 using NodeId = int32_t;
 
+// One GPU device of a node and how it connects: devices in one NVLink domain talk fastest, then
+// those under one NUMA node / PCIe switch. From the annotation tessera.dev/gpu-layout (or a
+// NodePool's spec.gpuLayout); without it every device is in NVLink domain 0 and NUMA node 0.
+struct GpuDevice {
+  int16_t nvlink = 0;
+  int16_t numa = 0;
+  int16_t pcie = -1;  // -1: unknown
+};
+
 struct Node {
   std::string name;
   Labels labels;
   std::vector<Taint> taints;
   Resources allocatable;  // includes kGpu: the number of whole GPU devices
   bool unschedulable = false;
-  std::string gpu_model;  // from nvidia.com/gpu.product, may be empty
-  std::string source;     // "file:line" where it was declared, for messages
+  std::string gpu_model;        // from nvidia.com/gpu.product, may be empty
+  int64_t gpu_memory_mib = 0;   // per device, from nvidia.com/gpu.memory (GFD); 0: unknown
+  std::vector<GpuDevice> gpus;  // per device; empty: the default layout (one NVLink domain)
+  std::string source;           // "file:line" where it was declared, for messages
 
   int gpu_count() const { return static_cast<int>(allocatable[kGpu]); }
 };
