@@ -12,7 +12,8 @@ namespace {
 
 constexpr int64_t kMiB = 1024 * 1024;
 
-std::string PriorityClassName(int64_t value) { return fmt::format("replay-priority-{}", value); }
+// Short enough for the string's inline buffer: the engine keeps one per workload.
+std::string PriorityClassName(int64_t value) { return fmt::format("replay-p{}", value); }
 
 }  // namespace
 

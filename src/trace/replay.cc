@@ -238,6 +238,12 @@ absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes;
   std::vector<Decision> preempts, others;
   bool stopped = false;
+  // Manifest workloads with pods beyond minCount can be scaled up by any cycle.
+  bool partial_gangs = false;
+  for (WorkloadId id = 0; id < k; ++id) {
+    const Workload& w = m.workloads[static_cast<size_t>(id)];
+    partial_gangs = partial_gangs || w.MinPods() < w.TotalPods();
+  }
 
   while (true) {
     double t = std::min(
@@ -284,8 +290,9 @@ absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
       ++res.queues[qi(id)].jobs;
       ++pending;
     }
-    // 4. Cycles until nothing changes at this instant.
-    for (int cycle = 0;; ++cycle) {
+    // 4. Cycles until nothing changes at this instant. With nothing pending and no gang waiting
+    // for more pods a cycle cannot decide anything, so none is run.
+    for (int cycle = 0; pending > 0 || partial_gangs; ++cycle) {
       if (cycle >= options.max_cycles_per_instant) {
         return absl::InternalError(
             fmt::format("scheduling did not settle after {} cycles at t={}", cycle, now));
