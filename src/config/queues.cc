@@ -407,9 +407,16 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     }
   }
   if (YAML::Node p = Child(spec, "placement"); !IsNullish(p)) {
-    if (auto v = ParseEnum<PlacementPolicy>(
-            ctx, p, "spec.placement",
-            {{"binpack", PlacementPolicy::kBinpack}, {"spread", PlacementPolicy::kSpread}}))
+    if (auto v = ParseEnum<PlacementPolicy>(ctx, p, "spec.placement",
+                                            {{"binpack", PlacementPolicy::kBinpack},
+                                             {"spread", PlacementPolicy::kSpread},
+                                             {"Random", PlacementPolicy::kRandom},
+                                             {"DotProd", PlacementPolicy::kDotProd},
+                                             {"GpuClustering", PlacementPolicy::kGpuClustering},
+                                             {"GpuPacking", PlacementPolicy::kGpuPacking},
+                                             {"BestFit", PlacementPolicy::kBestFit},
+                                             {"FGD", PlacementPolicy::kFgd},
+                                             {"TesseraFGD", PlacementPolicy::kTesseraFgd}}))
       config.placement = *v;
   }
   if (ctx.failed()) return;

@@ -22,6 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "engine/cluster_state.h"
 #include "engine/quota_tree.h"
+#include "fgd/fragmentation.h"
+#include "fgd/scorer.h"
 #include "fmt/format.h"
 #include "policy/node_scorer.h"
 #include "policy/queue_order.h"
@@ -174,6 +176,13 @@ class SchedulerImpl : public Scheduler {
   bool NodeEligible(WorkloadId id, int ps, const std::vector<int32_t>& combo, NodeId n) const;
   NodeId FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo);
   NodeId FindNodeOnce(WorkloadId id, int ps, const std::vector<int32_t>& combo) const;
+  // The FGD paper's policies: the best-scored node among a bounded candidate set (up to
+  // kCandidatesPerBucket feasible nodes of every free-GPU bucket, and nodes with shared devices
+  // for a share), with the GPUs the policy picks remembered for PlacePod.
+  NodeId FindNodeFgd(WorkloadId id, int ps, const std::vector<int32_t>& combo) const;
+  fgd::NodeGpuState GpuStateOf(NodeId n) const;
+  // The typical pods of the workloads known so far, rebuilt when their number has doubled.
+  const fgd::FragmentationMeasure& Measure() const;
   void PlacePod(WorkloadId id, int ps, NodeId node, const std::vector<int32_t>& combo);
   void UnplaceLast(WorkloadId id);
   // Places pods until `min_pods` are placed; on failure rolls back to `mark` and returns false.
@@ -294,11 +303,54 @@ class SchedulerImpl : public Scheduler {
   absl::flat_hash_map<std::string, int32_t> spread_group_ids_;
   std::vector<absl::flat_hash_map<NodeId, int32_t>> group_nodes_;  // per spread group
   bool avoid_group_nodes_ = false;  // preferred anti-affinity: first pass avoids them
+  // FGD placement.
+  std::optional<fgd::Policy> fgd_policy_;
+  mutable std::unique_ptr<fgd::FragmentationMeasure> fgd_measure_;
+  mutable int32_t fgd_measure_workloads_ = 0;
+  absl::flat_hash_map<std::string, int32_t> gpu_model_ids_;
+  std::vector<int32_t> node_gpu_model_;
+  mutable uint64_t fgd_rng_ = 0x9e3779b97f4a7c15ULL;
+  mutable NodeId fgd_pick_node_ = -1;  // FindNodeFgd's choice and its GPUs, for PlacePod
+  mutable fgd::GpuSet fgd_pick_gpus_ = 0;
   CycleStats stats_;
 };
 
 absl::Status SchedulerImpl::Init() {
   scorer_ = MakeNodeScorer(model_.config.placement);
+  switch (model_.config.placement) {
+    case PlacementPolicy::kRandom:
+      fgd_policy_ = fgd::Policy::kRandom;
+      break;
+    case PlacementPolicy::kDotProd:
+      fgd_policy_ = fgd::Policy::kDotProd;
+      break;
+    case PlacementPolicy::kGpuClustering:
+      fgd_policy_ = fgd::Policy::kGpuClustering;
+      break;
+    case PlacementPolicy::kGpuPacking:
+      fgd_policy_ = fgd::Policy::kGpuPacking;
+      break;
+    case PlacementPolicy::kBestFit:
+      fgd_policy_ = fgd::Policy::kBestFit;
+      break;
+    case PlacementPolicy::kFgd:
+      fgd_policy_ = fgd::Policy::kFgd;
+      break;
+    case PlacementPolicy::kTesseraFgd:
+      fgd_policy_ = fgd::Policy::kTesseraFgd;
+      break;
+    default:
+      break;
+  }
+  for (const Node& node : model_.nodes) {
+    int32_t id = fgd::kNoGpuModel;
+    if (node.gpu_count() > 0) {
+      auto [it, inserted] =
+          gpu_model_ids_.try_emplace(node.gpu_model, static_cast<int32_t>(gpu_model_ids_.size()));
+      id = it->second;
+    }
+    node_gpu_model_.push_back(id);
+  }
   order_ = MakeQueueOrder(model_.config);
   for (size_t i = 0; i < model_.flavors.size(); ++i)
     flavor_ids_[model_.flavors[i].name] = static_cast<int32_t>(i);
@@ -755,6 +807,10 @@ bool SchedulerImpl::NodeEligible(WorkloadId id, int ps, const std::vector<int32_
 }
 
 NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) {
+  if (fgd_policy_) {
+    const Resources& req = model_.workloads[id].pod_sets[ps].requests;
+    if (req[kGpu] > 0 || req[kGpuMilli] > 0) return FindNodeFgd(id, ps, combo);
+  }
   // Preferred anti-affinity: first a node without the group's pods, then any.
   if (model_.workloads[id].pod_sets[ps].anti_affinity == HostnameAntiAffinity::kPreferred &&
       recs_[id].spread_group >= 0) {
@@ -826,7 +882,27 @@ void SchedulerImpl::PlacePod(WorkloadId id, int ps, NodeId node,
   p.placement.pod_set = ps;
   p.placement.index = rec.placed_per_set[ps]++;
   p.placement.node = node;
-  p.placement.gpus = cluster_->Assign(node, req, id);
+  bool picked = fgd_pick_node_ == node && fgd_pick_gpus_ != 0;
+  if (picked) {
+    const int32_t* owners = cluster_->gpu_owners(node);
+    const int32_t* used = cluster_->gpu_used_milli(node);
+    for (int g = 0; g < cluster_->gpu_count(node); ++g) {
+      if (!(fgd_pick_gpus_ >> g & 1u)) continue;
+      p.placement.gpus.push_back(g);
+      picked =
+          picked && (req[kGpuMilli] > 0 ? owners[g] < 0 && used[g] + req[kGpuMilli] <= kMilliPerGpu
+                                        : owners[g] == -1);
+    }
+    picked = picked &&
+             static_cast<int64_t>(p.placement.gpus.size()) == (req[kGpuMilli] > 0 ? 1 : req[kGpu]);
+  }
+  if (picked) {
+    cluster_->AssignExact(node, req, p.placement.gpus, id);
+  } else {
+    p.placement.gpus.clear();
+    p.placement.gpus = cluster_->Assign(node, req, id);
+  }
+  fgd_pick_node_ = -1;
   p.quota = QuotaFor(id, combo, req);
   for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
   rec.gpus_placed += req[kGpu];
@@ -878,6 +954,103 @@ bool SchedulerImpl::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, s
     }
   }
   return true;
+}
+
+fgd::NodeGpuState SchedulerImpl::GpuStateOf(NodeId n) const {
+  fgd::NodeGpuState st;
+  const Resources& free = cluster_->free(n);
+  st.cpu_free_milli = free[kCpu];
+  st.mem_free_mib = free[kMemory] >> 20;
+  st.gpu_model = node_gpu_model_[n];
+  st.num_gpus = std::min(cluster_->gpu_count(n), fgd::kMaxGpusPerNode);
+  const int32_t* used = cluster_->gpu_used_milli(n);
+  for (int i = 0; i < st.num_gpus; ++i)
+    st.gpu_free_milli[static_cast<size_t>(i)] = kMilliPerGpu - used[i];
+  return st;
+}
+
+const fgd::FragmentationMeasure& SchedulerImpl::Measure() const {
+  const int32_t n = static_cast<int32_t>(model_.workloads.size());
+  if (!fgd_measure_ || n >= 2 * fgd_measure_workloads_ + 16) {
+    std::vector<fgd::PodShape> shapes;
+    for (const Workload& w : model_.workloads) {
+      for (const PodSet& ps : w.pod_sets) {
+        fgd::PodShape sh;
+        sh.cpu_milli = ps.requests[kCpu];
+        sh.mem_mib = ps.requests[kMemory] >> 20;
+        sh.num_gpu = ps.requests[kGpuMilli] > 0 ? 1 : static_cast<int32_t>(ps.requests[kGpu]);
+        sh.gpu_milli = ps.requests[kGpuMilli] > 0 ? static_cast<int32_t>(ps.requests[kGpuMilli])
+                       : sh.num_gpu > 0           ? fgd::kMilliPerGpu
+                                                  : 0;
+        for (int32_t i = 0; i < ps.count; ++i) shapes.push_back(sh);
+      }
+    }
+    fgd_measure_ = std::make_unique<fgd::FragmentationMeasure>(fgd::BuildTypicalPods(shapes));
+    fgd_measure_workloads_ = n;
+  }
+  return *fgd_measure_;
+}
+
+NodeId SchedulerImpl::FindNodeFgd(WorkloadId id, int ps, const std::vector<int32_t>& combo) const {
+  const Resources& req = model_.workloads[id].pod_sets[ps].requests;
+  const bool share = req[kGpuMilli] > 0;
+  fgd::PodRequest pod;
+  pod.cpu_milli = req[kCpu];
+  pod.mem_mib = req[kMemory] >> 20;
+  pod.num_gpu = share ? 1 : static_cast<int32_t>(req[kGpu]);
+  pod.gpu_milli = share ? static_cast<int32_t>(req[kGpuMilli]) : fgd::kMilliPerGpu;
+  const fgd::FragmentationMeasure& measure = Measure();
+  const fgd::Scorer scorer(*fgd_policy_, &measure);  // cheap: a policy and a pointer
+  const int pool = PoolFor(id, combo);
+  std::vector<NodeId> candidates;
+  auto consider = [&](NodeId n) {
+    if (!cluster_->Fits(n, req) || !NodeEligible(id, ps, combo, n)) return false;
+    candidates.push_back(n);
+    return true;
+  };
+  if (share) {
+    int seen = 0;
+    for (NodeId n : cluster_->SharedNodes(pool)) {
+      if (cluster_->share_room(n) >= req[kGpuMilli] && consider(n) &&
+          ++seen >= 4 * kCandidatesPerBucket)
+        break;
+    }
+  }
+  const int g = share ? 1 : static_cast<int>(req[kGpu]);
+  for (int k = g; k <= cluster_->max_gpus_per_node(); ++k) {
+    int seen = 0;
+    for (NodeId n : cluster_->Bucket(pool, k))
+      if (consider(n) && ++seen >= kCandidatesPerBucket) break;
+  }
+  NodeId best = -1;
+  int64_t best_score = 0;
+  bool best_used = false;
+  fgd::GpuSet best_gpus = 0;
+  for (NodeId n : candidates) {
+    fgd::NodeGpuState st = GpuStateOf(n);
+    if (cluster_->gpu_count(n) > fgd::kMaxGpusPerNode || !fgd::Fits(st, pod)) continue;
+    fgd::NodeView view{&st, 0, measure.Evaluate(st)};
+    fgd::Scored sc = scorer.Score(view, pod);
+    if (sc.error) continue;
+    if (*fgd_policy_ == fgd::Policy::kRandom) {
+      fgd_rng_ = fgd_rng_ * 6364136223846793005ULL + 1442695040888963407ULL;
+      sc.score = static_cast<int64_t>(fgd_rng_ >> 33);
+    }
+    // Ties: TesseraFGD takes a node already in use first; then the lower node.
+    bool used = cluster_->free_gpus(n) < cluster_->gpu_count(n) || cluster_->share_room(n) > 0;
+    bool better =
+        best < 0 || sc.score > best_score ||
+        (sc.score == best_score && *fgd_policy_ == fgd::Policy::kTesseraFgd && used && !best_used);
+    if (better) {
+      best = n;
+      best_score = sc.score;
+      best_used = used;
+      best_gpus = sc.gpus;
+    }
+  }
+  fgd_pick_node_ = best;
+  fgd_pick_gpus_ = best_gpus;
+  return best;
 }
 
 const SchedulerImpl::DomainIndex& SchedulerImpl::Domains(const std::string& label) const {

@@ -44,6 +44,10 @@ Model RandomModel(bool fair) {
   }
   Model m = MakeModel(ns, cqs);
   m.config.fair_sharing = fair;
+  m.config.placement = *rc::gen::element(
+      PlacementPolicy::kBinpack, PlacementPolicy::kSpread, PlacementPolicy::kFgd,
+      PlacementPolicy::kTesseraFgd, PlacementPolicy::kBestFit, PlacementPolicy::kRandom,
+      PlacementPolicy::kDotProd, PlacementPolicy::kGpuClustering, PlacementPolicy::kGpuPacking);
   const int workloads = *rc::gen::inRange(1, 25);
   for (int w = 0; w < workloads; ++w) {
     WL wl("w" + std::to_string(w));

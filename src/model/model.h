@@ -14,7 +14,20 @@
 
 namespace tessera {
 
-enum class PlacementPolicy { kBinpack, kSpread };
+// How a pod's node is chosen. binpack / spread: by free GPUs (buckets), then the least / most
+// allocated. The others are the FGD paper's policies (docs/fgd.md), scored on a bounded set of
+// candidate nodes; kTesseraFgd is FGD with used nodes first among equal scores.
+enum class PlacementPolicy {
+  kBinpack,
+  kSpread,
+  kRandom,
+  kDotProd,
+  kGpuClustering,
+  kGpuPacking,
+  kBestFit,
+  kFgd,
+  kTesseraFgd,
+};
 
 enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
 

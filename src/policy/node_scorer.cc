@@ -42,6 +42,7 @@ std::unique_ptr<NodeScorer> MakeNodeScorer(PlacementPolicy policy) {
     case PlacementPolicy::kSpread:
       return std::make_unique<SpreadScorer>();
     case PlacementPolicy::kBinpack:
+    default:  // the FGD policies: binpack's bucket order gives their candidates
       break;
   }
   return std::make_unique<BinpackScorer>();
