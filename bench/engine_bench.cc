@@ -188,19 +188,29 @@ double GpuUtilPercent(const Scheduler& s) {
 // --- 1. Throughput.
 // Submits `workloads` workloads of the mix (or, with `workloads` < 0, only as many as the cluster's
 // GPUs could hold) and times the one RunCycle that admits all that fit.
-void RunAdmitCycle(benchmark::State& state, int nodes, int workloads, bool preemption) {
+void RunAdmitCycle(benchmark::State& state, int nodes, int workloads, bool preemption,
+                   PlacementPolicy placement = PlacementPolicy::kBinpack, bool topology = false) {
   int64_t admitted = 0, attempts = 0, preempted = 0, submitted = 0;
   double util = 0, bytes_per_workload = 0;
   for (auto _ : state) {
-    auto s = CreateOrDie(MakeClusterModel(nodes, preemption));
+    Model model = MakeClusterModel(nodes, preemption);
+    model.config.placement = placement;
+    auto s = CreateOrDie(std::move(model));
     const int64_t heap_engine = HeapBytes();
     WorkloadMix mix(kSeed);
     int n = 0;
+    // With `topology`, every gang must sit in one rack (32 nodes).
+    auto next = [&] {
+      Workload w = mix.Next();
+      if (topology && w.pod_sets[0].count > 1)
+        w.pod_sets[0].topology = {"tessera.dev/rack", 0, true};
+      return w;
+    };
     if (workloads >= 0) {
-      for (; n < workloads; ++n) SubmitNew(*s, mix.Next(), n * 1e-3);
+      for (; n < workloads; ++n) SubmitNew(*s, next(), n * 1e-3);
     } else {
       for (int64_t gpus = 0;; ++n) {
-        Workload w = mix.Next();
+        Workload w = next();
         gpus += w.pod_sets[0].count * w.pod_sets[0].requests[kGpu];
         if (gpus > s->gpus_total()) break;
         SubmitNew(*s, std::move(w), n * 1e-3);
@@ -258,6 +268,25 @@ BENCHMARK(BM_AdmitWhileCapacityLasts)
     ->Args({kFullNodes, 1})
     ->UseManualTime()
     ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+// The same with gangs that must sit in one rack and the placement policy FGD or TesseraFGD
+// (issue 3: the throughput target still holds with topology and FGD on). Args: nodes, workloads
+// (-1: while capacity lasts), placement (0 binpack, 1 FGD, 2 TesseraFGD), topology.
+void BM_AdmitWithPlacement(benchmark::State& state) {
+  static constexpr PlacementPolicy kPolicies[] = {PlacementPolicy::kBinpack, PlacementPolicy::kFgd,
+                                                  PlacementPolicy::kTesseraFgd};
+  RunAdmitCycle(state, static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), false,
+                kPolicies[state.range(2)], state.range(3) != 0);
+}
+BENCHMARK(BM_AdmitWithPlacement)
+    ->ArgNames({"nodes", "workloads", "placement", "topology"})
+    ->Args({kFullNodes, -1, 0, 1})
+    ->Args({kFullNodes, -1, 1, 1})
+    ->Args({kFullNodes, -1, 2, 0})
+    ->Args({kFullNodes, kFullWorkloads, 1, 1})
+    ->UseManualTime()
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
 // --- 2. Latency of one decision: RunCycle with one newly submitted workload.
