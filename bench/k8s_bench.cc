@@ -151,7 +151,9 @@ void CreateNodes(TestCluster& c, int n, int gpus) {
                  {"kind", "Node"},
                  {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}}};
     (void)client.Post("/api/v1/nodes", node.dump());
-    json cap = {{"cpu", "96"}, {"memory", "1024Gi"}, {"pods", "110"},
+    json cap = {{"cpu", "96"},
+                {"memory", "1024Gi"},
+                {"pods", "110"},
                 {"nvidia.com/gpu", std::to_string(gpus)}};
     json status = {{"status",
                     {{"capacity", cap},
@@ -283,14 +285,22 @@ int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::stoi(argv[++i]) : 0; };
-    if (a == "--nodes") f.nodes = next();
-    else if (a == "--gpus") f.gpus = next();
-    else if (a == "--pods") f.pods = next();
-    else if (a == "--gangs") f.gangs = next();
-    else if (a == "--gang-size") f.gang_size = next();
-    else if (a == "--bind-workers") f.bind_workers = next();
-    else if (a == "--no-kube-scheduler") f.kube_scheduler = false;
-    else if (a == "--no-events") f.events = false;
+    if (a == "--nodes")
+      f.nodes = next();
+    else if (a == "--gpus")
+      f.gpus = next();
+    else if (a == "--pods")
+      f.pods = next();
+    else if (a == "--gangs")
+      f.gangs = next();
+    else if (a == "--gang-size")
+      f.gang_size = next();
+    else if (a == "--bind-workers")
+      f.bind_workers = next();
+    else if (a == "--no-kube-scheduler")
+      f.kube_scheduler = false;
+    else if (a == "--no-events")
+      f.events = false;
     else {
       std::cerr << "k8s_bench: unknown flag " << a << "\n";
       return 2;
@@ -316,8 +326,7 @@ int Main(int argc, char** argv) {
   auto t = Clock::now();
   CreateNodes(*cluster, f.nodes, f.gpus);
   std::cerr << fmt::format("k8s_bench: {} nodes of {} GPUs created in {:.1f} s (server {})\n",
-                           f.nodes, f.gpus,
-                           std::chrono::duration<double>(Clock::now() - t).count(),
+                           f.nodes, f.gpus, std::chrono::duration<double>(Clock::now() - t).count(),
                            cluster->config().server);
   std::vector<Result> results;
   for (bool singles : {true, false}) {
@@ -326,18 +335,21 @@ int Main(int argc, char** argv) {
     results.push_back(RunOne(*cluster, f, true, n_singles, n_gangs));
     if (f.kube_scheduler) results.push_back(RunOne(*cluster, f, false, n_singles, n_gangs));
   }
-  std::cout << fmt::format("\n{} nodes x {} GPUs, kube-apiserver v1.20.2 + etcd 3.4 on 127.0.0.1, "
-                           "{} cores\n",
-                           f.nodes, f.gpus, std::thread::hardware_concurrency());
-  std::cout << "| scheduler | workload | pods | s (start to all bound) | pods/s | pods/s first "
-               "to last bind | CPU s: scheduler / apiserver / etcd |\n|---|---|---|---|---|---|---|\n";
+  std::cout << fmt::format(
+      "\n{} nodes x {} GPUs, kube-apiserver v1.20.2 + etcd 3.4 on 127.0.0.1, "
+      "{} cores\n",
+      f.nodes, f.gpus, std::thread::hardware_concurrency());
+  std::cout
+      << "| scheduler | workload | pods | s (start to all bound) | pods/s | pods/s first "
+         "to last bind | CPU s: scheduler / apiserver / etcd |\n|---|---|---|---|---|---|---|\n";
   for (const auto& r : results)
-    std::cout << fmt::format("| {} | {} | {} | {:.1f} | {:.0f} | {:.0f} | {:.1f} / {:.1f} / {:.1f} |\n",
-                             r.scheduler, r.workload, r.pods, r.total_s, r.pods / r.total_s,
-                             r.pods / std::max(r.binding_s, 1e-9), r.sched_cpu, r.apiserver_cpu,
-                             r.etcd_cpu);
+    std::cout << fmt::format(
+        "| {} | {} | {} | {:.1f} | {:.0f} | {:.0f} | {:.1f} / {:.1f} / {:.1f} |\n", r.scheduler,
+        r.workload, r.pods, r.total_s, r.pods / r.total_s, r.pods / std::max(r.binding_s, 1e-9),
+        r.sched_cpu, r.apiserver_cpu, r.etcd_cpu);
   for (const auto& r : results)
-    if (!r.notes.empty()) std::cout << fmt::format("- {} / {}: {}\n", r.scheduler, r.workload, r.notes);
+    if (!r.notes.empty())
+      std::cout << fmt::format("- {} / {}: {}\n", r.scheduler, r.workload, r.notes);
   return 0;
 }
 

@@ -103,12 +103,14 @@ int Serve(const ServeFlags& f) {
   spdlog::info("tessera: scheduling pods with schedulerName '{}' through {}", f.scheduler_name,
                config->server);
   while (g_signal == 0 && !lost) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  // Graceful: stop deciding, let binds in flight finish, then give the lease up.
-  spdlog::info("tessera: shutting down ({})", lost ? "lost the lease" : "signal");
+  // Graceful: stop deciding, let binds in flight finish, then give the lease up (which reports
+  // the loss of leadership once more: the exit status is decided before).
+  const bool lost_lease = lost.load();
+  spdlog::info("tessera: shutting down ({})", lost_lease ? "lost the lease" : "signal");
   controller.Stop();
   if (elector) elector->Stop();
   server.Stop();
-  return lost ? 1 : 0;
+  return lost_lease ? 1 : 0;
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // test starts its own control plane (scripts/k8s/cluster.sh), creates fake nodes, runs the
 // controller in-process and checks what the API server ends up holding. Skipped, with the
 // reason printed, only when the API server has not been built.
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -475,6 +478,37 @@ TEST_F(K8sIntegration, OnlyTheLeaderSchedules) {
   EXPECT_EQ(cs[1 - leader]->snapshot().pods_bound, 4);
   ExpectNoDoubleBooking({"default"}, 8);
   for (auto& e : electors) e->Stop();
+}
+
+// The `tessera serve` command itself: kubeconfig, leader election, probes, SIGTERM.
+TEST_F(K8sIntegration, ServeCommandSchedulesAndShutsDownOnSigterm) {
+  cluster_->CreateNodes(1, 8, "gpu");
+  const std::string log = cluster_->dir() + "/serve.log";
+  int pid =
+      TestCluster::Spawn({TESSERA_BINARY, "serve", "--kubeconfig", cluster_->kubeconfig_path(),
+                          "--leader-elect", "--lease-namespace", "default", "--identity",
+                          "serve-test", "--metrics-address", "127.0.0.1", "--metrics-port", "-1"},
+                         log);
+  ASSERT_GT(pid, 0);
+  CreateGang("default", "g", 2, 2);
+  bool bound =
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "g-") == 2; }, kTimeout);
+  json lease = cluster_->Get("/apis/coordination.k8s.io/v1/namespaces/default/leases/tessera");
+  EXPECT_EQ(lease["spec"].value("holderIdentity", ""), "serve-test");
+  kill(pid, SIGTERM);
+  int status = 0;
+  bool exited = TestCluster::WaitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 30);
+  if (!exited) TestCluster::Kill(pid);
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ASSERT_TRUE(bound) << ss.str();
+  ASSERT_TRUE(exited) << "no exit after SIGTERM\n" << ss.str();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ss.str();
+  // The lease was given up, so that a successor need not wait for it to expire.
+  lease = cluster_->Get("/apis/coordination.k8s.io/v1/namespaces/default/leases/tessera");
+  EXPECT_EQ(lease["spec"].value("holderIdentity", "x"), "");
+  ExpectNoDoubleBooking({"default"}, 8);
 }
 
 }  // namespace
