@@ -7,7 +7,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # Kubernetes mode: REST client, metrics endpoint; and for its integration tests, etcd and what
   # scripts/k8s/build-apiserver.sh needs to build kube-apiserver from Debian's source package.
-  libcurl4-openssl-dev libcpp-httplib-dev libspdlog-dev
+  libcurl4-openssl-dev libcpp-httplib-dev
   etcd-server golang-go golang-github-modern-go-reflect2-dev dpkg-dev openssl ca-certificates
 )
 missing=()
