@@ -9,6 +9,7 @@ PACKAGES=(
   # scripts/k8s/build-apiserver.sh needs to build kube-apiserver from Debian's source package.
   libcurl4-openssl-dev libcpp-httplib-dev
   etcd-server golang-go golang-github-modern-go-reflect2-dev dpkg-dev openssl ca-certificates
+  curl python3
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
