@@ -1,0 +1,138 @@
+// The informer against a scripted HTTP server (cpp-httplib): relist on 410 Gone, bookmarks,
+// re-watch from the last resourceVersion, back-off while the server answers errors.
+#include "k8s/informer.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+
+namespace tessera::k8s {
+namespace {
+
+bool WaitFor(const std::function<bool()>& cond) {
+  for (int i = 0; i < 400; ++i) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return cond();
+}
+
+class FakeServer {
+ public:
+  FakeServer() {
+    server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!req.has_param("watch")) {
+        ++lists_;
+        res.set_content(
+            fmt::format(
+                R"({{"metadata":{{"resourceVersion":"{}"}},"items":[{{"metadata":{{"name":"a","namespace":"d","resourceVersion":"{}"}}}}]}})",
+                list_rv_, list_rv_),
+            "application/json");
+        return;
+      }
+      watch_rvs_.push_back(req.get_param_value("resourceVersion"));
+      ++watches_;
+      std::string body;
+      if (watches_ == 1) {
+        // An event, a bookmark, then the server ends the watch (timeout): re-watch from rv 12.
+        body +=
+            R"({"type":"ADDED","object":{"metadata":{"name":"b","namespace":"d","resourceVersion":"11"}}})"
+            "\n";
+        body += R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"12"}}})"
+                "\n";
+      } else if (watches_ == 2) {
+        // rv 12 was compacted away: relist.
+        body += R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+                "\n";
+        list_rv_ = 20;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      res.set_content(body, "application/json");
+    });
+    server_.set_keep_alive_max_count(1);  // so that stop() need not wait for idle connections
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakeServer() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  int lists() {
+    std::lock_guard<std::mutex> l(mu_);
+    return lists_;
+  }
+  std::vector<std::string> watch_rvs() {
+    std::lock_guard<std::mutex> l(mu_);
+    return watch_rvs_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  int lists_ = 0, watches_ = 0, list_rv_ = 10;
+  std::vector<std::string> watch_rvs_;
+};
+
+TEST(Informer, RewatchesFromBookmarksAndRelistsOnGone) {
+  FakeServer server;
+  KubeConfig kc;
+  kc.server = fmt::format("http://127.0.0.1:{}", server.port());
+  KubeClient client(kc);
+  std::mutex mu;
+  std::vector<std::string> seen;
+  Informer informer(&client, "pods", "/api/v1/pods", [&](WatchEvent ev) {
+    std::lock_guard<std::mutex> l(mu);
+    if (ev.type == WatchEvent::Type::kReplace) {
+      seen.push_back(fmt::format("replace:{}", ev.objects.size()));
+    } else {
+      seen.push_back("added:" + ev.object["metadata"].value("name", ""));
+    }
+  });
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] { return server.lists() >= 2 && server.watch_rvs().size() >= 3; }));
+  informer.Stop();
+  auto rvs = server.watch_rvs();
+  EXPECT_EQ(rvs[0], "10");  // from the list
+  EXPECT_EQ(rvs[1], "12");  // from the bookmark
+  EXPECT_EQ(rvs[2], "20");  // from the relist after 410
+  std::lock_guard<std::mutex> l(mu);
+  ASSERT_GE(seen.size(), 3u);
+  EXPECT_EQ(seen[0], "replace:1");
+  EXPECT_EQ(seen[1], "added:b");
+  EXPECT_EQ(seen[2], "replace:1");
+  EXPECT_GE(informer.stats().gone.load(), 1);
+  EXPECT_EQ(informer.stats().bookmarks.load(), 1);
+}
+
+TEST(Informer, OptionalKindThatIsNotServedCountsAsEmpty) {
+  httplib::Server server;
+  server.set_keep_alive_max_count(1);
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  KubeConfig kc;
+  kc.server = fmt::format("http://127.0.0.1:{}", port);
+  KubeClient client(kc);
+  std::atomic<int> replaces{0};
+  Informer informer(
+      &client, "podgroups", "/apis/x/v1/podgroups",
+      [&](WatchEvent ev) { replaces += ev.type == WatchEvent::Type::kReplace; }, true);
+  informer.Start();
+  EXPECT_TRUE(WaitFor([&] { return informer.synced(); }));
+  informer.Stop();
+  server.stop();
+  t.join();
+  EXPECT_EQ(replaces.load(), 1);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
