@@ -24,6 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The status of a bind that was never sent (the replica stopped or stopped leading first).
+constexpr long kBindDropped = -1;
+
 constexpr const char* kQueueGroup = "/apis/tessera.dev/v1alpha1";
 // Tessera's queue kinds, served as CRDs of group tessera.dev (deploy/crds).
 constexpr const char* kQueueResources[] = {
@@ -829,6 +832,17 @@ struct Controller::Impl {
     std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", p.ns, p.name);
     std::string payload = body.dump();
     bind_pool->Post([this, key, node, path, payload] {
+      // Queued binds are dropped once this replica stops or stops leading: only binds already
+      // sent finish. The pod stays pending, and the next leader (or this one, rebuilt) decides.
+      if (stop || !active) {
+        LoopEvent dropped;
+        dropped.kind = LoopEvent::Kind::kBindDone;
+        dropped.pod = key;
+        dropped.node = node;
+        dropped.status = kBindDropped;
+        Push(std::move(dropped));
+        return;
+      }
       long status = 0;
       for (int attempt = 0; attempt < 4 && !stop; ++attempt) {
         auto t0 = Clock::now();
@@ -874,6 +888,10 @@ struct Controller::Impl {
     }
     auto a = assumed.find(key);
     if (a != assumed.end() && a->second.node == node) assumed.erase(a);
+    if (status == kBindDropped) {
+      need_rebuild = true;  // the pod is pending again
+      return;
+    }
     if (status == 404) {
       ++metrics->binds_not_found;
       return;  // the pod is gone; its deletion event follows
@@ -899,6 +917,7 @@ struct Controller::Impl {
     PostEvent(p, "Normal", "Preempted", why);
     std::string payload = body.dump();
     bind_pool->Post([this, path, payload] {
+      if (stop || !active) return;
       for (int attempt = 0; attempt < 20 && !stop; ++attempt) {
         auto resp = client->Post(path, payload);
         if (resp.ok() && (resp->status == 200 || resp->status == 201 || resp->status == 404)) {
@@ -934,7 +953,9 @@ struct Controller::Impl {
                {"count", 1}};
     std::string path = fmt::format("/api/v1/namespaces/{}/events", p.ns);
     std::string payload = ev.dump();
-    status_pool->Post([this, path, payload] { (void)client->Post(path, payload); });
+    status_pool->Post([this, path, payload] {
+      if (!stop) (void)client->Post(path, payload);
+    });
   }
 
   // Tells the group's pods why they wait: PodScheduled=False/Unschedulable with the engine's
@@ -958,7 +979,7 @@ struct Controller::Impl {
       std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name);
       std::string payload = patch.dump();
       status_pool->Post([this, path, payload] {
-        (void)client->Patch(path, payload, PatchType::kStrategicMerge);
+        if (!stop) (void)client->Patch(path, payload, PatchType::kStrategicMerge);
       });
     }
   }
@@ -978,6 +999,7 @@ struct Controller::Impl {
     if (last == body) return;
     last = body;
     status_pool->Post([this, path, body] {
+      if (stop) return;
       auto r = client->Patch(path, body, PatchType::kMerge);
       if (r.ok() && r->status == 404 && path.size() > 7) {
         // A CRD without the status subresource: the status lives in the main resource.
