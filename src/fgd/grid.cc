@@ -50,29 +50,6 @@ std::string StripPolicyPrefix(std::string_view p) {
   return std::string(p);
 }
 
-std::string HtmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<RunResult> RunGrid(const Cluster& cluster, const GridSpec& spec,
@@ -468,6 +445,29 @@ absl::Status WriteReport(const std::string& dir, const std::vector<RunResult>& r
   }
   html += "</body></html>\n";
   return WriteFile(root / "index.html", html);
+}
+
+std::string HtmlEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace tessera::fgd

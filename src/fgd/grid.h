@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,5 +67,8 @@ std::string SummaryTable(const std::vector<SummaryCell>& cells);
 // inline SVG charts of allocation and fragmentation against arrived load, and the table).
 [[nodiscard]] absl::Status WriteReport(const std::string& dir, const std::vector<RunResult>& runs,
                                        const std::vector<SummaryCell>& summary, double tune_ratio);
+
+// `s` with &, <, > and " escaped for HTML text and attribute values (the reports' pages).
+std::string HtmlEscape(std::string_view s);
 
 }  // namespace tessera::fgd

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fgd/grid.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -69,28 +70,7 @@ constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "
                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kW = 760, kH = 300, kLeft = 60, kRight = 170, kTop = 30, kBottom = 40;
 
-std::string Esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string Esc(const std::string& s) { return fgd::HtmlEscape(s); }
 
 // A round step so that [0, max] shows about 5 ticks.
 double NiceStep(double max) {
