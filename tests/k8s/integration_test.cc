@@ -121,7 +121,8 @@ class K8sIntegration : public ::testing::Test {
         int g = req.contains("nvidia.com/gpu") ? std::stoi(req["nvidia.com/gpu"].get<std::string>())
                                                : 0;
         count[node] += g;
-        const json& ann = p["metadata"]["annotations"];
+        // Pods of other schedulers may have no annotations at all.
+        const json ann = p["metadata"].value("annotations", json::object());
         if (ann.is_object() && ann.contains("tessera.dev/gpu-indices")) {
           std::stringstream ss(ann["tessera.dev/gpu-indices"].get<std::string>());
           std::string part;
