@@ -204,8 +204,8 @@ TEST_F(K8sIntegration, GangBindsNoneUntilItFitsThenAll) {
       [&] {
         json pg =
             cluster_->Get("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/train");
-        return pg["status"].value("phase", "") == "Scheduled" &&
-               pg["status"].value("scheduled", 0) == 8;
+        return pg.value("/status/phase"_json_pointer, std::string()) == "Scheduled" &&
+               pg.value("/status/scheduled"_json_pointer, 0) == 8;
       },
       kTimeout))
       << "PodGroup status not written";
@@ -302,7 +302,7 @@ TEST_F(K8sIntegration, BorrowingThenReclaim) {
   ASSERT_TRUE(TestCluster::WaitFor(
       [&] {
         json cq = cluster_->Get("/apis/tessera.dev/v1alpha1/clusterqueues/team-a");
-        return cq["status"].value("admittedWorkloads", 0) == 2;
+        return cq.value("/status/admittedWorkloads"_json_pointer, 0) == 2;
       },
       kTimeout))
       << "ClusterQueue status not written";
