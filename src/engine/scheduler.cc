@@ -1694,10 +1694,7 @@ bool SchedulerImpl::FitsNow(WorkloadId id, const std::vector<int32_t>& combo) {
   if (!QuotaFits(recs_[id].cq, MinQuotaNeed(id, combo))) return false;
   size_t mark = undo_.size();
   if (!PlaceMin(id, combo, mark)) return false;
-  while (undo_.size() > mark) {
-    UnplaceLast(undo_.back().w);
-    undo_.pop_back();
-  }
+  RollbackTo(mark);
   return true;
 }
 
