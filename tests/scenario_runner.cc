@@ -5,7 +5,10 @@
 //   scenario_runner SCENARIO.yaml --print             print the actual outcome in .expect form
 //
 // .expect lines (blank lines and # comments are ignored):
-//   event TIME TYPE NAMESPACE/NAME [queue=Q] [nodes=N1,N2,...] [preemptor=NS/NAME] [reason~"..."]
+//   event TIME TYPE NAMESPACE/NAME [queue=Q] [nodes=N1,N2,...] [gpus=G,G+G,...]
+//         [preemptor=NS/NAME] [reason~"..."]
+// (gpus= lists each pod's GPU device indices on its node, joined by '+', in the order of
+// nodes=; '-' for a pod without GPUs; present when some pod has GPUs.)
 //   state NAMESPACE/NAME STATE [queue=Q] [reason~"..."]
 // Every `event` line must match the simulation's events one to one, in order; `state` lines
 // check the final state of the workloads they name. Keys left out are not checked.
@@ -61,6 +64,15 @@ std::vector<Actual> ActualEvents(const Simulator& sim) {
     std::string nodes;
     for (const auto& p : e.pods) nodes += (nodes.empty() ? "" : ",") + m.nodes[p.node].name;
     if (!e.pods.empty()) a.keys["nodes"] = nodes;
+    std::string gpus;
+    bool any_gpu = false;
+    for (const auto& p : e.pods) {
+      std::string one;
+      for (int32_t g : p.gpus) one += fmt::format("{}{}", one.empty() ? "" : "+", g);
+      any_gpu = any_gpu || !one.empty();
+      gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", one.empty() ? "-" : one);
+    }
+    if (any_gpu) a.keys["gpus"] = gpus;
     if (e.preemptor >= 0) a.keys["preemptor"] = m.workloads[e.preemptor].Key();
     if (!e.reason.empty()) a.keys["reason"] = e.reason;
     out.push_back(std::move(a));

@@ -533,5 +533,49 @@ spec:
   EXPECT_EQ(ps.requests[kGpuMilli], 250);
 }
 
+TEST(LoaderGpuTest, SharesByMemoryFromRequestsAndKaiAnnotation) {
+  LoadResult r = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: kai, annotations: {gpu-memory: "10240"}}
+spec:
+  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bytes}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {tessera.dev/gpu-memory: 10Gi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: mib}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {tessera.dev/gpu-memory: "5000"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: both, annotations: {gpu-memory: "100", gpu-fraction: "0.5"}}
+spec:
+  containers: [{name: c, image: x}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: garbage, annotations: {gpu-memory: "ten gigs"}}
+spec:
+  containers: [{name: c, image: x}]
+)");
+  const Model& m = r.model;
+  ASSERT_EQ(m.workloads.size(), 3u) << AllDiagnostics(r);
+  EXPECT_EQ(m.workloads[0].pod_sets[0].requests[kGpuMemory], 10240);
+  EXPECT_EQ(m.workloads[0].pod_sets[0].requests[kGpu], 0);            // the annotation replaces it
+  EXPECT_EQ(m.workloads[1].pod_sets[0].requests[kGpuMemory], 10240);  // 10Gi in MiB
+  EXPECT_EQ(m.workloads[2].pod_sets[0].requests[kGpuMemory], 5000);
+  const std::string all = AllDiagnostics(r);
+  EXPECT_NE(all.find("by gpu-fraction or by gpu-memory, not both"), std::string::npos) << all;
+  EXPECT_NE(all.find("\"ten gigs\" is not a positive amount of GPU memory in MiB"),
+            std::string::npos)
+      << all;
+}
+
 }  // namespace
 }  // namespace tessera

@@ -4,6 +4,7 @@
 // raise the pod's request to their own).
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -258,21 +259,43 @@ void ResolvePlacement(DocContext& ctx, const YAML::Node& annotations_at,
 
 // A pod template: metadata (labels, annotations) and spec.
 
-// KAI Scheduler's `gpu-fraction: "0.5"` pod annotation: a share of one GPU, as
-// tessera.dev/gpu-milli (500). Applied after the spec is read, so that it replaces a whole-GPU
-// request the pod may carry for the device plugin.
+// KAI Scheduler's pod annotations for a share of one GPU: `gpu-fraction: "0.5"` becomes
+// tessera.dev/gpu-milli (500), `gpu-memory: "10240"` (MiB) tessera.dev/gpu-memory. Applied after
+// the spec is read, so that they replace a whole-GPU request the pod may carry for the device
+// plugin.
 void ApplyGpuFraction(DocContext& ctx, const YAML::Node& at, const std::string& path, PodSet& set) {
-  auto it = set.annotations.find("gpu-fraction");
-  if (it == set.annotations.end()) return;
-  char* end = nullptr;
-  double f = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || end == nullptr || *end != '\0' || !(f > 0) || f > 1) {
-    ctx.Error(at, JoinPath(path, "gpu-fraction"),
-              "\"" + it->second + "\" is not a fraction of one GPU in (0, 1]");
+  auto fraction = set.annotations.find("gpu-fraction");
+  auto memory = set.annotations.find("gpu-memory");
+  if (fraction != set.annotations.end() && memory != set.annotations.end()) {
+    ctx.Error(at, JoinPath(path, "gpu-memory"),
+              "a pod asks for a GPU share by gpu-fraction or by gpu-memory, not both");
     return;
   }
-  set.requests[kGpu] = 0;
-  set.requests[kGpuMilli] = static_cast<int64_t>(f * kMilliPerGpu + 0.5);
+  if (fraction != set.annotations.end()) {
+    char* end = nullptr;
+    double f = std::strtod(fraction->second.c_str(), &end);
+    if (fraction->second.empty() || end == nullptr || *end != '\0' || !(f > 0) || f > 1) {
+      ctx.Error(at, JoinPath(path, "gpu-fraction"),
+                "\"" + fraction->second + "\" is not a fraction of one GPU in (0, 1]");
+      return;
+    }
+    set.requests[kGpu] = 0;
+    set.requests[kGpuMemory] = 0;
+    set.requests[kGpuMilli] = static_cast<int64_t>(f * kMilliPerGpu + 0.5);
+  }
+  if (memory != set.annotations.end()) {
+    int64_t mib = 0;
+    const std::string& v = memory->second;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), mib);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || mib <= 0) {
+      ctx.Error(at, JoinPath(path, "gpu-memory"),
+                "\"" + v + "\" is not a positive amount of GPU memory in MiB");
+      return;
+    }
+    set.requests[kGpu] = 0;
+    set.requests[kGpuMilli] = 0;
+    set.requests[kGpuMemory] = mib;
+  }
 }
 
 // A pod template: metadata (labels, annotations) and spec.

@@ -182,6 +182,11 @@ std::optional<int64_t> ScalarQuantity(DocContext& ctx, const YAML::Node& node,
     ctx.Error(node, path, std::string(q.status().message()));
     return std::nullopt;
   }
+  // tessera.dev/gpu-memory is in MiB as a plain number (KAI's unit); with a suffix ("10Gi",
+  // "500M") it is a byte quantity, rounded up to whole MiB.
+  if (r == kGpuMemory && !node.Scalar().empty() &&
+      std::isalpha(static_cast<unsigned char>(node.Scalar().back())) && *q > 0)
+    *q = (*q + (int64_t{1} << 20) - 1) >> 20;
   if (*q < 0) {
     ctx.Error(node, path, "quantity must not be negative, got " + node.Scalar());
     return std::nullopt;

@@ -34,7 +34,12 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
     }
   }
   share_room_.assign(n, 0);
-  for (int i = 0; i < n; ++i) free_[i][kGpuMilli] = kMilliPerGpu * nodes[i].gpu_count();
+  gpu_mem_.assign(n, 0);
+  for (int i = 0; i < n; ++i) {
+    free_[i][kGpuMilli] = kMilliPerGpu * nodes[i].gpu_count();
+    gpu_mem_[i] = nodes[i].gpu_memory_mib;
+    UpdateFreeMemory(i);
+  }
   pools_.resize(pool_members.size());
   for (size_t p = 0; p < pool_members.size(); ++p) {
     pools_[p].buckets.resize(max_gpus_ + 1);
@@ -97,6 +102,7 @@ void ClusterState::UpdateShareRoom(NodeId n) {
 
 std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, WorkloadId owner) {
   assert(Fits(n, req));
+  if (req[kGpuMemory] > 0) return Assign(n, OnNode(n, req), owner);
   std::vector<int32_t> gpus;
   int32_t* used = &gpu_used_[gpu_offset_[n]];
   const int count = gpu_count(n);
@@ -148,6 +154,7 @@ std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, Worklo
 
 void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                                WorkloadId owner) {
+  if (req[kGpuMemory] > 0) return AssignExact(n, OnNode(n, req), gpus, owner);
   int before = free_gpus(n);
   free_[n] -= req;
   int32_t* owners = &gpu_owner_[gpu_offset_[n]];
@@ -173,9 +180,11 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
   }
   Move(n, before, free_gpus(n));
   UpdateShareRoom(n);
+  UpdateFreeMemory(n);
 }
 
 void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus) {
+  if (req[kGpuMemory] > 0) return Release(n, OnNode(n, req), gpus);
   int before = free_gpus(n);
   free_[n] += req;
   int32_t* owners = &gpu_owner_[gpu_offset_[n]];
@@ -199,6 +208,7 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
   }
   Move(n, before, free_gpus(n));
   UpdateShareRoom(n);
+  UpdateFreeMemory(n);
 }
 
 int ClusterState::ServeTier(NodeId n, int k) const {

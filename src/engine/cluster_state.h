@@ -3,7 +3,10 @@
 //
 // GPU devices are owned whole (nvidia.com/gpu) or shared (tessera.dev/gpu-milli): a shared device
 // holds shares of several pods, never more than 1000 milli in all, and no whole owner. free(n)
-// keeps kGpu = devices with nothing on them and kGpuMilli = milli free over all devices.
+// keeps kGpu = devices with nothing on them and kGpuMilli = milli free over all devices. A share
+// by memory (tessera.dev/gpu-memory, MiB) is a share of ceil(MiB * 1000 / device memory) milli on
+// the node it lands on, so the two kinds mix on one device and neither exceeds it; free(n) keeps
+// kGpuMemory = the memory those free milli stand for.
 //
 // Nodes are grouped into pools (one per ResourceFlavor, plus pool 0 for "any node"); inside a
 // pool they sit in buckets by their number of free whole GPUs, so "the fullest node with at
@@ -44,8 +47,34 @@ class ClusterState {
   // How well node n can serve k whole GPUs now: 2 inside one NVLink domain, 1 inside one NUMA
   // node, 0 only across. REQUIRES: free_gpus(n) >= k.
   int ServeTier(NodeId n, int k) const;
+  // True for a request of part of one GPU device (by milli or by memory).
+  static bool IsShare(const Resources& req) { return req[kGpuMilli] > 0 || req[kGpuMemory] > 0; }
+  // The milli of one device that `req` takes on node n: its tessera.dev/gpu-milli, or for a share
+  // by memory ceil(MiB * 1000 / device memory); 0 for no share; kMilliPerGpu + 1 when node n can
+  // never hold it (its device memory is unknown or smaller than asked).
+  int64_t ShareMilli(NodeId n, const Resources& req) const {
+    if (req[kGpuMemory] <= 0) return req[kGpuMilli];
+    const int64_t d = gpu_mem_[n];
+    if (d <= 0 || req[kGpuMemory] > d) return kMilliPerGpu + 1;
+    return (req[kGpuMemory] * kMilliPerGpu + d - 1) / d;
+  }
+  // `req` as it lands on node n: a share by memory becomes its milli there.
+  Resources OnNode(NodeId n, const Resources& req) const {
+    Resources r = req;
+    if (r[kGpuMemory] > 0) {
+      r[kGpuMilli] = ShareMilli(n, req);
+      r[kGpuMemory] = 0;
+    }
+    return r;
+  }
+  // Memory of one GPU device of node n in MiB (0: unknown).
+  int64_t gpu_memory_mib(NodeId n) const { return gpu_mem_[n]; }
   // True when `req` fits on node n now, shares included.
   bool Fits(NodeId n, const Resources& req) const {
+    if (req[kGpuMemory] > 0) {
+      if (ShareMilli(n, req) > kMilliPerGpu) return false;
+      return Fits(n, OnNode(n, req));
+    }
     if (!req.FitsIn(free_[n])) return false;
     int64_t m = req[kGpuMilli];
     return m == 0 || share_room_[n] >= m || free_[n][kGpu] >= 1;
@@ -86,6 +115,9 @@ class ClusterState {
   };
   void Move(NodeId n, int from_k, int to_k);
   void UpdateShareRoom(NodeId n);
+  void UpdateFreeMemory(NodeId n) {
+    free_[n][kGpuMemory] = free_[n][kGpuMilli] * gpu_mem_[n] / kMilliPerGpu;
+  }
 
   std::vector<Resources> free_;
   std::vector<int32_t> gpu_offset_;
@@ -94,6 +126,7 @@ class ClusterState {
   std::vector<int16_t> nvlink_, numa_;  // per device
   std::vector<bool> uniform_;           // per node: one NVLink domain (the common case)
   std::vector<int32_t> share_room_;
+  std::vector<int64_t> gpu_mem_;                 // per node: MiB per device, 0 unknown
   std::vector<std::vector<Membership>> member_;  // per node
   std::vector<Pool> pools_;
   int max_gpus_ = 0;

@@ -183,6 +183,15 @@ class SchedulerImpl : public Scheduler {
   fgd::NodeGpuState GpuStateOf(NodeId n) const;
   // The typical pods of the workloads known so far, rebuilt when their number has doubled.
   const fgd::FragmentationMeasure& Measure() const;
+  // A share's milli for the typical-pod statistics: a share by memory measured on the most
+  // common device memory of the cluster.
+  int64_t TypicalShareMilli(const Resources& req) const {
+    if (req[kGpuMemory] <= 0) return req[kGpuMilli];
+    if (typical_gpu_mem_mib_ <= 0) return kMilliPerGpu;
+    return std::min<int64_t>(
+        kMilliPerGpu,
+        (req[kGpuMemory] * kMilliPerGpu + typical_gpu_mem_mib_ - 1) / typical_gpu_mem_mib_);
+  }
   void PlacePod(WorkloadId id, int ps, NodeId node, const std::vector<int32_t>& combo);
   void UnplaceLast(WorkloadId id);
   // Places pods until `min_pods` are placed; on failure rolls back to `mark` and returns false.
@@ -310,6 +319,7 @@ class SchedulerImpl : public Scheduler {
   absl::flat_hash_map<std::string, int32_t> gpu_model_ids_;
   std::vector<int32_t> node_gpu_model_;
   mutable uint64_t fgd_rng_ = 0x9e3779b97f4a7c15ULL;
+  int64_t typical_gpu_mem_mib_ = 0;    // the most common known device memory, MiB
   mutable NodeId fgd_pick_node_ = -1;  // FindNodeFgd's choice and its GPUs, for PlacePod
   mutable fgd::GpuSet fgd_pick_gpus_ = 0;
   CycleStats stats_;
@@ -426,7 +436,11 @@ absl::Status SchedulerImpl::Init() {
     workload_priority_classes_[wpc.name] = wpc.value;
 
   // A node holds 1000 milli of GPU shares per device, whatever a manifest said.
-  for (Node& node : model_.nodes) node.allocatable[kGpuMilli] = kMilliPerGpu * node.gpu_count();
+  // and, for shares by memory, its devices' memory (tessera.dev/gpu-memory, MiB).
+  for (Node& node : model_.nodes) {
+    node.allocatable[kGpuMilli] = kMilliPerGpu * node.gpu_count();
+    node.allocatable[kGpuMemory] = node.gpu_memory_mib * node.gpu_count();
+  }
   // Node pools.
   pools_.assign(model_.flavors.size() + 1, {});
   for (size_t n = 0; n < model_.nodes.size(); ++n) {
@@ -438,6 +452,17 @@ absl::Status SchedulerImpl::Init() {
         pools_[f + 1].push_back(static_cast<NodeId>(n));
   }
   cluster_ = std::make_unique<ClusterState>(model_.nodes, pools_);
+  {
+    absl::flat_hash_map<int64_t, int64_t> devices_by_memory;
+    for (const Node& node : model_.nodes)
+      if (node.gpu_memory_mib > 0) devices_by_memory[node.gpu_memory_mib] += node.gpu_count();
+    int64_t most = 0;
+    for (const auto& [mib, count] : devices_by_memory)
+      if (count > most || (count == most && mib < typical_gpu_mem_mib_)) {
+        most = count;
+        typical_gpu_mem_mib_ = mib;
+      }
+  }
   pending_.resize(num_cqs + 1);
   quota_parked_.resize(num_cqs);
   root_dirty_.assign(quota_->num_nodes(), false);
@@ -551,8 +576,10 @@ std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
   const WorkloadRec& rec = recs_[id];
   if (w.pod_sets.empty() || w.TotalPods() == 0) return "";  // nothing to place: admits at once
   for (const PodSet& ps : w.pod_sets) {
-    if (ps.requests[kGpuMilli] > 0 && ps.requests[kGpu] > 0)
+    if (ClusterState::IsShare(ps.requests) && ps.requests[kGpu] > 0)
       return fmt::format("pod set {} asks for whole GPUs and a GPU share at once", ps.name);
+    if (ps.requests[kGpuMilli] > 0 && ps.requests[kGpuMemory] > 0)
+      return fmt::format("pod set {} asks for a GPU share by milli and by memory at once", ps.name);
     if (ps.requests[kGpuMilli] > kMilliPerGpu)
       return fmt::format(
           "pod set {} asks for {} {}: a share is at most 1000 (one device); more must be whole "
@@ -597,6 +624,7 @@ std::string SchedulerImpl::CanEverFit(WorkloadId id) const {
       int pool = PoolFor(id, combo);
       for (NodeId n : pools_[pool]) {
         if (w.pod_sets[ps].requests.FitsIn(model_.nodes[n].allocatable) &&
+            cluster_->ShareMilli(n, w.pod_sets[ps].requests) <= kMilliPerGpu &&
             NodeEligible(id, static_cast<int>(ps), combo, n)) {
           found = true;
           break;
@@ -809,7 +837,7 @@ bool SchedulerImpl::NodeEligible(WorkloadId id, int ps, const std::vector<int32_
 NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>& combo) {
   if (fgd_policy_) {
     const Resources& req = model_.workloads[id].pod_sets[ps].requests;
-    if (req[kGpu] > 0 || req[kGpuMilli] > 0) return FindNodeFgd(id, ps, combo);
+    if (req[kGpu] > 0 || ClusterState::IsShare(req)) return FindNodeFgd(id, ps, combo);
   }
   // Preferred anti-affinity: first a node without the group's pods, then any.
   if (model_.workloads[id].pod_sets[ps].anti_affinity == HostnameAntiAffinity::kPreferred &&
@@ -825,7 +853,7 @@ NodeId SchedulerImpl::FindNode(WorkloadId id, int ps, const std::vector<int32_t>
 NodeId SchedulerImpl::FindNodeOnce(WorkloadId id, int ps, const std::vector<int32_t>& combo) const {
   const Resources& req = model_.workloads[id].pod_sets[ps].requests;
   int pool = PoolFor(id, combo);
-  const bool share = req[kGpuMilli] > 0;
+  const bool share = ClusterState::IsShare(req);
   // A share needs a device: one with room among the shared ones, else a free one (k >= 1).
   int g = share ? 1 : static_cast<int>(req[kGpu]);
   int max_k = cluster_->max_gpus_per_node();
@@ -837,7 +865,7 @@ NodeId SchedulerImpl::FindNodeOnce(WorkloadId id, int ps, const std::vector<int3
     int32_t best_room = 0;
     int seen = 0;
     for (NodeId n : cluster_->SharedNodes(pool)) {
-      if (cluster_->share_room(n) < req[kGpuMilli] || !cluster_->Fits(n, req) ||
+      if (cluster_->share_room(n) < cluster_->ShareMilli(n, req) || !cluster_->Fits(n, req) ||
           !NodeEligible(id, ps, combo, n))
         continue;
       if (best < 0 || cluster_->share_room(n) < best_room) {
@@ -883,6 +911,7 @@ void SchedulerImpl::PlacePod(WorkloadId id, int ps, NodeId node,
   p.placement.index = rec.placed_per_set[ps]++;
   p.placement.node = node;
   bool picked = fgd_pick_node_ == node && fgd_pick_gpus_ != 0;
+  const int64_t share = cluster_->ShareMilli(node, req);
   if (picked) {
     const int32_t* owners = cluster_->gpu_owners(node);
     const int32_t* used = cluster_->gpu_used_milli(node);
@@ -890,11 +919,9 @@ void SchedulerImpl::PlacePod(WorkloadId id, int ps, NodeId node,
       if (!(fgd_pick_gpus_ >> g & 1u)) continue;
       p.placement.gpus.push_back(g);
       picked =
-          picked && (req[kGpuMilli] > 0 ? owners[g] < 0 && used[g] + req[kGpuMilli] <= kMilliPerGpu
-                                        : owners[g] == -1);
+          picked && (share ? owners[g] < 0 && used[g] + share <= kMilliPerGpu : owners[g] == -1);
     }
-    picked = picked &&
-             static_cast<int64_t>(p.placement.gpus.size()) == (req[kGpuMilli] > 0 ? 1 : req[kGpu]);
+    picked = picked && static_cast<int64_t>(p.placement.gpus.size()) == (share ? 1 : req[kGpu]);
   }
   if (picked) {
     cluster_->AssignExact(node, req, p.placement.gpus, id);
@@ -978,10 +1005,11 @@ const fgd::FragmentationMeasure& SchedulerImpl::Measure() const {
         fgd::PodShape sh;
         sh.cpu_milli = ps.requests[kCpu];
         sh.mem_mib = ps.requests[kMemory] >> 20;
-        sh.num_gpu = ps.requests[kGpuMilli] > 0 ? 1 : static_cast<int32_t>(ps.requests[kGpu]);
-        sh.gpu_milli = ps.requests[kGpuMilli] > 0 ? static_cast<int32_t>(ps.requests[kGpuMilli])
-                       : sh.num_gpu > 0           ? fgd::kMilliPerGpu
-                                                  : 0;
+        const int64_t share = TypicalShareMilli(ps.requests);
+        sh.num_gpu = share > 0 ? 1 : static_cast<int32_t>(ps.requests[kGpu]);
+        sh.gpu_milli = share > 0        ? static_cast<int32_t>(share)
+                       : sh.num_gpu > 0 ? fgd::kMilliPerGpu
+                                        : 0;
         for (int32_t i = 0; i < ps.count; ++i) shapes.push_back(sh);
       }
     }
@@ -993,7 +1021,7 @@ const fgd::FragmentationMeasure& SchedulerImpl::Measure() const {
 
 NodeId SchedulerImpl::FindNodeFgd(WorkloadId id, int ps, const std::vector<int32_t>& combo) const {
   const Resources& req = model_.workloads[id].pod_sets[ps].requests;
-  const bool share = req[kGpuMilli] > 0;
+  const bool share = ClusterState::IsShare(req);
   fgd::PodRequest pod;
   pod.cpu_milli = req[kCpu];
   pod.mem_mib = req[kMemory] >> 20;
@@ -1011,7 +1039,7 @@ NodeId SchedulerImpl::FindNodeFgd(WorkloadId id, int ps, const std::vector<int32
   if (share) {
     int seen = 0;
     for (NodeId n : cluster_->SharedNodes(pool)) {
-      if (cluster_->share_room(n) >= req[kGpuMilli] && consider(n) &&
+      if (cluster_->share_room(n) >= cluster_->ShareMilli(n, req) && consider(n) &&
           ++seen >= 4 * kCandidatesPerBucket)
         break;
     }
@@ -1028,6 +1056,7 @@ NodeId SchedulerImpl::FindNodeFgd(WorkloadId id, int ps, const std::vector<int32
   fgd::GpuSet best_gpus = 0;
   for (NodeId n : candidates) {
     fgd::NodeGpuState st = GpuStateOf(n);
+    if (req[kGpuMemory] > 0) pod.gpu_milli = static_cast<int32_t>(cluster_->ShareMilli(n, req));
     if (cluster_->gpu_count(n) > fgd::kMaxGpusPerNode || !fgd::Fits(st, pod)) continue;
     fgd::NodeView view{&st, 0, measure.Evaluate(st)};
     fgd::Scored sc = scorer.Score(view, pod);
@@ -1116,7 +1145,8 @@ NodeId SchedulerImpl::FindNodeAmong(WorkloadId id, int ps, const std::vector<int
   for (NodeId n : nodes) {
     if (!cluster_->Fits(n, req) || !NodeEligible(id, ps, combo, n)) continue;
     // Binpack: the fewest free GPUs (shares: the least room left); spread: the most.
-    int64_t key = req[kGpuMilli] > 0 && cluster_->share_room(n) >= req[kGpuMilli]
+    const int64_t share = cluster_->ShareMilli(n, req);
+    int64_t key = share > 0 && cluster_->share_room(n) >= share
                       ? cluster_->share_room(n) - kMilliPerGpu
                       : cluster_->free_gpus(n);
     if (!fullest) key = -key;
@@ -1160,7 +1190,7 @@ bool SchedulerImpl::PlaceSetInTopology(WorkloadId id, int ps, int count,
   // placing; an estimate that was too high sends the search to the next domain).
   const Resources& req = set.requests;
   const int pool = PoolFor(id, combo);
-  const int g = req[kGpuMilli] > 0 ? 0 : static_cast<int>(req[kGpu]);
+  const int g = ClusterState::IsShare(req) ? 0 : static_cast<int>(req[kGpu]);
   std::vector<std::pair<NodeId, int64_t>> caps;
   std::vector<int> used_resources;
   for (int r = 0; r < kMaxResources; ++r)
@@ -1542,7 +1572,7 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
     if (++per_set[p.pod_set] > set.count)
       return absl::InvalidArgumentError(
           fmt::format("{}: more pods than pod set {} has", w.Key(), set.name));
-    const int64_t devices = set.requests[kGpuMilli] > 0 ? 1 : set.requests[kGpu];
+    const int64_t devices = ClusterState::IsShare(set.requests) ? 1 : set.requests[kGpu];
     if (!p.gpus.empty() && static_cast<int64_t>(p.gpus.size()) != devices)
       return absl::InvalidArgumentError(
           fmt::format("{}: {} GPU indices for a pod asking {}", w.Key(), p.gpus.size(), devices));
@@ -1603,9 +1633,10 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
     const int32_t* owners = cluster_->gpu_owners(p.node);
     const int32_t* used = cluster_->gpu_used_milli(p.node);
     bool ok = cluster_->Fits(p.node, req);
+    const int64_t share = cluster_->ShareMilli(p.node, req);
     for (int32_t g : p.gpus) {
-      if (req[kGpuMilli] > 0) {
-        ok = ok && owners[g] < 0 && used[g] + req[kGpuMilli] <= kMilliPerGpu;
+      if (share > 0) {
+        ok = ok && owners[g] < 0 && used[g] + share <= kMilliPerGpu;
       } else {
         ok = ok && owners[g] == -1;
       }
@@ -2156,7 +2187,7 @@ absl::Status SchedulerImpl::Verify() const {
       NodeId n = p.placement.node;
       const PodSet& ps = w.pod_sets[p.placement.pod_set];
       used[n] += ps.requests;
-      const bool share = ps.requests[kGpuMilli] > 0;
+      const int64_t share = cluster_->ShareMilli(n, ps.requests);
       const int64_t want_devices = share ? 1 : ps.requests[kGpu];
       if (static_cast<int64_t>(p.placement.gpus.size()) != want_devices)
         return absl::InternalError(fmt::format("{} got {} GPUs for a pod asking {}", w.Key(),
@@ -2167,7 +2198,7 @@ absl::Status SchedulerImpl::Verify() const {
               fmt::format("GPU {} of node {} double-booked", g, model_.nodes[n].name));
         if (share) {
           owners[n][g] = ClusterState::kSharedDevice;
-          milli[n][g] += static_cast<int32_t>(ps.requests[kGpuMilli]);
+          milli[n][g] += static_cast<int32_t>(share);
           if (milli[n][g] > kMilliPerGpu)
             return absl::InternalError(
                 fmt::format("GPU {} of node {} shared beyond 1000 milli", g, model_.nodes[n].name));
@@ -2230,6 +2261,7 @@ absl::Status SchedulerImpl::Verify() const {
       if (milli[n][g] == 0) ++expect_free[kGpu];
       expect_free[kGpuMilli] += kMilliPerGpu - milli[n][g];
     }
+    expect_free[kGpuMemory] = expect_free[kGpuMilli] * cluster_->gpu_memory_mib(n) / kMilliPerGpu;
     if (!(expect_free == cluster_->free(n)))
       return absl::InternalError(fmt::format("node {} free resources out of sync", node.name));
     for (int g = 0; g < node.gpu_count(); ++g)

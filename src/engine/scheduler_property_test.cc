@@ -1,7 +1,8 @@
 // Property tests over random clusters and workloads: after every cycle no node or quota is
 // exceeded, no GPU is double-booked, no gang is partly placed, lending and borrowing limits
-// hold, no GPU device holds more than 1000 milli of shares, no required-topology pod set spans
-// two racks, no two pods with required hostname anti-affinity share a node (Scheduler::Verify
+// hold, no GPU device holds more than 1000 milli of shares (shares by memory converted on each
+// node's device memory, so no device's memory is exceeded either), no required-topology pod set
+// spans two racks, no two pods with required hostname anti-affinity share a node (Scheduler::Verify
 // checks all of these), and repeated cycles on a stable cluster reach a fixed point (no preemption
 // loops), with and without fair sharing.
 #include <gtest/gtest.h>
@@ -22,9 +23,12 @@ using testing::WL;
 Model RandomModel(bool fair) {
   const int nodes = *rc::gen::inRange(1, 8);
   std::vector<Node> ns;
-  for (int i = 0; i < nodes; ++i)
+  for (int i = 0; i < nodes; ++i) {
     ns.push_back(MakeNode("n" + std::to_string(i), *rc::gen::element(2, 4, 8),
                           {{"rack", "r" + std::to_string(i / 2)}}));
+    // Device memory known on some nodes (40 or 80 GiB), unknown on others.
+    ns.back().gpu_memory_mib = *rc::gen::element(int64_t{0}, int64_t{40960}, int64_t{81920});
+  }
   const int queues = *rc::gen::inRange(1, 4);
   std::vector<ClusterQueue> cqs;
   for (int q = 0; q < queues; ++q) {
@@ -59,6 +63,11 @@ Model RandomModel(bool fair) {
       // GPU shares (no quota covers them: node devices are the limit).
       built.pod_sets[0].requests[kGpu] = 0;
       built.pod_sets[0].requests[kGpuMilli] = *rc::gen::element(100, 250, 500, 700, 1000);
+    } else if (*rc::gen::inRange(0, 5) == 0) {
+      // GPU shares by memory (MiB): milli depend on the node's device memory.
+      built.pod_sets[0].requests[kGpu] = 0;
+      built.pod_sets[0].requests[kGpuMemory] =
+          *rc::gen::element(int64_t{4096}, int64_t{10240}, int64_t{30000}, int64_t{40960});
     }
     if (*rc::gen::inRange(0, 3) == 0) wl.Min(*rc::gen::inRange(1, pods + 1));
     wl.Priority(

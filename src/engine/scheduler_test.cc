@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "engine/test_builders.h"
+#include "fmt/format.h"
 
 namespace tessera {
 namespace {
@@ -243,7 +245,7 @@ TEST(SchedulerTest, NamespaceSelectorAbsentMatchesNothing) {
 TEST(SchedulerTest, GpuIndicesAreNeverDoubleBooked) {
   Model m = MakeModel({MakeNode("n1", 8)}, {CQ("q").Gpus("gpu", 8).Obj()});
   for (int i = 0; i < 4; ++i)
-    m.workloads.push_back(WL("w" + std::to_string(i)).Queue("q").Pods(1, 2).Obj());
+    m.workloads.push_back(WL(fmt::format("w{}", i)).Queue("q").Pods(1, 2).Obj());
   auto s = Start(m);
   SubmitAll(*s);
   std::set<int> gpus;
@@ -402,7 +404,7 @@ Resources Share(int64_t milli) {
 TEST(SchedulerShareTest, SharesPackOntoOneDeviceAndNeverExceed1000) {
   Model m = MakeModel({MakeNode("n1", 2)}, {});
   for (int i = 0; i < 5; ++i) {
-    Workload w = WL("s" + std::to_string(i)).Pods(1, 0).Obj();
+    Workload w = WL(fmt::format("s{}", i)).Pods(1, 0).Obj();
     w.pod_sets[0].requests = Share(300);
     m.workloads.push_back(w);
   }
@@ -431,7 +433,7 @@ TEST(SchedulerShareTest, QuotaCountsSharesExactlyAndBadSharesAreRejected) {
   cq.resource_groups[0].flavors[0].resources.push_back({kGpuMilli, 1000, {}, {}});
   Model m = MakeModel({MakeNode("n1", 8)}, {cq});
   for (int64_t milli : {400, 400, 400, 1500, 2000}) {
-    Workload w = WL("s" + std::to_string(m.workloads.size())).Queue("cq").Pods(1, 0).Obj();
+    Workload w = WL(fmt::format("s{}", m.workloads.size())).Queue("cq").Pods(1, 0).Obj();
     w.pod_sets[0].requests = Share(milli);
     m.workloads.push_back(w);
   }
@@ -445,6 +447,75 @@ TEST(SchedulerShareTest, QuotaCountsSharesExactlyAndBadSharesAreRejected) {
   EXPECT_EQ(State(*s, 3), WorkloadState::kRejected);  // 1.5 GPUs: not a share, not whole
   EXPECT_EQ(State(*s, 4), WorkloadState::kAdmitted);  // 2000 milli = 2 whole GPUs
   EXPECT_EQ(s->status(4).pods[0].gpus.size(), 2u);
+}
+
+Resources MemoryShare(int64_t mib) {
+  Resources r = testing::Req(0);
+  r[kGpuMemory] = mib;
+  return r;
+}
+
+TEST(SchedulerShareTest, SharesByMemoryTakeMilliOfTheDeviceTheyLandOn) {
+  // n40: one 40 GiB GPU; n80: one 80 GiB GPU; unknown: one GPU of unknown memory.
+  Node n40 = MakeNode("n40", 1), n80 = MakeNode("n80", 1), unknown = MakeNode("unknown", 1);
+  n40.gpu_memory_mib = 40960;
+  n80.gpu_memory_mib = 81920;
+  ClusterQueue cq = CQ("cq").Gpus("gpu", 8).Obj();
+  cq.resource_groups[0].covered.push_back(kGpuMemory);
+  cq.resource_groups[0].flavors[0].resources.push_back({kGpuMemory, 90000, {}, {}});
+  Model m = MakeModel({unknown, n40, n80}, {cq});
+  // 30000 MiB: 733 milli on n40, 367 on n80. Three of them: n40 holds one, n80 two.
+  for (int i = 0; i < 3; ++i) {
+    Workload w = WL(fmt::format("m{}", i)).Queue("cq").Pods(1, 0).Obj();
+    w.pod_sets[0].requests = MemoryShare(30000);
+    m.workloads.push_back(w);
+  }
+  // A fourth exceeds the quota of 90000 MiB (and fits nowhere: n40 has 267 milli left, n80 266,
+  // and the unknown node cannot say how much memory its GPU has).
+  Workload fourth = WL("m3").Queue("cq").Pods(1, 0).Obj();
+  fourth.pod_sets[0].requests = MemoryShare(30000);
+  m.workloads.push_back(fourth);
+  // A milli share of 250 still fits next to them (n40 or n80), and a whole GPU only on unknown.
+  Workload milli = WL("milli").Queue("cq").Pods(1, 0).Obj();
+  milli.pod_sets[0].requests = Share(250);
+  m.workloads.push_back(milli);
+  m.workloads.push_back(WL("whole").Queue("cq").Pods(1, 1).Obj());
+  auto s = Start(m);
+  SubmitAll(*s);
+  std::map<std::string, int> on_node;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(State(*s, i), WorkloadState::kAdmitted) << i;
+    ++on_node[s->model().nodes[s->status(i).pods[0].node].name];
+  }
+  EXPECT_EQ(on_node["n40"], 1);
+  EXPECT_EQ(on_node["n80"], 2);
+  EXPECT_EQ(State(*s, 3), WorkloadState::kPending);
+  EXPECT_NE(s->status(3).reason.find("uses 90000Mi of nominal 90000Mi"), std::string::npos)
+      << s->status(3).reason;
+  EXPECT_EQ(State(*s, 4), WorkloadState::kAdmitted);
+  EXPECT_NE(s->model().nodes[s->status(4).pods[0].node].name, "unknown");
+  EXPECT_EQ(State(*s, 5), WorkloadState::kAdmitted);
+  EXPECT_EQ(s->model().nodes[s->status(5).pods[0].node].name, "unknown");
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+  // Quota counted MiB exactly (3 x 30000); they go, and the fourth comes.
+  for (int i = 0; i < 3; ++i) s->Finish(i, 1);
+  s->RunCycle(1);
+  EXPECT_EQ(State(*s, 3), WorkloadState::kAdmitted);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+TEST(SchedulerShareTest, ShareByMemoryAndMilliAtOnceIsRejected) {
+  Model m = MakeModel({MakeNode("n1", 1)}, {});
+  Workload w = WL("both").Pods(1, 0).Obj();
+  w.pod_sets[0].requests = MemoryShare(1000);
+  w.pod_sets[0].requests[kGpuMilli] = 100;
+  m.workloads.push_back(w);
+  m.nodes[0].gpu_memory_mib = 40960;
+  auto s = Start(m);
+  SubmitAll(*s);
+  EXPECT_EQ(State(*s, 0), WorkloadState::kRejected);
+  EXPECT_NE(s->status(0).reason.find("by milli and by memory"), std::string::npos)
+      << s->status(0).reason;
 }
 
 }  // namespace

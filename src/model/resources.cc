@@ -15,7 +15,8 @@ struct ResourceRegistry::Impl {
 };
 
 ResourceRegistry::ResourceRegistry() : impl_(new Impl) {
-  for (std::string_view n : {"cpu", "memory", "pods", "nvidia.com/gpu", "tessera.dev/gpu-milli"}) {
+  for (std::string_view n : {"cpu", "memory", "pods", "nvidia.com/gpu", "tessera.dev/gpu-milli",
+                             "tessera.dev/gpu-memory"}) {
     impl_->ids.emplace(std::string(n), static_cast<ResourceId>(impl_->names.size()));
     impl_->names.emplace_back(n);
   }
@@ -61,6 +62,7 @@ std::string FormatQuantity(ResourceId r, int64_t q) {
     if (q % 1000 == 0) return fmt::format("{}", q / 1000);
     return fmt::format("{}m", q);
   }
+  if (r == kGpuMemory) return fmt::format("{}Mi", q);
   if (r == kMemory && q != 0) {
     static constexpr const char* kSuffix[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     int64_t v = q;

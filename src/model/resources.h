@@ -33,6 +33,11 @@ inline constexpr std::string_view kGpuResourceName = "nvidia.com/gpu";
 inline constexpr ResourceId kGpuMilli = 4;
 inline constexpr std::string_view kGpuMilliResourceName = "tessera.dev/gpu-milli";
 inline constexpr int64_t kMilliPerGpu = 1000;
+// A share of one GPU device by memory, in MiB (KAI Scheduler's gpu-memory): on a device of D MiB
+// it takes ceil(M * 1000 / D) milli, so shares by memory and by milli mix on one device and
+// neither ever exceeds it. Quota on this resource counts the MiB asked.
+inline constexpr ResourceId kGpuMemory = 5;
+inline constexpr std::string_view kGpuMemoryResourceName = "tessera.dev/gpu-memory";
 
 // Interns resource names process-wide. Ids stay valid for the life of the process.
 class ResourceRegistry {
