@@ -1,6 +1,7 @@
 #include "fgd/fragmentation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -150,6 +151,137 @@ FragmentationMeasure::FragmentationMeasure(std::span<const TypicalPod> typical)
     shape_models_.push_back(pod.models);
     any_model_constraint_ |= pod.models != 0;
   }
+  BuildEstimateTables();
+}
+
+void FragmentationMeasure::BuildEstimateTables() {
+  if (!slow_shapes_.empty()) return;
+  std::vector<const TypicalPod*> shapes;  // the GPU shapes the measure counts
+  weight_all_ = cpu_only_weight_;
+  double weight_abs = cpu_only_weight_;
+  std::vector<int32_t> single_thresholds;
+  std::vector<int32_t> multi_thresholds;
+  ModelMask named_models = 0;
+  for (const TypicalPod& pod : typical_) {
+    if (pod.weight < 0 || pod.weight > 1 || pod.gpu_milli == 0) continue;
+    if (pod.gpu_milli < 1 || pod.gpu_milli > kMilliPerGpu) return;
+    shapes.push_back(&pod);
+    weight_all_ += pod.weight;
+    weight_abs += pod.weight;
+    cpu_levels_.push_back(pod.cpu_milli);
+    (pod.num_gpu == 1 ? single_thresholds : multi_thresholds).push_back(pod.gpu_milli);
+    named_models |= pod.models;
+  }
+  auto sort_unique = [](auto& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  sort_unique(cpu_levels_);
+  sort_unique(single_thresholds);
+  sort_unique(multi_thresholds);
+  if (multi_thresholds.size() > kMaxMultiThresholds) return;
+  num_multi_ = multi_thresholds.size();
+  std::copy(multi_thresholds.begin(), multi_thresholds.end(), multi_thresholds_.begin());
+
+  level_of_milli_.assign(kMilliPerGpu + 1, 0);
+  for (int32_t milli = 0; milli <= kMilliPerGpu; ++milli) {
+    level_of_milli_[static_cast<size_t>(milli)] = static_cast<uint8_t>(
+        std::upper_bound(single_thresholds.begin(), single_thresholds.end(), milli) -
+        single_thresholds.begin());
+  }
+  num_levels_ = single_thresholds.size() + 1;
+
+  // Class 0: models that no constraint names (and GPU-less nodes); then one per named model.
+  std::vector<int32_t> class_model = {kNoGpuModel};
+  for (int id = 0; id < kMaxGpuModels; ++id) {
+    if ((named_models >> id) & 1u) {
+      class_of_model_[static_cast<size_t>(id)] = static_cast<uint8_t>(class_model.size());
+      class_model.push_back(id);
+    }
+  }
+  row_ranks_ = cpu_levels_.size() + 1;
+  single_row_ = num_levels_;
+  multi_row_ = num_multi_ * kCounts;
+  const size_t rows = class_model.size() * row_ranks_;
+  if (rows * (single_row_ + multi_row_) > (size_t{1} << 19)) return;  // 4 MiB: use Evaluate
+  single_.assign(rows * single_row_, 0);
+  multi_.assign(rows * multi_row_, 0);
+  for (size_t cls = 0; cls < class_model.size(); ++cls) {
+    for (size_t rank = 0; rank < row_ranks_; ++rank) {
+      double* single = single_.data() + (cls * row_ranks_ + rank) * single_row_;
+      double* multi = multi_.data() + (cls * row_ranks_ + rank) * multi_row_;
+      for (const TypicalPod* pod : shapes) {
+        const size_t cpu_index = static_cast<size_t>(
+            std::lower_bound(cpu_levels_.begin(), cpu_levels_.end(), pod->cpu_milli) -
+            cpu_levels_.begin());
+        if (cpu_index >= rank || !ModelAllowed(pod->models, class_model[cls])) continue;
+        if (pod->num_gpu == 1) {
+          // Counted from the first level whose GPUs reach the request.
+          single[level_of_milli_[static_cast<size_t>(pod->gpu_milli)]] += pod->weight;
+        } else if (pod->num_gpu <= kMaxGpusPerNode) {
+          const size_t k = static_cast<size_t>(
+              std::lower_bound(multi_thresholds.begin(), multi_thresholds.end(), pod->gpu_milli) -
+              multi_thresholds.begin());
+          multi[k * kCounts + static_cast<size_t>(std::max(pod->num_gpu, 0))] += pod->weight;
+        }
+      }
+      for (size_t l = 1; l < single_row_; ++l) single[l] += single[l - 1];
+      for (size_t k = 0; k < num_multi_; ++k) {
+        for (size_t c = 1; c < kCounts; ++c) multi[k * kCounts + c] += multi[k * kCounts + c - 1];
+      }
+    }
+  }
+  // Both sums round at most once per term and per GPU on values of at most 16 x 1000 milli:
+  // a few hundred units in the last place of 16000 x the total weight; 16 times that.
+  const double ulp = std::ldexp(1.0, -52);
+  estimate_tolerance_ = 16 * static_cast<double>(shapes.size() + 2 * kMaxGpusPerNode + 64) * ulp *
+                        kMaxGpusPerNode * kMilliPerGpu * std::max(1.0, weight_abs);
+  estimate_ok_ = true;
+}
+
+bool FragmentationMeasure::Prepare(int64_t cpu_free_milli, int32_t gpu_model,
+                                   const int32_t* gpu_free_milli, int num_gpus,
+                                   NodeSums* sums) const {
+  if (!estimate_ok_ || num_gpus < 0 || num_gpus > kMaxGpusPerNode) return false;
+  const size_t cls = gpu_model >= 0 && gpu_model < kMaxGpuModels
+                         ? class_of_model_[static_cast<size_t>(gpu_model)]
+                         : 0;
+  const size_t rank =
+      static_cast<size_t>(std::upper_bound(cpu_levels_.begin(), cpu_levels_.end(), cpu_free_milli) -
+                          cpu_levels_.begin());
+  const size_t row = cls * row_ranks_ + rank;
+  const double* single = single_.data() + row * single_row_;
+  sums->single = single;
+  sums->multi = multi_row_ == 0 ? nullptr : multi_.data() + row * multi_row_;
+  int64_t idle = 0;
+  double single_sum = 0;
+  uint32_t full = 0;
+  uint32_t partial = 0;
+  const uint8_t* level = level_of_milli_.data();
+  for (int i = 0; i < num_gpus; ++i) {
+    const int32_t free = gpu_free_milli[i];
+    if (free < 0 || free > kMilliPerGpu) return false;
+    idle += free;
+    single_sum += free * single[level[free]];
+    full |= uint32_t{free == kMilliPerGpu} << i;
+    partial |= uint32_t{free > 0 && free < kMilliPerGpu} << i;
+  }
+  for (size_t k = 0; k < num_multi_; ++k) {
+    int32_t count = 0;
+    int64_t above = 0;
+    for (int i = 0; i < num_gpus; ++i) {
+      const bool reaches = gpu_free_milli[i] >= multi_thresholds_[k];
+      count += reaches;
+      above += reaches ? gpu_free_milli[i] : 0;
+    }
+    sums->count[k] = count;
+    sums->above[k] = above;
+  }
+  sums->full_gpus = full;
+  sums->partial_gpus = partial;
+  sums->idle = idle;
+  sums->single_sum = single_sum;
+  return true;
 }
 
 double FragmentationMeasure::Evaluate(int64_t cpu_free_milli, int32_t gpu_model,

@@ -127,6 +127,49 @@ class FragmentationMeasure {
 
   const std::vector<TypicalPod>& typical() const { return typical_; }
 
+  // An estimate of Evaluate for the scoring loops, where a node is measured once per GPU the pod
+  // could take. A node is summarized once (Prepare: its free CPU and model fixed) and the
+  // estimate of the node with one GPU's free milli changed costs O(1): per-node weights come
+  // from tables indexed by (model, free-CPU rank, per-GPU milli), and the sum over shapes is
+  // turned into a sum over GPUs (a GPU with f free milli counts f times the weight of the
+  // one-GPU shapes it can hold). The estimate sums in another order than Evaluate, so it may
+  // differ in the last bits: by at most estimate_tolerance() GPU milli. Callers that need
+  // Evaluate's exact value (FGD's integer scores) use the estimate only when it is farther
+  // than that from a rounding boundary.
+  static constexpr size_t kMaxMultiThresholds = 4;
+  struct NodeSums {
+    const double* single = nullptr;  // weight of the fitting one-GPU shapes, per milli level
+    const double* multi = nullptr;   // weight of the fitting multi-GPU shapes, per GPU count
+    int64_t idle = 0;
+    double single_sum = 0;  // sum over GPUs of free milli x single[level(free milli)]
+    std::array<int32_t, kMaxMultiThresholds> count{};  // GPUs at or above each multi threshold
+    std::array<int64_t, kMaxMultiThresholds> above{};  // their free milli
+    uint32_t full_gpus = 0;                            // bit i: GPU i is wholly free
+    uint32_t partial_gpus = 0;  // bit i: GPU i is partly used (0 < free < 1000)
+  };
+  // Summarizes the node for the estimate. False when the estimate does not cover it (a GPU's
+  // free milli outside 0..1000, more than kMaxGpusPerNode GPUs, or typical pods beyond the
+  // tables' limits); use Evaluate then.
+  bool Prepare(int64_t cpu_free_milli, int32_t gpu_model, const int32_t* gpu_free_milli,
+               int num_gpus, NodeSums* sums) const;
+  // The estimate of the prepared node.
+  double Estimate(const NodeSums& sums) const { return EstimateWithGpu(sums, 0, 0); }
+  // The estimate of the prepared node with one GPU's free milli changed from `from` to `to`.
+  // REQUIRES: Prepare returned true; a GPU of the node has `from` free; 0 <= to <= 1000.
+  double EstimateWithGpu(const NodeSums& sums, int32_t from, int32_t to) const {
+    const uint8_t* level = level_of_milli_.data();
+    double single = sums.single_sum - from * sums.single[level[from]] + to * sums.single[level[to]];
+    for (size_t k = 0; k < num_multi_; ++k) {
+      const int32_t milli = multi_thresholds_[k];
+      const int32_t count = sums.count[k] - (from >= milli) + (to >= milli);
+      const int64_t above = sums.above[k] - (from >= milli ? from : 0) + (to >= milli ? to : 0);
+      single += sums.multi[k * kCounts + static_cast<size_t>(count)] * static_cast<double>(above);
+    }
+    return static_cast<double>(sums.idle - from + to) * weight_all_ - single;
+  }
+  // A bound on |Estimate - Evaluate| in GPU milli (with a wide margin over the rounding error).
+  double estimate_tolerance() const { return estimate_tolerance_; }
+
  private:
   static constexpr size_t kMaxThresholds = 64;
   std::vector<TypicalPod> typical_;
@@ -142,6 +185,27 @@ class FragmentationMeasure {
   bool any_model_constraint_ = false;
   // Shapes beyond kMaxThresholds distinct requests, measured directly (rare).
   std::vector<TypicalPod> slow_shapes_;
+
+  // The estimate's tables (BuildEstimateTables). Model classes: 0 for models no shape names,
+  // then one per model some shape's constraint names. CPU ranks: how many of the distinct CPU
+  // requests of the GPU shapes a free CPU reaches. Milli levels: how many of the distinct
+  // per-GPU requests a GPU's free milli reaches.
+  void BuildEstimateTables();
+  bool estimate_ok_ = false;
+  double estimate_tolerance_ = 0;
+  double weight_all_ = 0;  // every shape's weight: idle milli count fully unless a shape fits
+  std::array<uint8_t, kMaxGpuModels> class_of_model_{};
+  std::vector<int64_t> cpu_levels_;
+  std::vector<uint8_t> level_of_milli_;                   // 0..1000 -> milli level
+  size_t num_levels_ = 0;                                 // milli levels + 1
+  static constexpr size_t kCounts = kMaxGpusPerNode + 1;  // GPU counts 0..kMaxGpusPerNode
+  std::array<int32_t, kMaxMultiThresholds> multi_thresholds_{};
+  size_t num_multi_ = 0;
+  size_t row_ranks_ = 0;   // CPU ranks per model class
+  size_t single_row_ = 0;  // doubles per (class, rank) in single_
+  size_t multi_row_ = 0;   // doubles per (class, rank) in multi_
+  std::vector<double> single_;
+  std::vector<double> multi_;
 };
 
 }  // namespace tessera::fgd

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -21,9 +22,108 @@ constexpr std::array<Policy, 6> kPaper = {Policy::kRandom,        Policy::kDotPr
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// FGD's score of a fragmentation decrease d = frag_before - frag_after (in GPU milli).
+int64_t QuantizedDecrease(double d) {
+  return static_cast<int64_t>(Sigmoid(d / 1000) * static_cast<double>(kMaxNodeScore));
+}
+
 int64_t FgdQuantized(double frag_before, double frag_after) {
-  return static_cast<int64_t>(Sigmoid((frag_before - frag_after) / 1000) *
-                              static_cast<double>(kMaxNodeScore));
+  return QuantizedDecrease(frag_before - frag_after);
+}
+
+// QuantizedDecrease as the step function it is: at least k exactly where d >= boundaries[k]
+// (boundaries[0] = -inf, boundaries[kMaxNodeScore + 1] = +inf). The steps are found once by
+// bisection over doubles on QuantizedDecrease itself, so they are those of the computed
+// function (exp's rounding included), not the ideal sigmoid's.
+using Boundaries = std::array<double, kMaxNodeScore + 2>;
+const Boundaries& ScoreBoundaries() {
+  static const Boundaries boundaries = [] {
+    Boundaries b{};
+    b.front() = -std::numeric_limits<double>::infinity();
+    b.back() = std::numeric_limits<double>::infinity();
+    for (int64_t k = 1; k <= kMaxNodeScore; ++k) {
+      double lo = -1e7;  // QuantizedDecrease(lo) < k <= QuantizedDecrease(hi)
+      double hi = 1e7;
+      for (int step = 0; step < 4096; ++step) {
+        const double mid = lo + (hi - lo) / 2;
+        if (mid == lo || mid == hi) break;
+        (QuantizedDecrease(mid) >= k ? hi : lo) = mid;
+      }
+      b[static_cast<size_t>(k)] = hi;
+    }
+    return b;
+  }();
+  return boundaries;
+}
+
+// QuantizedDecrease(d') for every d' within `margin` of d, or -1 when a step lies that close (or
+// d is not a number).
+int64_t ScoreOfDecrease(const Boundaries& b, double d, double margin) {
+  const int64_t k = std::upper_bound(b.begin() + 1, b.end() - 1, d) - (b.begin() + 1);
+  const size_t at = static_cast<size_t>(k);
+  return d - b[at] >= margin && b[at + 1] - d >= margin ? k : -1;
+}
+
+// FgdQuantized (or, `exact`, the decrease in 1/1000 milli) from an estimate of frag_after that is
+// within `tolerance` of Evaluate's value: the integer Evaluate's value gives, unless the estimate
+// lies too close to a rounding boundary to tell (false; the caller evaluates exactly). The
+// margins are twice the tolerance, plus room for the rounding of the subtraction.
+bool QuantizeEstimate(double frag_before, double after_estimate, double tolerance, bool exact,
+                      int64_t* score) {
+  if (exact) {
+    const double z = (frag_before - after_estimate) * 1000;
+    const double margin = 2 * tolerance * 1000 + 1e-6;
+    if (!(std::abs(z - std::floor(z) - 0.5) >= margin)) return false;
+    *score = std::llround(z);
+    return true;
+  }
+  *score = ScoreOfDecrease(ScoreBoundaries(), frag_before - after_estimate, 2 * tolerance + 1e-9);
+  return *score >= 0;
+}
+
+// FGD's score of a sharing pod of `milli` per GPU on a node prepared with its free CPU after the
+// pod (FragmentationMeasure::Prepare), from the estimates: the decrease of every GPU that fits
+// (all wholly free GPUs give the same node, so the first stands for them), the best score, and
+// the first GPU that reaches it. False when an estimate is too close to a score boundary to tell.
+bool EstimatedShareScore(const FragmentationMeasure& measure,
+                         const FragmentationMeasure::NodeSums& sums, const NodeGpuState& node,
+                         double frag_before, int32_t milli, Scored* out) {
+  std::array<double, kMaxGpusPerNode + 1> decrease;
+  std::array<int, kMaxGpusPerNode + 1> gpu;
+  int n = 0;
+  if (sums.full_gpus != 0) {
+    gpu[0] = std::countr_zero(sums.full_gpus);
+    decrease[0] = frag_before - measure.EstimateWithGpu(sums, kMilliPerGpu, kMilliPerGpu - milli);
+    n = 1;
+  }
+  for (uint32_t bits = sums.partial_gpus; bits != 0; bits &= bits - 1) {
+    const int i = std::countr_zero(bits);
+    const int32_t free = node.gpu_free_milli[static_cast<size_t>(i)];
+    if (free < milli) continue;
+    gpu[static_cast<size_t>(n)] = i;
+    decrease[static_cast<size_t>(n)] =
+        frag_before - measure.EstimateWithGpu(sums, free, free - milli);
+    ++n;
+  }
+  if (n == 0) {
+    *out = Scored{kMinNodeScore, 0, false};
+    return true;
+  }
+  double best = decrease[0];
+  for (int k = 1; k < n; ++k) best = std::max(best, decrease[static_cast<size_t>(k)]);
+  const Boundaries& boundaries = ScoreBoundaries();
+  const double margin = 2 * measure.estimate_tolerance() + 1e-9;
+  const int64_t score = ScoreOfDecrease(boundaries, best, margin);
+  if (score < 0) return false;
+  const double reaches = boundaries[static_cast<size_t>(score)];
+  int pick = kMaxGpusPerNode;
+  for (int k = 0; k < n; ++k) {
+    const double d = decrease[static_cast<size_t>(k)];
+    if (std::abs(d - reaches) < margin) return false;
+    if (d >= reaches) pick = std::min(pick, gpu[static_cast<size_t>(k)]);
+  }
+  *out = Scored{score, GpuSet{1} << pick, false};
+  return true;
 }
 
 int FullyFreeGpus(const NodeGpuState& node) {
@@ -160,9 +260,11 @@ bool Fits(const NodeGpuState& node, const PodRequest& pod) {
   if (node.cpu_free_milli < pod.cpu_milli || node.mem_free_mib < pod.mem_mib) return false;
   if (pod.gpu_milli <= 0) return true;  // Open-Gpu-Share passes pods without GPU milli
   if (node.num_gpus == 0 || !ModelAllowed(pod.models, node.gpu_model)) return false;
+  // Every slot, masked by the GPU count: a fixed-length loop the compiler vectorizes.
   int enough = 0;
-  for (int i = 0; i < node.num_gpus; ++i)
-    enough += node.gpu_free_milli[static_cast<size_t>(i)] >= pod.gpu_milli;
+  for (int i = 0; i < kMaxGpusPerNode; ++i) {
+    enough += (i < node.num_gpus) & (node.gpu_free_milli[static_cast<size_t>(i)] >= pod.gpu_milli);
+  }
   return enough >= pod.num_gpu;
 }
 
@@ -194,10 +296,22 @@ Scored Scorer::FgdScore(const FragmentationMeasure& measure, const NodeGpuState&
     return exact ? std::llround((frag_before - after) * 1000) : FgdQuantized(frag_before, after);
   };
 
+  // The fragmentation after the pod is estimated in O(1) per GPU tried
+  // (FragmentationMeasure::EstimateWithGpu) and measured exactly only when the estimate is too
+  // close to a score boundary, so the scores are those of Evaluate.
+  const double tolerance = measure.estimate_tolerance();
+  FragmentationMeasure::NodeSums sums;
+  int64_t score = 0;
+
   if (!pod.IsShare()) {
     const GpuSet gpus = pod.num_gpu > 0 ? LowestFreeGpus(node, pod.num_gpu) : 0;
-    const double after = measure.Evaluate(AfterExclusive(node, pod, gpus));
-    return Scored{quantize(after), gpus, false};
+    const NodeGpuState after = AfterExclusive(node, pod, gpus);
+    if (!(measure.Prepare(after.cpu_free_milli, after.gpu_model, after.gpu_free_milli.data(),
+                          after.num_gpus, &sums) &&
+          QuantizeEstimate(frag_before, measure.Estimate(sums), tolerance, exact, &score))) {
+      score = quantize(measure.Evaluate(after));
+    }
+    return Scored{score, gpus, false};
   }
   // A sharing pod: try each GPU that fits; GPUs with the same free milli give the same node, so
   // each value is measured once. The first GPU with the best score wins.
@@ -208,17 +322,27 @@ Scored Scorer::FgdScore(const FragmentationMeasure& measure, const NodeGpuState&
   int seen = 0;
   NodeGpuState after = node;
   after.cpu_free_milli -= cpu;
+  const bool estimate =
+      pod.gpu_milli > 0 && measure.Prepare(after.cpu_free_milli, after.gpu_model,
+                                           after.gpu_free_milli.data(), after.num_gpus, &sums);
+  if (estimate && !exact &&
+      EstimatedShareScore(measure, sums, node, frag_before, pod.gpu_milli, &best)) {
+    return best;
+  }
   for (int i = 0; i < node.num_gpus; ++i) {
     const int32_t free = node.gpu_free_milli[static_cast<size_t>(i)];
     if (free < pod.gpu_milli) continue;
-    int64_t score = 0;
     int k = 0;
     while (k < seen && seen_value[static_cast<size_t>(k)] != free) ++k;
     if (k < seen) {
       score = seen_score[static_cast<size_t>(k)];
     } else {
       after.gpu_free_milli[static_cast<size_t>(i)] = free - pod.gpu_milli;
-      score = quantize(measure.Evaluate(after));
+      if (!(estimate &&
+            QuantizeEstimate(frag_before, measure.EstimateWithGpu(sums, free, free - pod.gpu_milli),
+                             tolerance, exact, &score))) {
+        score = quantize(measure.Evaluate(after));
+      }
       after.gpu_free_milli[static_cast<size_t>(i)] = free;
       seen_value[static_cast<size_t>(seen)] = free;
       seen_score[static_cast<size_t>(seen)] = score;
