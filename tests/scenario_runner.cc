@@ -8,7 +8,8 @@
 //   event TIME TYPE NAMESPACE/NAME [queue=Q] [nodes=N1,N2,...] [gpus=G,G+G,...]
 //         [preemptor=NS/NAME] [reason~"..."]
 // (gpus= lists each pod's GPU device indices on its node, joined by '+', in the order of
-// nodes=; '-' for a pod without GPUs; present when some pod has GPUs.)
+// nodes=; '-' for a pod without GPUs; present when some pod has GPUs. A MIG instance on a node
+// whose layout Tessera chooses shows as DEVICE@FIRST_SLICE.)
 //   state NAMESPACE/NAME STATE [queue=Q] [reason~"..."]
 // Every `event` line must match the simulation's events one to one, in order; `state` lines
 // check the final state of the workloads they name. Keys left out are not checked.
@@ -68,7 +69,10 @@ std::vector<Actual> ActualEvents(const Simulator& sim) {
     bool any_gpu = false;
     for (const auto& p : e.pods) {
       std::string one;
-      for (int32_t g : p.gpus) one += fmt::format("{}{}", one.empty() ? "" : "+", g);
+      for (size_t i = 0; i < p.gpus.size(); ++i) {
+        one += fmt::format("{}{}", one.empty() ? "" : "+", p.gpus[i]);
+        if (i < p.mig_starts.size()) one += fmt::format("@{}", p.mig_starts[i]);
+      }
       any_gpu = any_gpu || !one.empty();
       gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", one.empty() ? "-" : one);
     }

@@ -533,6 +533,40 @@ spec:
   EXPECT_EQ(ps.requests[kGpuMilli], 250);
 }
 
+TEST(LoaderGpuTest, DynamicMigNeedsAMigFamily) {
+  LoadResult r = Load(R"(apiVersion: v1
+kind: Node
+metadata:
+  name: a100
+  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}
+  annotations: {tessera.dev/mig: dynamic}
+status:
+  allocatable: {nvidia.com/gpu: "4"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: a10
+  labels: {nvidia.com/gpu.product: NVIDIA-A10, nvidia.com/gpu.memory: "24576"}
+  annotations: {tessera.dev/mig: dynamic}
+status:
+  allocatable: {nvidia.com/gpu: "4"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: typo
+  annotations: {tessera.dev/mig: dynamo}
+status:
+  allocatable: {nvidia.com/gpu: "4"}
+)");
+  ASSERT_EQ(r.model.nodes.size(), 1u) << AllDiagnostics(r);
+  EXPECT_TRUE(r.model.nodes[0].mig_dynamic);
+  const std::string all = AllDiagnostics(r);
+  EXPECT_NE(all.find("dynamic MIG needs GPUs of a MIG family"), std::string::npos) << all;
+  EXPECT_NE(all.find("\"dynamo\" is not a MIG mode"), std::string::npos) << all;
+}
+
 TEST(LoaderGpuTest, SharesByMemoryFromRequestsAndKaiAnnotation) {
   LoadResult r = Load(R"(apiVersion: v1
 kind: Pod

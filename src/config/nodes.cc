@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "config/kinds.h"
+#include "fmt/format.h"
+#include "model/mig.h"
 
 namespace tessera::config_internal {
 namespace {
@@ -27,6 +29,7 @@ void FinishNode(Node& node, bool pods_named) {
 }
 
 constexpr std::string_view kGpuLayoutAnnotation = "tessera.dev/gpu-layout";
+constexpr std::string_view kMigAnnotation = "tessera.dev/mig";
 constexpr std::string_view kGpuCountLabel = "nvidia.com/gpu.count";
 constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";
 
@@ -79,6 +82,32 @@ bool ParseGpuLayout(DocContext& ctx, const YAML::Node& at, const std::string& pa
       if (key == "pcie") out[i].pcie = values[i];
     }
   }
+  return true;
+}
+
+// `tessera.dev/mig: dynamic` (or a NodePool's spec.mig): Tessera chooses the node's MIG layout.
+// The GPUs must be of a MIG family Tessera knows; "static" (the default) leaves MIG devices to
+// the device plugin's advertised resources.
+bool ReadMigMode(DocContext& ctx, const YAML::Node& at, const std::string& path,
+                 const std::string& value, Node& node) {
+  if (value == "static" || value.empty()) return true;
+  if (value != "dynamic") {
+    ctx.Error(at, path, "\"" + value + "\" is not a MIG mode (dynamic or static)");
+    return false;
+  }
+  std::string product = node.gpu_model;
+  if (auto it = node.labels.find(std::string(kGpuProductLabel));
+      product.empty() && it != node.labels.end())
+    product = it->second;
+  if (MigProfilesFor(node.gpu_memory_mib, product).empty()) {
+    ctx.Error(at, path,
+              fmt::format("dynamic MIG needs GPUs of a MIG family Tessera knows (A100 40/80GB, "
+                          "H100 80/94GB, H200), from nvidia.com/gpu.product and "
+                          "nvidia.com/gpu.memory; the node says \"{}\", {} MiB",
+                          product, node.gpu_memory_mib));
+    return false;
+  }
+  node.mig_dynamic = true;
   return true;
 }
 
@@ -213,6 +242,11 @@ void ReadNode(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                         it->second, node.gpu_count(), node.gpus))
       return;
   }
+  if (auto it = meta.annotations.find(std::string(kMigAnnotation)); it != meta.annotations.end()) {
+    if (!ReadMigMode(ctx, meta.metadata, JoinPath("metadata.annotations", kMigAnnotation),
+                     it->second, node))
+      return;
+  }
   FinishNode(node, Contains(named, kPods));
   out.node_names.push_back(node.name);
   out.model.nodes.push_back(std::move(node));
@@ -271,6 +305,7 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
       return;
   }
   bool pods_named = Contains(named, kPods);
+  std::optional<std::string> mig = GetString(ctx, spec, "mig", "spec.mig");
 
   out.model.nodes.reserve(out.model.nodes.size() + *count);
   out.node_names.reserve(out.node_names.size() + *count);
@@ -283,6 +318,7 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     if (i == 0) ReadGpuLabels(ctx, spec, "spec.labels", node);  // warn once for the pool
     if (base.gpu_memory_mib == 0 && i == 0) base.gpu_memory_mib = node.gpu_memory_mib;
     node.gpu_memory_mib = base.gpu_memory_mib;
+    if (mig && !ReadMigMode(ctx, Child(spec, "mig"), "spec.mig", *mig, node)) return;
     FinishNode(node, pods_named);
     out.node_names.push_back(node.name);
     out.model.nodes.push_back(std::move(node));

@@ -1,7 +1,10 @@
 #include "engine/cluster_state.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
+
+#include "fmt/format.h"
 
 namespace tessera {
 
@@ -34,11 +37,25 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
     }
   }
   share_room_.assign(n, 0);
+  mig_mask_.assign(off, 0);
+  node_mig_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    if (!nodes[i].mig_dynamic) continue;
+    for (const MigProfile& p : MigProfilesFor(nodes[i].gpu_memory_mib, nodes[i].gpu_model)) {
+      ResourceId id =
+          ResourceRegistry::Global().Find(fmt::format("{}{}", kMigResourcePrefix, p.name));
+      if (id >= 0) node_mig_[i].push_back({id, &p});
+    }
+    std::stable_sort(
+        node_mig_[i].begin(), node_mig_[i].end(),
+        [](const MigRes& a, const MigRes& b) { return a.profile->slices > b.profile->slices; });
+  }
   gpu_mem_.assign(n, 0);
   for (int i = 0; i < n; ++i) {
     free_[i][kGpuMilli] = kMilliPerGpu * nodes[i].gpu_count();
     gpu_mem_[i] = nodes[i].gpu_memory_mib;
     UpdateFreeMemory(i);
+    UpdateMigFree(i);
   }
   pools_.resize(pool_members.size());
   for (size_t p = 0; p < pool_members.size(); ++p) {
@@ -100,9 +117,20 @@ void ClusterState::UpdateShareRoom(NodeId n) {
   }
 }
 
-std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, WorkloadId owner) {
+std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, WorkloadId owner,
+                                          std::vector<int8_t>* mig_starts) {
   assert(Fits(n, req));
   if (req[kGpuMemory] > 0) return Assign(n, OnNode(n, req), owner);
+  if (!node_mig_[n].empty() && WantsMig(n, req)) {
+    std::vector<int32_t> gpus;
+    std::vector<int8_t> starts;
+    bool planned = PlanMig(n, req, gpus, starts);
+    assert(planned && mig_starts != nullptr);
+    (void)planned;
+    AssignExact(n, req, gpus, owner, starts);
+    *mig_starts = std::move(starts);
+    return gpus;
+  }
   std::vector<int32_t> gpus;
   int32_t* used = &gpu_used_[gpu_offset_[n]];
   const int count = gpu_count(n);
@@ -180,11 +208,33 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
   }
   Move(n, before, free_gpus(n));
   UpdateShareRoom(n);
+  UpdateMigFree(n);
   UpdateFreeMemory(n);
 }
 
-void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus) {
+void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+                           const std::vector<int8_t>& mig_starts) {
   if (req[kGpuMemory] > 0) return Release(n, OnNode(n, req), gpus);
+  if (!mig_starts.empty()) {
+    int before = free_gpus(n);
+    free_[n] += req;
+    auto instances = MigInstances(n, req);
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      const int32_t d = gpu_offset_[n] + gpus[i];
+      mig_mask_[d] &= static_cast<uint8_t>(~MigSlices(*instances[i], mig_starts[i]));
+      if (mig_mask_[d] == 0) {
+        gpu_owner_[d] = -1;
+        gpu_used_[d] = 0;
+        ++free_[n][kGpu];
+        ++free_gpus_;
+        free_[n][kGpuMilli] += kMilliPerGpu;
+      }
+    }
+    Move(n, before, free_gpus(n));
+    UpdateMigFree(n);
+    UpdateFreeMemory(n);
+    return;
+  }
   int before = free_gpus(n);
   free_[n] += req;
   int32_t* owners = &gpu_owner_[gpu_offset_[n]];
@@ -208,7 +258,103 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
   }
   Move(n, before, free_gpus(n));
   UpdateShareRoom(n);
+  UpdateMigFree(n);
   UpdateFreeMemory(n);
+}
+
+void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+                               WorkloadId owner, const std::vector<int8_t>& mig_starts) {
+  if (mig_starts.empty()) return AssignExact(n, req, gpus, owner);
+  assert(MigPlacementFree(n, req, gpus, mig_starts));
+  int before = free_gpus(n);
+  free_[n] -= req;
+  auto instances = MigInstances(n, req);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const int32_t d = gpu_offset_[n] + gpus[i];
+    if (mig_mask_[d] == 0) {
+      gpu_owner_[d] = kMigDevice;
+      gpu_used_[d] = kMilliPerGpu;  // not for shares or whole-GPU pods while it holds instances
+      --free_[n][kGpu];
+      --free_gpus_;
+      free_[n][kGpuMilli] -= kMilliPerGpu;
+    }
+    mig_mask_[d] |= MigSlices(*instances[i], mig_starts[i]);
+  }
+  Move(n, before, free_gpus(n));
+  UpdateMigFree(n);
+  UpdateFreeMemory(n);
+}
+
+std::vector<const MigProfile*> ClusterState::MigInstances(NodeId n, const Resources& req) const {
+  std::vector<const MigProfile*> out;
+  for (const MigRes& m : node_mig_[n])
+    for (int64_t k = 0; k < req[m.id]; ++k) out.push_back(m.profile);
+  return out;
+}
+
+bool ClusterState::MigPlacementFree(NodeId n, const Resources& req,
+                                    const std::vector<int32_t>& gpus,
+                                    const std::vector<int8_t>& mig_starts) const {
+  auto instances = MigInstances(n, req);
+  if (instances.size() != gpus.size() || gpus.size() != mig_starts.size()) return false;
+  std::vector<uint8_t> masks(mig_masks(n), mig_masks(n) + gpu_count(n));
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const int g = gpus[i], s = mig_starts[i];
+    if (g < 0 || g >= gpu_count(n) || s < 0 || s > 7 || !(instances[i]->starts >> s & 1u))
+      return false;
+    const int32_t owner = gpu_owner_[gpu_offset_[n] + g];
+    if (owner != -1 && owner != kMigDevice) return false;
+    const uint8_t take = MigSlices(*instances[i], s);
+    if (masks[g] & take) return false;
+    masks[g] |= take;
+  }
+  return true;
+}
+
+bool ClusterState::PlanMig(NodeId n, const Resources& req, std::vector<int32_t>& gpus,
+                           std::vector<int8_t>& starts) const {
+  const int count = gpu_count(n);
+  std::vector<uint8_t> masks(mig_masks(n), mig_masks(n) + count);
+  const int32_t* owners = gpu_owners(n);
+  gpus.clear();
+  starts.clear();
+  for (const MigProfile* p : MigInstances(n, req)) {
+    // A device that already holds instances first (keeps whole GPUs whole), the one left with
+    // the fewest free slices (best fit); else the lowest empty device.
+    int best = -1, best_free = 9;
+    for (int g = 0; g < count; ++g) {
+      const bool partitioned = masks[g] != 0;
+      if (!partitioned || (owners[g] != kMigDevice && owners[g] != -1)) continue;
+      if (MigChooseStart(masks[g], *p) < 0) continue;
+      const int free_after = 8 - std::popcount(masks[g]) - p->slices;
+      if (free_after < best_free) {
+        best = g;
+        best_free = free_after;
+      }
+    }
+    for (int g = 0; g < count && best < 0; ++g)
+      if (masks[g] == 0 && owners[g] == -1) best = g;
+    if (best < 0) return false;
+    const int s = MigChooseStart(masks[best], *p);
+    if (s < 0) return false;
+    masks[best] |= MigSlices(*p, s);
+    gpus.push_back(best);
+    starts.push_back(static_cast<int8_t>(s));
+  }
+  return true;
+}
+
+void ClusterState::UpdateMigFree(NodeId n) {
+  if (node_mig_[n].empty()) return;
+  const int count = gpu_count(n);
+  const int32_t* owners = gpu_owners(n);
+  const uint8_t* masks = mig_masks(n);
+  for (const MigRes& m : node_mig_[n]) {
+    int64_t room = 0;
+    for (int g = 0; g < count; ++g)
+      if (owners[g] == -1 || owners[g] == kMigDevice) room += MigCapacity(masks[g], *m.profile);
+    free_[n][m.id] = room;
+  }
 }
 
 int ClusterState::ServeTier(NodeId n, int k) const {

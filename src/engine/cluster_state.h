@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "model/mig.h"
 #include "model/node.h"
 #include "model/resources.h"
 #include "model/workload.h"
@@ -37,8 +38,10 @@ class ClusterState {
   const Resources& free(NodeId n) const { return free_[n]; }
   int free_gpus(NodeId n) const { return static_cast<int>(free_[n][kGpu]); }
   int gpu_count(NodeId n) const { return gpu_offset_[n + 1] - gpu_offset_[n]; }
-  // Owner workload of each GPU device of node n (-1 free, kSharedDevice: shares on it).
+  // Owner workload of each GPU device of node n (-1 free, kSharedDevice: shares on it,
+  // kMigDevice: MIG instances on it, on a node whose MIG layout Tessera chooses).
   static constexpr int32_t kSharedDevice = -2;
+  static constexpr int32_t kMigDevice = -3;
   const int32_t* gpu_owners(NodeId n) const { return &gpu_owner_[gpu_offset_[n]]; }
   // Milli in use on each GPU device of node n (1000 for a whole-owned device).
   const int32_t* gpu_used_milli(NodeId n) const { return &gpu_used_[gpu_offset_[n]]; }
@@ -76,6 +79,11 @@ class ClusterState {
       return Fits(n, OnNode(n, req));
     }
     if (!req.FitsIn(free_[n])) return false;
+    if (!node_mig_[n].empty() && WantsMig(n, req)) {
+      std::vector<int32_t> gpus;
+      std::vector<int8_t> starts;
+      return req[kGpu] == 0 && req[kGpuMilli] == 0 && PlanMig(n, req, gpus, starts);
+    }
     int64_t m = req[kGpuMilli];
     return m == 0 || share_room_[n] >= m || free_[n][kGpu] >= 1;
   }
@@ -84,13 +92,36 @@ class ClusterState {
   // NVLink domain, else the NUMA node, with the fewest free devices that still holds them;
   // lowest indices first) or, for a share, the fullest shared device with room (else the lowest
   // free one). REQUIRES: Fits(n, req).
-  std::vector<int32_t> Assign(NodeId n, const Resources& req, WorkloadId owner);
+  // On a node whose MIG layout Tessera chooses, a request of MIG profiles (nvidia.com/mig-*)
+  // gets one device per instance, and `mig_starts` (required then) the first memory slice of
+  // each instance, in the order of MigInstances(n, req).
+  std::vector<int32_t> Assign(NodeId n, const Resources& req, WorkloadId owner,
+                              std::vector<int8_t>* mig_starts = nullptr);
   // Takes exactly the devices `gpus` (a restore of an earlier Assign). REQUIRES: they are free
   // (for a share: the device has room and no whole owner).
   void AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+                   WorkloadId owner, const std::vector<int8_t>& mig_starts);
+  void AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                    WorkloadId owner);
   // Gives back what Assign took.
-  void Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus);
+  void Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+               const std::vector<int8_t>& mig_starts = {});
+
+  // MIG on nodes whose layout Tessera chooses (Node::mig_dynamic).
+  bool mig_dynamic(NodeId n) const { return !node_mig_[n].empty(); }
+  // True when `req` asks for MIG instances that node n lays out itself.
+  bool WantsMig(NodeId n, const Resources& req) const {
+    for (const MigRes& m : node_mig_[n])
+      if (req[m.id] > 0) return true;
+    return false;
+  }
+  // The profile of each instance `req` asks of node n, in placement order (largest first).
+  std::vector<const MigProfile*> MigInstances(NodeId n, const Resources& req) const;
+  // Used memory slices of each device of node n (bit s: slice s).
+  const uint8_t* mig_masks(NodeId n) const { return &mig_mask_[gpu_offset_[n]]; }
+  // True when the instances at `gpus`/`mig_starts` are valid starts on free slices.
+  bool MigPlacementFree(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+                        const std::vector<int8_t>& mig_starts) const;
 
   // Nodes of pool p with exactly k free GPUs (k <= max_gpus_per_node()).
   const std::vector<NodeId>& Bucket(int pool, int k) const { return pools_[pool].buckets[k]; }
@@ -115,6 +146,10 @@ class ClusterState {
   };
   void Move(NodeId n, int from_k, int to_k);
   void UpdateShareRoom(NodeId n);
+  // The instances of `req` on node n: device and start each, best fit; false if they do not fit.
+  bool PlanMig(NodeId n, const Resources& req, std::vector<int32_t>& gpus,
+               std::vector<int8_t>& starts) const;
+  void UpdateMigFree(NodeId n);
   void UpdateFreeMemory(NodeId n) {
     free_[n][kGpuMemory] = free_[n][kGpuMilli] * gpu_mem_[n] / kMilliPerGpu;
   }
@@ -126,7 +161,13 @@ class ClusterState {
   std::vector<int16_t> nvlink_, numa_;  // per device
   std::vector<bool> uniform_;           // per node: one NVLink domain (the common case)
   std::vector<int32_t> share_room_;
-  std::vector<int64_t> gpu_mem_;                 // per node: MiB per device, 0 unknown
+  std::vector<int64_t> gpu_mem_;  // per node: MiB per device, 0 unknown
+  struct MigRes {
+    ResourceId id;
+    const MigProfile* profile;
+  };
+  std::vector<std::vector<MigRes>> node_mig_;    // per node, largest profile first; empty: static
+  std::vector<uint8_t> mig_mask_;                // per device
   std::vector<std::vector<Membership>> member_;  // per node
   std::vector<Pool> pools_;
   int max_gpus_ = 0;

@@ -440,6 +440,14 @@ absl::Status SchedulerImpl::Init() {
   for (Node& node : model_.nodes) {
     node.allocatable[kGpuMilli] = kMilliPerGpu * node.gpu_count();
     node.allocatable[kGpuMemory] = node.gpu_memory_mib * node.gpu_count();
+    // A node whose MIG layout Tessera chooses offers, of each profile of its GPUs' family, as
+    // many instances as its devices could hold (what is free now is ClusterState's to say).
+    if (!node.mig_dynamic) continue;
+    for (const MigProfile& p : MigProfilesFor(node.gpu_memory_mib, node.gpu_model)) {
+      auto id = ResourceRegistry::Global().Intern(fmt::format("{}{}", kMigResourcePrefix, p.name));
+      if (!id.ok()) return id.status();
+      node.allocatable[*id] = int64_t{MigCapacity(0, p)} * node.gpu_count();
+    }
   }
   // Node pools.
   pools_.assign(model_.flavors.size() + 1, {});
@@ -927,7 +935,7 @@ void SchedulerImpl::PlacePod(WorkloadId id, int ps, NodeId node,
     cluster_->AssignExact(node, req, p.placement.gpus, id);
   } else {
     p.placement.gpus.clear();
-    p.placement.gpus = cluster_->Assign(node, req, id);
+    p.placement.gpus = cluster_->Assign(node, req, id, &p.placement.mig_starts);
   }
   fgd_pick_node_ = -1;
   p.quota = QuotaFor(id, combo, req);
@@ -942,7 +950,7 @@ void SchedulerImpl::UnplaceLast(WorkloadId id) {
   WorkloadRec& rec = recs_[id];
   PlacedPod& p = rec.placed.back();
   const Resources& req = model_.workloads[id].pod_sets[p.placement.pod_set].requests;
-  cluster_->Release(p.placement.node, req, p.placement.gpus);
+  cluster_->Release(p.placement.node, req, p.placement.gpus, p.placement.mig_starts);
   for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, -q);
   rec.gpus_placed -= req[kGpu];
   if (rec.spread_group >= 0) --group_nodes_[rec.spread_group][p.placement.node];
@@ -1526,7 +1534,7 @@ void SchedulerImpl::Reinstate(WorkloadId id, std::vector<PlacedPod> pods) {
   WorkloadRec& rec = recs_[id];
   for (auto& p : pods) {
     const Resources& req = model_.workloads[id].pod_sets[p.placement.pod_set].requests;
-    cluster_->AssignExact(p.placement.node, req, p.placement.gpus, id);
+    cluster_->AssignExact(p.placement.node, req, p.placement.gpus, id, p.placement.mig_starts);
     for (const auto& [fr, q] : p.quota) quota_->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
     if (rec.spread_group >= 0) ++group_nodes_[rec.spread_group][p.placement.node];
@@ -1573,7 +1581,7 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
       return absl::InvalidArgumentError(
           fmt::format("{}: more pods than pod set {} has", w.Key(), set.name));
     const int64_t devices = ClusterState::IsShare(set.requests) ? 1 : set.requests[kGpu];
-    if (!p.gpus.empty() && static_cast<int64_t>(p.gpus.size()) != devices)
+    if (!p.gpus.empty() && p.mig_starts.empty() && static_cast<int64_t>(p.gpus.size()) != devices)
       return absl::InvalidArgumentError(
           fmt::format("{}: {} GPU indices for a pod asking {}", w.Key(), p.gpus.size(), devices));
     for (int32_t g : p.gpus)
@@ -1634,25 +1642,30 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
     const int32_t* used = cluster_->gpu_used_milli(p.node);
     bool ok = cluster_->Fits(p.node, req);
     const int64_t share = cluster_->ShareMilli(p.node, req);
-    for (int32_t g : p.gpus) {
-      if (share > 0) {
-        ok = ok && owners[g] < 0 && used[g] + share <= kMilliPerGpu;
-      } else {
-        ok = ok && owners[g] == -1;
+    if (!p.mig_starts.empty()) {
+      ok = ok && cluster_->MigPlacementFree(p.node, req, p.gpus, p.mig_starts);
+    } else {
+      for (int32_t g : p.gpus) {
+        if (share > 0) {
+          ok = ok && owners[g] < 0 && used[g] + share <= kMilliPerGpu;
+        } else {
+          ok = ok && owners[g] == -1;
+        }
       }
     }
     if (!ok) {
       for (size_t j = i; j-- > 0;)
-        cluster_->Release(pods[j].node, w.pod_sets[pods[j].pod_set].requests, pods[j].gpus);
+        cluster_->Release(pods[j].node, w.pod_sets[pods[j].pod_set].requests, pods[j].gpus,
+                          pods[j].mig_starts);
       return absl::FailedPreconditionError(fmt::format(
           "{}: node {} cannot hold pod {} of {} (free {}{})", w.Key(), model_.nodes[p.node].name, i,
           w.pod_sets[p.pod_set].name, cluster_->free(p.node).ToString(),
           p.gpus.empty() ? "" : ", or a GPU asked for is taken"));
     }
     if (p.gpus.empty()) {
-      pods[i].gpus = cluster_->Assign(p.node, req, id);
+      pods[i].gpus = cluster_->Assign(p.node, req, id, &pods[i].mig_starts);
     } else {
-      cluster_->AssignExact(p.node, req, p.gpus, id);
+      cluster_->AssignExact(p.node, req, p.gpus, id, p.mig_starts);
     }
   }
   if (st.state == WorkloadState::kPending) Dequeue(id);
@@ -1667,6 +1680,7 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
     pp.placement.index = rec.placed_per_set[p.pod_set]++;
     pp.placement.node = p.node;
     pp.placement.gpus = p.gpus;  // assigned above
+    pp.placement.mig_starts = p.mig_starts;
     pp.quota = QuotaFor(id, combo, req);
     for (const auto& [fr, q] : pp.quota) quota_->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
@@ -2167,9 +2181,11 @@ absl::Status SchedulerImpl::Verify() const {
   const int nn = static_cast<int>(model_.nodes.size());
   std::vector<Resources> used(nn);
   std::vector<std::vector<int32_t>> owners(nn), milli(nn);
+  std::vector<std::vector<uint8_t>> mig(nn);  // used MIG memory slices per device
   for (int n = 0; n < nn; ++n) {
     owners[n].assign(model_.nodes[n].gpu_count(), -1);
     milli[n].assign(model_.nodes[n].gpu_count(), 0);
+    mig[n].assign(model_.nodes[n].gpu_count(), 0);
   }
   std::vector<std::vector<int64_t>> usage(queues_.size(),
                                           std::vector<int64_t>(quota_->num_frs(), 0));
@@ -2187,13 +2203,38 @@ absl::Status SchedulerImpl::Verify() const {
       NodeId n = p.placement.node;
       const PodSet& ps = w.pod_sets[p.placement.pod_set];
       used[n] += ps.requests;
+      if (!p.placement.mig_starts.empty()) {
+        // MIG instances: valid starts, no slice used twice, nothing else on those devices.
+        auto instances = cluster_->MigInstances(n, ps.requests);
+        if (instances.size() != p.placement.gpus.size() ||
+            instances.size() != p.placement.mig_starts.size())
+          return absl::InternalError(fmt::format("{} got {} MIG instances for a pod asking {}",
+                                                 w.Key(), p.placement.gpus.size(),
+                                                 instances.size()));
+        for (size_t i = 0; i < instances.size(); ++i) {
+          const int32_t g = p.placement.gpus[i];
+          const int start = p.placement.mig_starts[i];
+          const uint8_t take = MigSlices(*instances[i], start);
+          if ((owners[n][g] != -1 && owners[n][g] != ClusterState::kMigDevice) ||
+              (mig[n][g] & take) || !(instances[i]->starts >> start & 1u))
+            return absl::InternalError(fmt::format(
+                "MIG instance {} at slice {} of GPU {} of node {} overlaps or is misplaced",
+                instances[i]->name, start, g, model_.nodes[n].name));
+          mig[n][g] |= take;
+          owners[n][g] = ClusterState::kMigDevice;
+          milli[n][g] = kMilliPerGpu;
+        }
+        for (const auto& [fr, q] : p.quota) usage[rec.cq][fr] += q;
+        continue;
+      }
       const int64_t share = cluster_->ShareMilli(n, ps.requests);
       const int64_t want_devices = share ? 1 : ps.requests[kGpu];
       if (static_cast<int64_t>(p.placement.gpus.size()) != want_devices)
         return absl::InternalError(fmt::format("{} got {} GPUs for a pod asking {}", w.Key(),
                                                p.placement.gpus.size(), want_devices));
       for (int32_t g : p.placement.gpus) {
-        if (owners[n][g] >= 0 || (!share && owners[n][g] != -1))
+        if (owners[n][g] >= 0 || (!share && owners[n][g] != -1) ||
+            owners[n][g] == ClusterState::kMigDevice)
           return absl::InternalError(
               fmt::format("GPU {} of node {} double-booked", g, model_.nodes[n].name));
         if (share) {
@@ -2262,6 +2303,21 @@ absl::Status SchedulerImpl::Verify() const {
       expect_free[kGpuMilli] += kMilliPerGpu - milli[n][g];
     }
     expect_free[kGpuMemory] = expect_free[kGpuMilli] * cluster_->gpu_memory_mib(n) / kMilliPerGpu;
+    if (node.mig_dynamic) {
+      for (const MigProfile& p : MigProfilesFor(node.gpu_memory_mib, node.gpu_model)) {
+        ResourceId rid =
+            ResourceRegistry::Global().Find(fmt::format("{}{}", kMigResourcePrefix, p.name));
+        if (rid < 0) continue;
+        expect_free[rid] = 0;
+        for (int g = 0; g < node.gpu_count(); ++g)
+          if (owners[n][g] == -1 || owners[n][g] == ClusterState::kMigDevice)
+            expect_free[rid] += MigCapacity(mig[n][g], p);
+      }
+      for (int g = 0; g < node.gpu_count(); ++g)
+        if (mig[n][g] != cluster_->mig_masks(n)[g])
+          return absl::InternalError(
+              fmt::format("node {} GPU {} MIG slices out of sync", node.name, g));
+    }
     if (!(expect_free == cluster_->free(n)))
       return absl::InternalError(fmt::format("node {} free resources out of sync", node.name));
     for (int g = 0; g < node.gpu_count(); ++g)

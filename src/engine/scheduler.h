@@ -24,6 +24,10 @@ struct PodPlacement {
   int32_t index = 0;  // ordinal of the pod inside its pod set
   NodeId node = -1;
   std::vector<int32_t> gpus;  // device indices on the node
+  // On a node whose MIG layout Tessera chooses (Node::mig_dynamic), a pod asking for MIG
+  // profiles gets one entry in `gpus` per instance and here the first memory slice of each (0-7,
+  // NVIDIA's placement start), largest profile first; empty otherwise.
+  std::vector<int8_t> mig_starts = {};
 };
 
 enum class WorkloadState {

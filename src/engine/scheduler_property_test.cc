@@ -1,7 +1,8 @@
 // Property tests over random clusters and workloads: after every cycle no node or quota is
 // exceeded, no GPU is double-booked, no gang is partly placed, lending and borrowing limits
 // hold, no GPU device holds more than 1000 milli of shares (shares by memory converted on each
-// node's device memory, so no device's memory is exceeded either), no required-topology pod set
+// node's device memory, so no device's memory is exceeded either), no MIG memory slice is used
+// twice or at a start NVIDIA's rules forbid, no required-topology pod set
 // spans two racks, no two pods with required hostname anti-affinity share a node (Scheduler::Verify
 // checks all of these), and repeated cycles on a stable cluster reach a fixed point (no preemption
 // loops), with and without fair sharing.
@@ -28,6 +29,8 @@ Model RandomModel(bool fair) {
                           {{"rack", "r" + std::to_string(i / 2)}}));
     // Device memory known on some nodes (40 or 80 GiB), unknown on others.
     ns.back().gpu_memory_mib = *rc::gen::element(int64_t{0}, int64_t{40960}, int64_t{81920});
+    // Some A100-40GB nodes let Tessera choose their MIG layout.
+    ns.back().mig_dynamic = ns.back().gpu_memory_mib == 40960 && *rc::gen::inRange(0, 2) == 0;
   }
   const int queues = *rc::gen::inRange(1, 4);
   std::vector<ClusterQueue> cqs;
@@ -63,6 +66,15 @@ Model RandomModel(bool fair) {
       // GPU shares (no quota covers them: node devices are the limit).
       built.pod_sets[0].requests[kGpu] = 0;
       built.pod_sets[0].requests[kGpuMilli] = *rc::gen::element(100, 250, 500, 700, 1000);
+    } else if (*rc::gen::inRange(0, 5) == 0) {
+      // MIG instances (only nodes with a dynamic layout offer them; no quota covers them).
+      built.pod_sets[0].requests[kGpu] = 0;
+      const std::string profile =
+          *rc::gen::element(std::string("1g.5gb"), std::string("1g.10gb"), std::string("2g.10gb"),
+                            std::string("3g.20gb"), std::string("4g.20gb"), std::string("7g.40gb"));
+      auto rid = ResourceRegistry::Global().Intern("nvidia.com/mig-" + profile);
+      RC_ASSERT(rid.ok());
+      built.pod_sets[0].requests[*rid] = *rc::gen::inRange(1, 3);
     } else if (*rc::gen::inRange(0, 5) == 0) {
       // GPU shares by memory (MiB): milli depend on the node's device memory.
       built.pod_sets[0].requests[kGpu] = 0;

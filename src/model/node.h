@@ -31,7 +31,10 @@ struct Node {
   std::string gpu_model;        // from nvidia.com/gpu.product, may be empty
   int64_t gpu_memory_mib = 0;   // per device, from nvidia.com/gpu.memory (GFD); 0: unknown
   std::vector<GpuDevice> gpus;  // per device; empty: the default layout (one NVLink domain)
-  std::string source;           // "file:line" where it was declared, for messages
+  // Tessera chooses the MIG layout of the node's GPUs (annotation tessera.dev/mig: dynamic): a
+  // device serves whole-GPU pods or MIG instances of its family's profiles (model/mig.h).
+  bool mig_dynamic = false;
+  std::string source;  // "file:line" where it was declared, for messages
 
   int gpu_count() const { return static_cast<int>(allocatable[kGpu]); }
 };
