@@ -26,6 +26,7 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
   gpu_used_.assign(off, 0);
   nvlink_.assign(off, 0);
   numa_.assign(off, 0);
+  pcie_.assign(off, 0);
   uniform_.assign(n, true);
   for (int i = 0; i < n; ++i) {
     const auto& devices = nodes[i].gpus;
@@ -33,8 +34,15 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
     for (int d = 0; d < nodes[i].gpu_count(); ++d) {
       nvlink_[gpu_offset_[i] + d] = devices[d].nvlink;
       numa_[gpu_offset_[i] + d] = devices[d].numa;
+      pcie_[gpu_offset_[i] + d] = devices[d].pcie;
       if (devices[d].nvlink != devices[0].nvlink) uniform_[i] = false;
     }
+    // Without PCIe switch numbers the PCIe level is the NUMA level.
+    bool pcie_known = false;
+    for (const GpuDevice& d : devices) pcie_known = pcie_known || d.pcie >= 0;
+    if (!pcie_known)
+      for (int d = 0; d < nodes[i].gpu_count(); ++d)
+        pcie_[gpu_offset_[i] + d] = numa_[gpu_offset_[i] + d];
   }
   share_room_.assign(n, 0);
   mig_mask_.assign(off, 0);
@@ -151,10 +159,11 @@ std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, Worklo
   } else {
     const int want = static_cast<int>(req[kGpu]);
     gpus.reserve(want);
-    const int16_t* domain_of[2] = {&nvlink_[gpu_offset_[n]], &numa_[gpu_offset_[n]]};
-    // The NVLink domain, else the NUMA node, with the fewest free devices that holds them all
-    // (best fit keeps whole domains free); else the lowest free devices.
-    for (int level = 0; level < 2 && gpus.empty() && want > 1 && !uniform_[n]; ++level) {
+    const int16_t* domain_of[3] = {&nvlink_[gpu_offset_[n]], &pcie_[gpu_offset_[n]],
+                                   &numa_[gpu_offset_[n]]};
+    // The NVLink domain, else the PCIe switch, else the NUMA node, with the fewest free devices
+    // that holds them all (best fit keeps whole domains free); else the lowest free devices.
+    for (int level = 0; level < 3 && gpus.empty() && want > 1 && !uniform_[n]; ++level) {
       const int16_t* dom = domain_of[level];
       int best = -1, best_free = 0;
       for (int i = 0; i < count; ++i) {
@@ -358,17 +367,18 @@ void ClusterState::UpdateMigFree(NodeId n) {
 }
 
 int ClusterState::ServeTier(NodeId n, int k) const {
-  if (uniform_[n] || k <= 1) return 2;
+  if (uniform_[n] || k <= 1) return 3;
   const int count = gpu_count(n);
   const int32_t* used = &gpu_used_[gpu_offset_[n]];
-  const int16_t* domain_of[2] = {&nvlink_[gpu_offset_[n]], &numa_[gpu_offset_[n]]};
-  for (int level = 0; level < 2; ++level) {
+  const int16_t* domain_of[3] = {&nvlink_[gpu_offset_[n]], &pcie_[gpu_offset_[n]],
+                                 &numa_[gpu_offset_[n]]};
+  for (int level = 0; level < 3; ++level) {
     const int16_t* dom = domain_of[level];
     for (int i = 0; i < count; ++i) {
       if (used[i] != 0) continue;
       int free_in = 0;
       for (int j = 0; j < count; ++j) free_in += used[j] == 0 && dom[j] == dom[i];
-      if (free_in >= k) return 2 - level;
+      if (free_in >= k) return 3 - level;
     }
   }
   return 0;

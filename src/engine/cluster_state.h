@@ -47,8 +47,8 @@ class ClusterState {
   const int32_t* gpu_used_milli(NodeId n) const { return &gpu_used_[gpu_offset_[n]]; }
   // Largest room on a device that already holds shares (0 when none does).
   int32_t share_room(NodeId n) const { return share_room_[n]; }
-  // How well node n can serve k whole GPUs now: 2 inside one NVLink domain, 1 inside one NUMA
-  // node, 0 only across. REQUIRES: free_gpus(n) >= k.
+  // How well node n can serve k whole GPUs now: 3 inside one NVLink domain, 2 under one PCIe
+  // switch, 1 inside one NUMA node, 0 only across. REQUIRES: free_gpus(n) >= k.
   int ServeTier(NodeId n, int k) const;
   // True for a request of part of one GPU device (by milli or by memory).
   static bool IsShare(const Resources& req) { return req[kGpuMilli] > 0 || req[kGpuMemory] > 0; }
@@ -89,7 +89,8 @@ class ClusterState {
   }
 
   // Takes `req` on node n for workload `owner`, choosing req[kGpu] free devices (inside the
-  // NVLink domain, else the NUMA node, with the fewest free devices that still holds them;
+  // NVLink domain, else the PCIe switch, else the NUMA node, with the fewest free devices that
+  // still holds them;
   // lowest indices first) or, for a share, the fullest shared device with room (else the lowest
   // free one). REQUIRES: Fits(n, req).
   // On a node whose MIG layout Tessera chooses, a request of MIG profiles (nvidia.com/mig-*)
@@ -158,8 +159,8 @@ class ClusterState {
   std::vector<int32_t> gpu_offset_;
   std::vector<int32_t> gpu_owner_;
   std::vector<int32_t> gpu_used_;
-  std::vector<int16_t> nvlink_, numa_;  // per device
-  std::vector<bool> uniform_;           // per node: one NVLink domain (the common case)
+  std::vector<int16_t> nvlink_, numa_, pcie_;  // per device
+  std::vector<bool> uniform_;                  // per node: one NVLink domain (the common case)
   std::vector<int32_t> share_room_;
   std::vector<int64_t> gpu_mem_;  // per node: MiB per device, 0 unknown
   struct MigRes {
