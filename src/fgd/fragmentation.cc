@@ -1,9 +1,14 @@
 #include "fgd/fragmentation.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <tuple>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tessera::fgd {
 namespace {
@@ -177,6 +182,14 @@ void FragmentationMeasure::BuildEstimateTables() {
     v.erase(std::unique(v.begin(), v.end()), v.end());
   };
   sort_unique(cpu_levels_);
+  if (cpu_levels_.empty() || cpu_levels_.front() < 0 || cpu_levels_.size() > 255) return;
+  cpu_rank_at_bucket_.resize(static_cast<size_t>(cpu_levels_.back() >> kCpuBucketShift) + 1);
+  for (size_t b = 0; b < cpu_rank_at_bucket_.size(); ++b) {
+    cpu_rank_at_bucket_[b] =
+        static_cast<uint8_t>(std::upper_bound(cpu_levels_.begin(), cpu_levels_.end(),
+                                              static_cast<int64_t>(b) << kCpuBucketShift) -
+                             cpu_levels_.begin());
+  }
   sort_unique(single_thresholds);
   sort_unique(multi_thresholds);
   if (multi_thresholds.size() > kMaxMultiThresholds) return;
@@ -239,33 +252,102 @@ void FragmentationMeasure::BuildEstimateTables() {
   estimate_ok_ = true;
 }
 
-bool FragmentationMeasure::Prepare(int64_t cpu_free_milli, int32_t gpu_model,
-                                   const int32_t* gpu_free_milli, int num_gpus,
+namespace {
+
+// The masks of a node's wholly free GPUs, its partly used GPUs and the GPUs whose free milli lies
+// outside 0..1000 (bit i: GPU i), and its idle milli.
+struct GpuMasks {
+  uint32_t full = 0;
+  uint32_t partial = 0;
+  uint32_t out_of_range = 0;
+  int64_t idle = 0;
+};
+
+#if defined(__SSE2__)
+// All kMaxGpusPerNode slots four at a time (SSE2 is part of x86-64), the slots past the node's
+// GPUs masked off: no branch on the GPU count or the values.
+GpuMasks MasksOf(const NodeGpuState& node) {
+  static_assert(kMaxGpusPerNode % 4 == 0);
+  GpuMasks out;
+  const __m128i count = _mm_set1_epi32(node.num_gpus);
+  const __m128i full = _mm_set1_epi32(kMilliPerGpu);
+  const __m128i zero = _mm_setzero_si128();
+  __m128i index = _mm_setr_epi32(0, 1, 2, 3);
+  __m128i idle = zero;
+  for (int q = 0; q < kMaxGpusPerNode; q += 4) {
+    const __m128i valid = _mm_cmplt_epi32(index, count);
+    const __m128i free = _mm_and_si128(
+        valid, _mm_loadu_si128(reinterpret_cast<const __m128i*>(node.gpu_free_milli.data() + q)));
+    idle = _mm_add_epi32(idle, free);
+    const __m128i is_full = _mm_cmpeq_epi32(free, full);
+    const __m128i above_zero = _mm_cmpgt_epi32(free, zero);
+    const __m128i outside = _mm_or_si128(_mm_cmplt_epi32(free, zero), _mm_cmpgt_epi32(free, full));
+    const __m128i is_partial = _mm_andnot_si128(_mm_or_si128(is_full, outside), above_zero);
+    out.full |= static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(is_full))) << q;
+    out.partial |= static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(is_partial))) << q;
+    out.out_of_range |= static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(outside))) << q;
+    index = _mm_add_epi32(index, _mm_set1_epi32(4));
+  }
+  // Lanes hold at most 4 x 1000 (or out-of-range values, rejected by the caller).
+  idle = _mm_add_epi32(idle, _mm_shuffle_epi32(idle, _MM_SHUFFLE(1, 0, 3, 2)));
+  idle = _mm_add_epi32(idle, _mm_shuffle_epi32(idle, _MM_SHUFFLE(2, 3, 0, 1)));
+  out.idle = _mm_cvtsi128_si32(idle);
+  return out;
+}
+#else
+GpuMasks MasksOf(const NodeGpuState& node) {
+  GpuMasks out;
+  for (int i = node.num_gpus - 1; i >= 0; --i) {
+    const int32_t free = node.gpu_free_milli[static_cast<size_t>(i)];
+    out.out_of_range = out.out_of_range << 1 | uint32_t{free < 0 || free > kMilliPerGpu};
+    out.idle += free;
+    out.full = out.full << 1 | uint32_t{free == kMilliPerGpu};
+    out.partial = out.partial << 1 | uint32_t{free > 0 && free < kMilliPerGpu};
+  }
+  return out;
+}
+#endif
+
+}  // namespace
+
+size_t FragmentationMeasure::CpuRank(int64_t cpu_free_milli) const {
+  if (cpu_free_milli < 0) return 0;  // the levels are not negative
+  const size_t bucket = static_cast<size_t>(cpu_free_milli >> kCpuBucketShift);
+  if (bucket >= cpu_rank_at_bucket_.size()) return cpu_levels_.size();
+  size_t rank = cpu_rank_at_bucket_[bucket];
+  while (rank < cpu_levels_.size() && cpu_free_milli >= cpu_levels_[rank]) ++rank;
+  return rank;
+}
+
+bool FragmentationMeasure::Prepare(const NodeGpuState& node, int64_t cpu_free_milli,
                                    NodeSums* sums) const {
-  if (!estimate_ok_ || num_gpus < 0 || num_gpus > kMaxGpusPerNode) return false;
-  const size_t cls = gpu_model >= 0 && gpu_model < kMaxGpuModels
-                         ? class_of_model_[static_cast<size_t>(gpu_model)]
-                         : 0;
-  const size_t rank =
-      static_cast<size_t>(std::upper_bound(cpu_levels_.begin(), cpu_levels_.end(), cpu_free_milli) -
-                          cpu_levels_.begin());
-  const size_t row = cls * row_ranks_ + rank;
+  if (!estimate_ok_ || node.num_gpus < 0 || node.num_gpus > kMaxGpusPerNode) return false;
+  const GpuMasks masks = MasksOf(node);
+  if (masks.out_of_range != 0) return false;
+  const int32_t model = node.gpu_model;
+  const size_t cls =
+      model >= 0 && model < kMaxGpuModels ? class_of_model_[static_cast<size_t>(model)] : 0;
+  const size_t row_rank = CpuRank(cpu_free_milli);
+  const size_t row = cls * row_ranks_ + row_rank;
   const double* single = single_.data() + row * single_row_;
   sums->single = single;
   sums->multi = multi_row_ == 0 ? nullptr : multi_.data() + row * multi_row_;
-  int64_t idle = 0;
-  double single_sum = 0;
-  uint32_t full = 0;
-  uint32_t partial = 0;
+  const int64_t idle = masks.idle;
+  const uint32_t partial = masks.partial;
+  const int32_t* gpu_free_milli = node.gpu_free_milli.data();
+  const int num_gpus = node.num_gpus;
+  // Wholly free GPUs all weigh single[top level], idle ones nothing; the partly used ones one by
+  // one.
   const uint8_t* level = level_of_milli_.data();
-  for (int i = 0; i < num_gpus; ++i) {
-    const int32_t free = gpu_free_milli[i];
-    if (free < 0 || free > kMilliPerGpu) return false;
-    idle += free;
-    single_sum += free * single[level[free]];
-    full |= uint32_t{free == kMilliPerGpu} << i;
-    partial |= uint32_t{free > 0 && free < kMilliPerGpu} << i;
+  int64_t partial_milli = 0;
+  double partial_sum = 0;
+  for (uint32_t bits = partial; bits != 0; bits &= bits - 1) {
+    const int32_t free = gpu_free_milli[std::countr_zero(bits)];
+    partial_milli += free;
+    partial_sum += free * single[level[free]];
   }
+  const double single_sum =
+      static_cast<double>(idle - partial_milli) * single[num_levels_ - 1] + partial_sum;
   for (size_t k = 0; k < num_multi_; ++k) {
     int32_t count = 0;
     int64_t above = 0;
@@ -277,7 +359,7 @@ bool FragmentationMeasure::Prepare(int64_t cpu_free_milli, int32_t gpu_model,
     sums->count[k] = count;
     sums->above[k] = above;
   }
-  sums->full_gpus = full;
+  sums->full_gpus = masks.full;
   sums->partial_gpus = partial;
   sums->idle = idle;
   sums->single_sum = single_sum;

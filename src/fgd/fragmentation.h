@@ -147,11 +147,10 @@ class FragmentationMeasure {
     uint32_t full_gpus = 0;                            // bit i: GPU i is wholly free
     uint32_t partial_gpus = 0;  // bit i: GPU i is partly used (0 < free < 1000)
   };
-  // Summarizes the node for the estimate. False when the estimate does not cover it (a GPU's
-  // free milli outside 0..1000, more than kMaxGpusPerNode GPUs, or typical pods beyond the
-  // tables' limits); use Evaluate then.
-  bool Prepare(int64_t cpu_free_milli, int32_t gpu_model, const int32_t* gpu_free_milli,
-               int num_gpus, NodeSums* sums) const;
+  // Summarizes `node` for the estimate, with `cpu_free_milli` in place of its free CPU. False
+  // when the estimate does not cover it (a GPU's free milli outside 0..1000, more than
+  // kMaxGpusPerNode GPUs, or typical pods beyond the tables' limits); use Evaluate then.
+  bool Prepare(const NodeGpuState& node, int64_t cpu_free_milli, NodeSums* sums) const;
   // The estimate of the prepared node.
   double Estimate(const NodeSums& sums) const { return EstimateWithGpu(sums, 0, 0); }
   // The estimate of the prepared node with one GPU's free milli changed from `from` to `to`.
@@ -196,6 +195,11 @@ class FragmentationMeasure {
   double weight_all_ = 0;  // every shape's weight: idle milli count fully unless a shape fits
   std::array<uint8_t, kMaxGpuModels> class_of_model_{};
   std::vector<int64_t> cpu_levels_;
+  // The CPU rank at multiples of kCpuBucketMilli (up to the last level), so that a rank is a
+  // lookup and a step or two (CpuRank).
+  static constexpr int kCpuBucketShift = 8;
+  std::vector<uint8_t> cpu_rank_at_bucket_;
+  size_t CpuRank(int64_t cpu_free_milli) const;
   std::vector<uint8_t> level_of_milli_;                   // 0..1000 -> milli level
   size_t num_levels_ = 0;                                 // milli levels + 1
   static constexpr size_t kCounts = kMaxGpusPerNode + 1;  // GPU counts 0..kMaxGpusPerNode

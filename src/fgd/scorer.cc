@@ -56,10 +56,38 @@ const Boundaries& ScoreBoundaries() {
   return boundaries;
 }
 
+// The steps of QuantizedDecrease by buckets of kBucketMilli: the score at each bucket's start.
+// The steps lie at least 40 milli apart (near d = 0, where the sigmoid is steepest), so a bucket
+// holds at most one and a score is one lookup and one comparison.
+constexpr double kBucketMilli = 16;
+constexpr double kBucketOrigin = -32768;
+constexpr size_t kBuckets = 4096;
+using ScoreBuckets = std::array<uint8_t, kBuckets>;
+const ScoreBuckets& ScoreBucketTable() {
+  static const ScoreBuckets buckets = [] {
+    const Boundaries& b = ScoreBoundaries();
+    ScoreBuckets out{};
+    for (size_t i = 0; i < kBuckets; ++i) {
+      const double start = kBucketOrigin + static_cast<double>(i) * kBucketMilli;
+      out[i] = static_cast<uint8_t>(std::upper_bound(b.begin() + 1, b.end() - 1, start) -
+                                    (b.begin() + 1));
+    }
+    return out;
+  }();
+  return buckets;
+}
+
 // QuantizedDecrease(d') for every d' within `margin` of d, or -1 when a step lies that close (or
 // d is not a number).
 int64_t ScoreOfDecrease(const Boundaries& b, double d, double margin) {
-  const int64_t k = std::upper_bound(b.begin() + 1, b.end() - 1, d) - (b.begin() + 1);
+  const double bucket = (d - kBucketOrigin) / kBucketMilli;
+  int64_t k = 0;
+  if (bucket >= 0 && bucket < static_cast<double>(kBuckets)) {
+    k = ScoreBucketTable()[static_cast<size_t>(bucket)];
+    k += d >= b[static_cast<size_t>(k) + 1];
+  } else {
+    k = std::upper_bound(b.begin() + 1, b.end() - 1, d) - (b.begin() + 1);
+  }
   const size_t at = static_cast<size_t>(k);
   return d - b[at] >= margin && b[at + 1] - d >= margin ? k : -1;
 }
@@ -260,10 +288,11 @@ bool Fits(const NodeGpuState& node, const PodRequest& pod) {
   if (node.cpu_free_milli < pod.cpu_milli || node.mem_free_mib < pod.mem_mib) return false;
   if (pod.gpu_milli <= 0) return true;  // Open-Gpu-Share passes pods without GPU milli
   if (node.num_gpus == 0 || !ModelAllowed(pod.models, node.gpu_model)) return false;
-  // Every slot, masked by the GPU count: a fixed-length loop the compiler vectorizes.
   int enough = 0;
-  for (int i = 0; i < kMaxGpusPerNode; ++i) {
-    enough += (i < node.num_gpus) & (node.gpu_free_milli[static_cast<size_t>(i)] >= pod.gpu_milli);
+  for (int i = 0; i < node.num_gpus; ++i) {
+    if (node.gpu_free_milli[static_cast<size_t>(i)] >= pod.gpu_milli && ++enough >= pod.num_gpu) {
+      return true;
+    }
   }
   return enough >= pod.num_gpu;
 }
@@ -306,8 +335,7 @@ Scored Scorer::FgdScore(const FragmentationMeasure& measure, const NodeGpuState&
   if (!pod.IsShare()) {
     const GpuSet gpus = pod.num_gpu > 0 ? LowestFreeGpus(node, pod.num_gpu) : 0;
     const NodeGpuState after = AfterExclusive(node, pod, gpus);
-    if (!(measure.Prepare(after.cpu_free_milli, after.gpu_model, after.gpu_free_milli.data(),
-                          after.num_gpus, &sums) &&
+    if (!(measure.Prepare(after, after.cpu_free_milli, &sums) &&
           QuantizeEstimate(frag_before, measure.Estimate(sums), tolerance, exact, &score))) {
       score = quantize(measure.Evaluate(after));
     }
@@ -317,18 +345,17 @@ Scored Scorer::FgdScore(const FragmentationMeasure& measure, const NodeGpuState&
   // each value is measured once. The first GPU with the best score wins.
   const int64_t cpu = EffectiveCpuMilli(pod.cpu_milli);
   Scored best{std::numeric_limits<int64_t>::min(), 0, false};
+  const bool estimate =
+      pod.gpu_milli > 0 && measure.Prepare(node, node.cpu_free_milli - cpu, &sums);
+  if (estimate && !exact &&
+      EstimatedShareScore(measure, sums, node, frag_before, pod.gpu_milli, &best)) {
+    return best;
+  }
   std::array<int32_t, kMaxGpusPerNode> seen_value{};
   std::array<int64_t, kMaxGpusPerNode> seen_score{};
   int seen = 0;
   NodeGpuState after = node;
   after.cpu_free_milli -= cpu;
-  const bool estimate =
-      pod.gpu_milli > 0 && measure.Prepare(after.cpu_free_milli, after.gpu_model,
-                                           after.gpu_free_milli.data(), after.num_gpus, &sums);
-  if (estimate && !exact &&
-      EstimatedShareScore(measure, sums, node, frag_before, pod.gpu_milli, &best)) {
-    return best;
-  }
   for (int i = 0; i < node.num_gpus; ++i) {
     const int32_t free = node.gpu_free_milli[static_cast<size_t>(i)];
     if (free < pod.gpu_milli) continue;
