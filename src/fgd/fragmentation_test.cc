@@ -84,6 +84,83 @@ TEST(Fragmentation, FastMeasureEqualsDefinitionOnRandomNodes) {
   }
 }
 
+// Random typical pods: one-GPU shapes of any milli, multi-GPU shapes (mostly whole GPUs, as in
+// the traces), CPU-only shapes, model constraints over models 0..2, CPU requests that repeat.
+std::vector<TypicalPod> RandomTypical(std::mt19937_64& rng, int count) {
+  std::vector<TypicalPod> typical;
+  for (int i = 0; i < count; ++i) {
+    const int kind = static_cast<int>(rng() % 6);
+    const int32_t num_gpu = kind == 0 ? 0 : kind <= 3 ? 1 : static_cast<int32_t>(rng() % 8 + 2);
+    int32_t milli = num_gpu == 0     ? 0
+                    : rng() % 3 == 0 ? 1000
+                                     : static_cast<int32_t>(rng() % 999 + 1);
+    if (num_gpu > 1 && rng() % 4 != 0) milli = 1000;
+    if (num_gpu > 1 && milli != 1000) milli = 500;  // at most two multi-GPU requests
+    typical.push_back(Typical(static_cast<int64_t>(rng() % 16 + 1) * 2000, num_gpu, milli,
+                              static_cast<double>(rng() % 1000 + 1) / (1000.0 * count),
+                              rng() % 4 == 0 ? ModelMask{1} << (rng() % 3) : 0));
+  }
+  return typical;
+}
+
+NodeGpuState RandomNode(std::mt19937_64& rng) {
+  NodeGpuState node;
+  node.cpu_free_milli = static_cast<int64_t>(rng() % 72) * 500 - 1000;  // negative: after a pod
+  node.gpu_model = static_cast<int32_t>(rng() % 5) - 1;                 // -1: no GPU model
+  node.num_gpus = static_cast<int32_t>(rng() % (kMaxGpusPerNode + 1));
+  for (int g = 0; g < node.num_gpus; ++g) {
+    const int kind = static_cast<int>(rng() % 3);
+    node.gpu_free_milli[static_cast<size_t>(g)] = kind == 0   ? 0
+                                                  : kind == 1 ? kMilliPerGpu
+                                                              : static_cast<int32_t>(rng() % 1001);
+  }
+  return node;
+}
+
+// The estimate behind FGD's scoring agrees with Evaluate within its stated tolerance, for the
+// node as it is and with any one GPU's free milli changed.
+TEST(Fragmentation, EstimateAgreesWithEvaluate) {
+  std::mt19937_64 rng(11);
+  int covered = 0;
+  for (int round = 0; round < 30; ++round) {
+    const std::vector<TypicalPod> typical = RandomTypical(rng, static_cast<int>(rng() % 60 + 1));
+    const FragmentationMeasure measure(typical);
+    ASSERT_LT(measure.estimate_tolerance(), 1e-6);
+    for (int i = 0; i < 100; ++i) {
+      const NodeGpuState node = RandomNode(rng);
+      FragmentationMeasure::NodeSums sums;
+      ASSERT_TRUE(measure.Prepare(node, node.cpu_free_milli, &sums));
+      const double tolerance = measure.estimate_tolerance();
+      EXPECT_NEAR(measure.Estimate(sums), measure.Evaluate(node), tolerance);
+      for (int g = 0; g < node.num_gpus; ++g) {
+        const int32_t from = node.gpu_free_milli[static_cast<size_t>(g)];
+        const int32_t to = static_cast<int32_t>(rng() % (kMilliPerGpu + 1));
+        NodeGpuState changed = node;
+        changed.gpu_free_milli[static_cast<size_t>(g)] = to;
+        EXPECT_NEAR(measure.EstimateWithGpu(sums, from, to), measure.Evaluate(changed), tolerance)
+            << "round " << round << " node " << i << " gpu " << g;
+        ++covered;
+      }
+    }
+  }
+  EXPECT_GT(covered, 10000);
+}
+
+TEST(Fragmentation, EstimateDeclinesWhatItDoesNotCover) {
+  const std::vector<TypicalPod> typical = {Typical(1000, 1, 500, 0.5), Typical(1000, 2, 1000, 0.5)};
+  const FragmentationMeasure measure(typical);
+  FragmentationMeasure::NodeSums sums;
+  EXPECT_TRUE(measure.Prepare(Node(8000, 0, {1000, 300}), 8000, &sums));
+  EXPECT_DOUBLE_EQ(measure.Estimate(sums), 0.5 * 300 + 0.5 * 1300);
+  EXPECT_FALSE(measure.Prepare(Node(8000, 0, {1200, 300}), 8000, &sums));  // beyond one GPU
+  EXPECT_FALSE(measure.Prepare(Node(8000, 0, {-1}), 8000, &sums));
+
+  // More distinct multi-GPU requests than the tables hold: Evaluate only.
+  std::vector<TypicalPod> many;
+  for (int32_t milli : {200, 400, 600, 800, 1000}) many.push_back(Typical(1000, 2, milli, 0.2));
+  EXPECT_FALSE(FragmentationMeasure(many).Prepare(Node(8000, 0, {1000}), 8000, &sums));
+}
+
 TEST(TypicalPods, MostPopularShapesUpToTheThreshold) {
   std::vector<PodShape> pods;
   auto add = [&](int n, int64_t cpu, int32_t num_gpu, int32_t milli) {

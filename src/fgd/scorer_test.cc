@@ -1,5 +1,11 @@
 #include "fgd/scorer.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "fgd/trace_csv.h"
 #include "gtest/gtest.h"
 
 namespace tessera::fgd {
@@ -105,6 +111,189 @@ TEST(Policies, FgdPicksTheGpuThatFragmentsLeast) {
   // Whole-GPU pods take the lowest-numbered free GPUs.
   const Scored w = Scorer::FgdScore(measure, n, measure.Evaluate(n), Pod(1000, 2, 1000));
   EXPECT_EQ(w.gpus, GpuSet{0b101});
+}
+
+// FGD's score by its definition, as the scorer computed it before the estimate: the node after
+// the pod measured with Evaluate for every GPU that fits, the first GPU with the best score.
+Scored ReferenceFgdScore(const FragmentationMeasure& measure, const NodeGpuState& node,
+                         double frag_before, const PodRequest& pod, bool exact) {
+  auto quantize = [&](double after) -> int64_t {
+    if (exact) return std::llround((frag_before - after) * 1000);
+    return static_cast<int64_t>(1.0 / (1.0 + std::exp(-((frag_before - after) / 1000))) *
+                                static_cast<double>(100));
+  };
+  const int64_t cpu = EffectiveCpuMilli(pod.cpu_milli);
+  NodeGpuState after = node;
+  if (!pod.IsShare()) {
+    const GpuSet gpus = pod.num_gpu > 0 ? LowestFreeGpus(node, pod.num_gpu) : 0;
+    if (after.cpu_free_milli >= cpu && after.num_gpus >= pod.num_gpu) {
+      after.cpu_free_milli -= cpu;
+      for (int i = 0; i < after.num_gpus; ++i) {
+        if (gpus & (GpuSet{1} << i)) after.gpu_free_milli[static_cast<size_t>(i)] -= pod.gpu_milli;
+      }
+    }
+    return Scored{quantize(measure.Evaluate(after)), gpus, false};
+  }
+  after.cpu_free_milli -= cpu;
+  Scored best{0, 0, false};
+  for (int i = 0; i < node.num_gpus; ++i) {
+    const int32_t free = node.gpu_free_milli[static_cast<size_t>(i)];
+    if (free < pod.gpu_milli) continue;
+    after.gpu_free_milli[static_cast<size_t>(i)] = free - pod.gpu_milli;
+    const int64_t score = quantize(measure.Evaluate(after));
+    after.gpu_free_milli[static_cast<size_t>(i)] = free;
+    if (best.gpus == 0 || score > best.score) best = Scored{score, GpuSet{1} << i, false};
+  }
+  return best;
+}
+
+void ExpectSameFgdScore(const FragmentationMeasure& measure, const NodeGpuState& node,
+                        double frag_before, const PodRequest& pod, bool exact) {
+  const Scored want = ReferenceFgdScore(measure, node, frag_before, pod, exact);
+  const Scored got = Scorer::FgdScore(measure, node, frag_before, pod, exact);
+  ASSERT_EQ(got.score, want.score) << "frag_before " << frag_before << " exact " << exact;
+  ASSERT_EQ(got.gpus, want.gpus) << "frag_before " << frag_before << " exact " << exact;
+}
+
+TypicalPod Typical(int64_t cpu, int32_t num_gpu, int32_t milli, double weight,
+                   ModelMask models = 0) {
+  TypicalPod t;
+  t.cpu_milli = cpu;
+  t.num_gpu = num_gpu;
+  t.gpu_milli = milli;
+  t.weight = weight;
+  t.models = models;
+  return t;
+}
+
+// The scorer estimates the fragmentation after the pod and measures it exactly only near a score
+// step; its scores and GPUs must be those of the definition, for sharing, whole-GPU and CPU pods.
+TEST(Policies, FgdScoreEqualsTheDefinitionOnRandomNodes) {
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<TypicalPod> typical;
+    const int count = static_cast<int>(rng() % 40 + 1);
+    for (int i = 0; i < count; ++i) {
+      const int32_t num_gpu = static_cast<int32_t>(rng() % 4);
+      const int32_t milli = num_gpu == 0                    ? 0
+                            : num_gpu > 1 || rng() % 3 == 0 ? 1000
+                                                            : static_cast<int32_t>(rng() % 999 + 1);
+      typical.push_back(Typical(static_cast<int64_t>(rng() % 16 + 1) * 2000, num_gpu, milli,
+                                1.0 / count, rng() % 4 == 0 ? ModelMask{1} << (rng() % 3) : 0));
+    }
+    const FragmentationMeasure measure(typical);
+    for (int i = 0; i < 50; ++i) {
+      NodeGpuState node;
+      node.cpu_free_milli = static_cast<int64_t>(rng() % 64) * 1000;
+      node.mem_free_mib = 1 << 20;
+      node.gpu_model = static_cast<int32_t>(rng() % 3);
+      node.num_gpus = static_cast<int32_t>(rng() % 9);
+      for (int g = 0; g < node.num_gpus; ++g) {
+        const int kind = static_cast<int>(rng() % 3);
+        node.gpu_free_milli[static_cast<size_t>(g)] = kind == 0 ? 0
+                                                      : kind == 1
+                                                          ? kMilliPerGpu
+                                                          : static_cast<int32_t>(rng() % 1001);
+      }
+      const double frag = measure.Evaluate(node);
+      for (int p = 0; p < 6; ++p) {
+        const int32_t num_gpu = static_cast<int32_t>(rng() % 3);
+        const PodRequest pod = Pod(static_cast<int64_t>(rng() % 9) * 1000, num_gpu,
+                                   num_gpu == 0   ? 0
+                                   : num_gpu == 1 ? static_cast<int32_t>(rng() % 1000 + 1)
+                                                  : kMilliPerGpu);
+        if (!Fits(node, pod)) continue;
+        ExpectSameFgdScore(measure, node, frag, pod, /*exact=*/false);
+        ExpectSameFgdScore(measure, node, frag, pod, /*exact=*/true);
+      }
+    }
+  }
+}
+
+// Decreases on and next to every score step (and, exact, every half unit): the estimate cannot
+// tell these apart, so the scorer must measure exactly and still agree with the definition.
+TEST(Policies, FgdScoreAtTheScoreSteps) {
+  const std::vector<TypicalPod> typical = {Typical(1000, 1, 300, 0.3), Typical(2000, 1, 700, 0.3),
+                                           Typical(4000, 2, 1000, 0.2), Typical(1000, 0, 0, 0.2)};
+  const FragmentationMeasure measure(typical);
+  const NodeGpuState node = Node(32000, {1000, 650, 0, 1000});
+  const PodRequest pod = Pod(1000, 1, 350);
+  // The fragmentation after the pod on each GPU it may take.
+  std::vector<double> after;
+  for (int gpu : {0, 1}) {
+    NodeGpuState n = node;
+    n.cpu_free_milli -= pod.cpu_milli;
+    n.gpu_free_milli[static_cast<size_t>(gpu)] -= pod.gpu_milli;
+    after.push_back(measure.Evaluate(n));
+  }
+  for (const double base : after) {
+    for (int k = 1; k < 100; ++k) {
+      const double step = 1000 * std::log(static_cast<double>(k) / (100 - k));
+      for (const double offset : {0.0, 1e-12, -1e-12, 1e-9, -1e-9, 1e-6, -1e-6}) {
+        double before = base + step + offset;
+        for (int ulp = 0; ulp < 3; ++ulp) {
+          ExpectSameFgdScore(measure, node, before, pod, /*exact=*/false);
+          before = std::nextafter(before, 1e9);
+        }
+      }
+    }
+    for (int half = -200; half < 200; ++half) {
+      const double before = base + (half + 0.5) / 1000;
+      ExpectSameFgdScore(measure, node, before, pod, /*exact=*/true);
+      ExpectSameFgdScore(measure, node, std::nextafter(before, 1e9), pod, /*exact=*/true);
+      ExpectSameFgdScore(measure, node, std::nextafter(before, -1e9), pod, /*exact=*/true);
+    }
+  }
+}
+
+// The openb cluster filled at random and the pod shapes of two traces (gpuspec33: 127 typical
+// pods with model constraints), when the shared traces are present.
+TEST(Policies, FgdScoreEqualsTheDefinitionOnOpenb) {
+  const char* root = std::getenv("TESSERA_SOURCE_DIR");
+  const std::string dir = std::string(root ? root : ".") + "/../shared/traces/openb/";
+  if (!std::filesystem::exists(dir + "openb_pod_list_gpuspec33.csv")) {
+    GTEST_SKIP() << "../shared/traces/openb is absent; the openb check is skipped";
+  }
+  GpuModelTable models;
+  const auto nodes = ReadNodesCsv(dir + "openb_node_list_gpu_node.csv", models);
+  ASSERT_TRUE(nodes.ok());
+  for (const char* trace : {"default", "gpuspec33"}) {
+    const auto read = ReadPodsCsv(dir + "openb_pod_list_" + trace + ".csv", models);
+    ASSERT_TRUE(read.ok());
+    std::vector<PodShape> shapes;
+    for (const TracePod& p : read->rows) shapes.push_back(p.shape);
+    const FragmentationMeasure measure(BuildTypicalPods(shapes));
+    std::vector<NodeGpuState> cluster;
+    int64_t gpus = 0;
+    for (const TraceNode& n : nodes->rows) {
+      NodeGpuState s = Node(n.cpu_milli, {}, n.gpu_model, n.memory_mib);
+      s.num_gpus = n.num_gpus;
+      for (int i = 0; i < n.num_gpus; ++i) s.gpu_free_milli[static_cast<size_t>(i)] = kMilliPerGpu;
+      cluster.push_back(s);
+      gpus += n.num_gpus;
+    }
+    Rng rng(3);
+    const Scorer best(Policy::kGpuPacking, nullptr);
+    int64_t used = 0;
+    while (used < gpus * 600) {
+      const PodRequest pod = PodRequest::Of(shapes[static_cast<size_t>(rng.Below(shapes.size()))]);
+      NodeGpuState& n = cluster[static_cast<size_t>(rng.Below(cluster.size()))];
+      if (!Fits(n, pod)) continue;
+      Place(n, pod, best.PickGpus(n, pod, rng));
+      used += pod.TotalGpuMilli();
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    const int num_pods = 3;  // the reference measures every GPU: slow under AddressSanitizer
+#else
+    const int num_pods = 30;
+#endif
+    for (int p = 0; p < num_pods; ++p) {
+      const PodRequest pod = PodRequest::Of(shapes[static_cast<size_t>(rng.Below(shapes.size()))]);
+      for (const NodeGpuState& n : cluster) {
+        if (Fits(n, pod)) ExpectSameFgdScore(measure, n, measure.Evaluate(n), pod, false);
+      }
+    }
+  }
 }
 
 TEST(Policies, GpuPickForSharingPods) {
