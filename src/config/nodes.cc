@@ -4,9 +4,8 @@
 #include <variant>
 #include <vector>
 
+#include "config/gpu_fields.h"
 #include "config/kinds.h"
-#include "fmt/format.h"
-#include "model/mig.h"
 
 namespace tessera::config_internal {
 namespace {
@@ -28,109 +27,41 @@ void FinishNode(Node& node, bool pods_named) {
   }
 }
 
-constexpr std::string_view kGpuLayoutAnnotation = "tessera.dev/gpu-layout";
-constexpr std::string_view kMigAnnotation = "tessera.dev/mig";
-constexpr std::string_view kGpuCountLabel = "nvidia.com/gpu.count";
-constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";
-
-// "nvlink=0,0,0,0,1,1,1,1;numa=0,0,0,0,1,1,1,1;pcie=0,0,1,1,2,2,3,3": per device, in device
-// order; each key optional, each list as long as the node has GPUs.
+// The GPU fields are interpreted in config/gpu_fields (shared with Kubernetes mode); these
+// adapters report their problems at the manifest's place.
 bool ParseGpuLayout(DocContext& ctx, const YAML::Node& at, const std::string& path,
                     const std::string& text, int gpus, std::vector<GpuDevice>& out) {
-  out.assign(gpus, GpuDevice{});
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string part = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (part.empty()) continue;
-    size_t eq = part.find('=');
-    std::string key = eq == std::string::npos ? part : part.substr(0, eq);
-    if (key != "nvlink" && key != "numa" && key != "pcie") {
-      ctx.Error(at, path,
-                "unknown key \"" + key + "\" in the GPU layout; allowed: nvlink, numa, pcie");
-      return false;
-    }
-    std::vector<int16_t> values;
-    std::string list = eq == std::string::npos ? "" : part.substr(eq + 1);
-    size_t p = 0;
-    while (p <= list.size()) {
-      size_t comma = list.find(',', p);
-      if (comma == std::string::npos) comma = list.size();
-      std::string v = list.substr(p, comma - p);
-      p = comma + 1;
-      int n = 0;
-      bool ok = !v.empty() && v.size() <= 4;
-      for (char c : v) ok = ok && c >= '0' && c <= '9';
-      if (ok) n = std::stoi(v);
-      if (!ok) {
-        ctx.Error(at, path, key + ": \"" + v + "\" is not a domain number (0..9999)");
-        return false;
-      }
-      values.push_back(static_cast<int16_t>(n));
-    }
-    if (static_cast<int>(values.size()) != gpus) {
-      ctx.Error(at, path,
-                key + " lists " + std::to_string(values.size()) + " devices but the node has " +
-                    std::to_string(gpus) + " GPUs");
-      return false;
-    }
-    for (int i = 0; i < gpus; ++i) {
-      if (key == "nvlink") out[i].nvlink = values[i];
-      if (key == "numa") out[i].numa = values[i];
-      if (key == "pcie") out[i].pcie = values[i];
-    }
-  }
-  return true;
+  std::string err = ParseGpuLayoutText(text, gpus, out);
+  if (!err.empty()) ctx.Error(at, path, err);
+  return err.empty();
 }
 
-// `tessera.dev/mig: dynamic` (or a NodePool's spec.mig): Tessera chooses the node's MIG layout.
-// The GPUs must be of a MIG family Tessera knows; "static" (the default) leaves MIG devices to
-// the device plugin's advertised resources.
 bool ReadMigMode(DocContext& ctx, const YAML::Node& at, const std::string& path,
                  const std::string& value, Node& node) {
-  if (value == "static" || value.empty()) return true;
-  if (value != "dynamic") {
-    ctx.Error(at, path, "\"" + value + "\" is not a MIG mode (dynamic or static)");
-    return false;
-  }
-  std::string product = node.gpu_model;
-  if (auto it = node.labels.find(std::string(kGpuProductLabel));
-      product.empty() && it != node.labels.end())
-    product = it->second;
-  if (MigProfilesFor(node.gpu_memory_mib, product).empty()) {
-    ctx.Error(at, path,
-              fmt::format("dynamic MIG needs GPUs of a MIG family Tessera knows (A100 40/80GB, "
-                          "H100 80/94GB, H200), from nvidia.com/gpu.product and "
-                          "nvidia.com/gpu.memory; the node says \"{}\", {} MiB",
-                          product, node.gpu_memory_mib));
-    return false;
-  }
-  node.mig_dynamic = true;
-  return true;
+  std::string err = ApplyMigMode(value, node);
+  if (!err.empty()) ctx.Error(at, path, err);
+  return err.empty();
 }
 
-// GPU Feature Discovery's labels: the memory per device, and a count that should agree with
-// what the node advertises.
-void ReadGpuLabels(DocContext& ctx, const YAML::Node& at, const std::string& path, Node& node) {
-  if (auto it = node.labels.find(std::string(kGpuMemoryLabel)); it != node.labels.end()) {
-    auto mib = ParseNonNegativeNumber(it->second);
-    if (mib) {
-      node.gpu_memory_mib = static_cast<int64_t>(*mib);
+// A node's GPU labels and annotations; false when one of them makes the node unusable.
+bool ReadNodeGpuFields(DocContext& ctx, const ObjectMeta& meta, Node& node) {
+  bool ok = true;
+  for (const FieldProblem& p : ApplyNodeGpuFields(meta.annotations, node)) {
+    std::string path = JoinPath(p.in_labels ? "metadata.labels" : "metadata.annotations", p.key);
+    if (p.error) {
+      ctx.Error(meta.metadata, path, p.message);
+      ok = false;
     } else {
-      ctx.Warning(at, JoinPath(path, kGpuMemoryLabel),
-                  "\"" + it->second + "\" is not a number of MiB; ignored");
+      ctx.Warning(meta.metadata, path, p.message);
     }
   }
-  if (auto it = node.labels.find(std::string(kGpuCountLabel)); it != node.labels.end()) {
-    if (it->second != std::to_string(node.gpu_count())) {
-      ctx.Warning(at, JoinPath(path, kGpuCountLabel),
-                  "says " + it->second + " GPUs but the node advertises " +
-                      std::to_string(node.gpu_count()) +
-                      " nvidia.com/gpu; Tessera uses the latter");
-    }
-  }
+  return ok;
+}
+
+// A NodePool's GPU labels (spec.labels): warnings only, once for the pool.
+void ReadGpuLabels(DocContext& ctx, const YAML::Node& at, const std::string& path, Node& node) {
+  for (const FieldProblem& p : ApplyNodeGpuFields({}, node))
+    ctx.Warning(at, JoinPath(path, p.key), p.message);
 }
 
 bool Contains(const std::vector<ResourceId>& ids, ResourceId id) {
@@ -235,18 +166,7 @@ void ReadNode(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                 "memory or GPUs");
   }
   if (ctx.failed()) return;
-  ReadGpuLabels(ctx, meta.metadata, "metadata.labels", node);
-  if (auto it = meta.annotations.find(std::string(kGpuLayoutAnnotation));
-      it != meta.annotations.end()) {
-    if (!ParseGpuLayout(ctx, meta.metadata, JoinPath("metadata.annotations", kGpuLayoutAnnotation),
-                        it->second, node.gpu_count(), node.gpus))
-      return;
-  }
-  if (auto it = meta.annotations.find(std::string(kMigAnnotation)); it != meta.annotations.end()) {
-    if (!ReadMigMode(ctx, meta.metadata, JoinPath("metadata.annotations", kMigAnnotation),
-                     it->second, node))
-      return;
-  }
+  if (!ReadNodeGpuFields(ctx, meta, node)) return;
   FinishNode(node, Contains(named, kPods));
   out.node_names.push_back(node.name);
   out.model.nodes.push_back(std::move(node));

@@ -4,12 +4,12 @@
 // raise the pod's request to their own).
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "config/gpu_fields.h"
 #include "config/kinds.h"
 
 namespace tessera::config_internal {
@@ -242,60 +242,18 @@ void ResolvePlacement(DocContext& ctx, const YAML::Node& annotations_at,
   } else if (own(pod.anti_preferred)) {
     ps.anti_affinity = HostnameAntiAffinity::kPreferred;
   }
-  for (const auto& [key, required] :
-       {std::pair<std::string, bool>{"kueue.x-k8s.io/podset-required-topology", true},
-        {"kueue.x-k8s.io/podset-preferred-topology", false}}) {
-    auto it = ps.annotations.find(key);
-    if (it == ps.annotations.end()) continue;
-    if (it->second.empty()) {
-      ctx.Error(annotations_at, JoinPath(annotations_path, key), "names no topology level");
-      return;
-    }
-    if (ps.topology.required) continue;  // required wins over preferred
-    ps.topology.level = it->second;
-    ps.topology.required = required;
-  }
+  for (const FieldProblem& p : ApplyTopologyAnnotations(ps.annotations, ps.topology))
+    ctx.Error(annotations_at, JoinPath(annotations_path, p.key), p.message);
 }
 
 // A pod template: metadata (labels, annotations) and spec.
 
-// KAI Scheduler's pod annotations for a share of one GPU: `gpu-fraction: "0.5"` becomes
-// tessera.dev/gpu-milli (500), `gpu-memory: "10240"` (MiB) tessera.dev/gpu-memory. Applied after
-// the spec is read, so that they replace a whole-GPU request the pod may carry for the device
-// plugin.
+// KAI Scheduler's pod annotations for a share of one GPU (gpu-fraction, gpu-memory; see
+// config/gpu_fields.h). Applied after the spec is read, so that they replace a whole-GPU request
+// the pod may carry for the device plugin.
 void ApplyGpuFraction(DocContext& ctx, const YAML::Node& at, const std::string& path, PodSet& set) {
-  auto fraction = set.annotations.find("gpu-fraction");
-  auto memory = set.annotations.find("gpu-memory");
-  if (fraction != set.annotations.end() && memory != set.annotations.end()) {
-    ctx.Error(at, JoinPath(path, "gpu-memory"),
-              "a pod asks for a GPU share by gpu-fraction or by gpu-memory, not both");
-    return;
-  }
-  if (fraction != set.annotations.end()) {
-    char* end = nullptr;
-    double f = std::strtod(fraction->second.c_str(), &end);
-    if (fraction->second.empty() || end == nullptr || *end != '\0' || !(f > 0) || f > 1) {
-      ctx.Error(at, JoinPath(path, "gpu-fraction"),
-                "\"" + fraction->second + "\" is not a fraction of one GPU in (0, 1]");
-      return;
-    }
-    set.requests[kGpu] = 0;
-    set.requests[kGpuMemory] = 0;
-    set.requests[kGpuMilli] = static_cast<int64_t>(f * kMilliPerGpu + 0.5);
-  }
-  if (memory != set.annotations.end()) {
-    int64_t mib = 0;
-    const std::string& v = memory->second;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), mib);
-    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || mib <= 0) {
-      ctx.Error(at, JoinPath(path, "gpu-memory"),
-                "\"" + v + "\" is not a positive amount of GPU memory in MiB");
-      return;
-    }
-    set.requests[kGpu] = 0;
-    set.requests[kGpuMilli] = 0;
-    set.requests[kGpuMemory] = mib;
-  }
+  for (const FieldProblem& p : ApplyGpuShareAnnotations(set.annotations, set.requests))
+    ctx.Error(at, JoinPath(path, p.key), p.message);
 }
 
 // A pod template: metadata (labels, annotations) and spec.
