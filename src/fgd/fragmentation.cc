@@ -264,8 +264,8 @@ struct GpuMasks {
 };
 
 #if defined(__SSE2__)
-// All kMaxGpusPerNode slots four at a time (SSE2 is part of x86-64), the slots past the node's
-// GPUs masked off: no branch on the GPU count or the values.
+// Four GPUs at a time (SSE2 is part of x86-64), the slots past the node's GPUs masked off: no
+// branch on the values.
 GpuMasks MasksOf(const NodeGpuState& node) {
   static_assert(kMaxGpusPerNode % 4 == 0);
   GpuMasks out;
@@ -274,7 +274,7 @@ GpuMasks MasksOf(const NodeGpuState& node) {
   const __m128i zero = _mm_setzero_si128();
   __m128i index = _mm_setr_epi32(0, 1, 2, 3);
   __m128i idle = zero;
-  for (int q = 0; q < kMaxGpusPerNode; q += 4) {
+  for (int q = 0; q < node.num_gpus; q += 4) {
     const __m128i valid = _mm_cmplt_epi32(index, count);
     const __m128i free = _mm_and_si128(
         valid, _mm_loadu_si128(reinterpret_cast<const __m128i*>(node.gpu_free_milli.data() + q)));

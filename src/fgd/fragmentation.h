@@ -142,9 +142,11 @@ class FragmentationMeasure {
     const double* multi = nullptr;   // weight of the fitting multi-GPU shapes, per GPU count
     int64_t idle = 0;
     double single_sum = 0;  // sum over GPUs of free milli x single[level(free milli)]
-    std::array<int32_t, kMaxMultiThresholds> count{};  // GPUs at or above each multi threshold
-    std::array<int64_t, kMaxMultiThresholds> above{};  // their free milli
-    uint32_t full_gpus = 0;                            // bit i: GPU i is wholly free
+    // Per multi-GPU threshold (only the first num_multi_ are set): the GPUs that reach it and
+    // their free milli. Left uninitialized: Prepare runs once per node in the scoring loop.
+    std::array<int32_t, kMaxMultiThresholds> count;
+    std::array<int64_t, kMaxMultiThresholds> above;
+    uint32_t full_gpus = 0;     // bit i: GPU i is wholly free
     uint32_t partial_gpus = 0;  // bit i: GPU i is partly used (0 < free < 1000)
   };
   // Summarizes `node` for the estimate, with `cpu_free_milli` in place of its free CPU. False

@@ -34,11 +34,37 @@ int64_t FgdQuantized(double frag_before, double frag_after) {
 // QuantizedDecrease as the step function it is: at least k exactly where d >= boundaries[k]
 // (boundaries[0] = -inf, boundaries[kMaxNodeScore + 1] = +inf). The steps are found once by
 // bisection over doubles on QuantizedDecrease itself, so they are those of the computed
-// function (exp's rounding included), not the ideal sigmoid's.
-using Boundaries = std::array<double, kMaxNodeScore + 2>;
-const Boundaries& ScoreBoundaries() {
-  static const Boundaries boundaries = [] {
-    Boundaries b{};
+// function (exp's rounding included), not the ideal sigmoid's. `bucket` holds the score at the
+// start of each kBucketMilli of d: the steps lie at least 40 milli apart (near d = 0, where the
+// sigmoid is steepest), so a bucket holds at most one and a score is a lookup and a comparison.
+struct ScoreSteps {
+  static constexpr double kBucketMilli = 16;
+  static constexpr double kBucketOrigin = -32768;
+  static constexpr size_t kBuckets = 4096;
+  std::array<double, kMaxNodeScore + 2> boundaries;
+  std::array<uint8_t, kBuckets> bucket;
+
+  // QuantizedDecrease(d') for every d' within `margin` of d, or -1 when a step lies that close
+  // (or d is not a number).
+  int64_t Score(double d, double margin) const {
+    const double at_bucket = (d - kBucketOrigin) / kBucketMilli;
+    int64_t k = 0;
+    if (at_bucket >= 0 && at_bucket < static_cast<double>(kBuckets)) {
+      k = bucket[static_cast<size_t>(at_bucket)];
+      k += d >= boundaries[static_cast<size_t>(k) + 1];
+    } else {
+      k = std::upper_bound(boundaries.begin() + 1, boundaries.end() - 1, d) -
+          (boundaries.begin() + 1);
+    }
+    const size_t i = static_cast<size_t>(k);
+    return d - boundaries[i] >= margin && boundaries[i + 1] - d >= margin ? k : -1;
+  }
+};
+
+const ScoreSteps& Steps() {
+  static const ScoreSteps steps = [] {
+    ScoreSteps s{};
+    auto& b = s.boundaries;
     b.front() = -std::numeric_limits<double>::infinity();
     b.back() = std::numeric_limits<double>::infinity();
     for (int64_t k = 1; k <= kMaxNodeScore; ++k) {
@@ -51,45 +77,15 @@ const Boundaries& ScoreBoundaries() {
       }
       b[static_cast<size_t>(k)] = hi;
     }
-    return b;
-  }();
-  return boundaries;
-}
-
-// The steps of QuantizedDecrease by buckets of kBucketMilli: the score at each bucket's start.
-// The steps lie at least 40 milli apart (near d = 0, where the sigmoid is steepest), so a bucket
-// holds at most one and a score is one lookup and one comparison.
-constexpr double kBucketMilli = 16;
-constexpr double kBucketOrigin = -32768;
-constexpr size_t kBuckets = 4096;
-using ScoreBuckets = std::array<uint8_t, kBuckets>;
-const ScoreBuckets& ScoreBucketTable() {
-  static const ScoreBuckets buckets = [] {
-    const Boundaries& b = ScoreBoundaries();
-    ScoreBuckets out{};
-    for (size_t i = 0; i < kBuckets; ++i) {
-      const double start = kBucketOrigin + static_cast<double>(i) * kBucketMilli;
-      out[i] = static_cast<uint8_t>(std::upper_bound(b.begin() + 1, b.end() - 1, start) -
-                                    (b.begin() + 1));
+    for (size_t i = 0; i < ScoreSteps::kBuckets; ++i) {
+      const double start =
+          ScoreSteps::kBucketOrigin + static_cast<double>(i) * ScoreSteps::kBucketMilli;
+      s.bucket[i] = static_cast<uint8_t>(std::upper_bound(b.begin() + 1, b.end() - 1, start) -
+                                         (b.begin() + 1));
     }
-    return out;
+    return s;
   }();
-  return buckets;
-}
-
-// QuantizedDecrease(d') for every d' within `margin` of d, or -1 when a step lies that close (or
-// d is not a number).
-int64_t ScoreOfDecrease(const Boundaries& b, double d, double margin) {
-  const double bucket = (d - kBucketOrigin) / kBucketMilli;
-  int64_t k = 0;
-  if (bucket >= 0 && bucket < static_cast<double>(kBuckets)) {
-    k = ScoreBucketTable()[static_cast<size_t>(bucket)];
-    k += d >= b[static_cast<size_t>(k) + 1];
-  } else {
-    k = std::upper_bound(b.begin() + 1, b.end() - 1, d) - (b.begin() + 1);
-  }
-  const size_t at = static_cast<size_t>(k);
-  return d - b[at] >= margin && b[at + 1] - d >= margin ? k : -1;
+  return steps;
 }
 
 // FgdQuantized (or, `exact`, the decrease in 1/1000 milli) from an estimate of frag_after that is
@@ -105,7 +101,7 @@ bool QuantizeEstimate(double frag_before, double after_estimate, double toleranc
     *score = std::llround(z);
     return true;
   }
-  *score = ScoreOfDecrease(ScoreBoundaries(), frag_before - after_estimate, 2 * tolerance + 1e-9);
+  *score = Steps().Score(frag_before - after_estimate, 2 * tolerance + 1e-9);
   return *score >= 0;
 }
 
@@ -139,11 +135,11 @@ bool EstimatedShareScore(const FragmentationMeasure& measure,
   }
   double best = decrease[0];
   for (int k = 1; k < n; ++k) best = std::max(best, decrease[static_cast<size_t>(k)]);
-  const Boundaries& boundaries = ScoreBoundaries();
+  const ScoreSteps& steps = Steps();
   const double margin = 2 * measure.estimate_tolerance() + 1e-9;
-  const int64_t score = ScoreOfDecrease(boundaries, best, margin);
+  const int64_t score = steps.Score(best, margin);
   if (score < 0) return false;
-  const double reaches = boundaries[static_cast<size_t>(score)];
+  const double reaches = steps.boundaries[static_cast<size_t>(score)];
   int pick = kMaxGpusPerNode;
   for (int k = 0; k < n; ++k) {
     const double d = decrease[static_cast<size_t>(k)];
