@@ -97,6 +97,9 @@ class Scorer {
   // FGD's node score for placing `pod` on `node` (with fragmentation `frag_before`) using
   // `measure`, and the GPUs that give it (FGD: calculateGpuShareFragExtendScore).
   // `exact`: the fragmentation decrease itself (in 1/1000 milli), not FGD's sigmoid percent.
+  // REQUIRES: frag_before == measure.Evaluate(node) (as NodeView::frag): a pod that leaves every
+  // term of the measure as it was (a CPU-only pod whose CPU changes no typical pod's fit) scores
+  // a zero decrease without measuring the node again.
   static Scored FgdScore(const FragmentationMeasure& measure, const NodeGpuState& node,
                          double frag_before, const PodRequest& pod, bool exact = false);
 
