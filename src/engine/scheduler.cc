@@ -294,9 +294,11 @@ class SchedulerImpl : public Scheduler {
   std::vector<WorkloadRec> recs_;
   std::vector<absl::btree_set<QueueKey>> pending_;  // per queue index
   std::vector<WorkloadId> rejected_unreported_;
-  std::set<WorkloadId> partial_;                      // admitted with pods still to place
-  std::vector<std::set<WorkloadId>> admitted_by_cq_;  // preemption candidates by queue
-  std::vector<std::vector<int32_t>> cqs_by_root_;     // per quota-tree root node
+  std::set<WorkloadId> partial_;  // admitted with pods still to place
+  // Preemption candidates by queue, lowest priority first: a preemptor walks only the prefix
+  // below its own priority, and skips a queue that borrows nothing it needs.
+  std::vector<absl::btree_set<std::pair<int32_t, WorkloadId>>> admitted_by_cq_;
+  std::vector<std::vector<int32_t>> cqs_by_root_;  // per quota-tree root node
   std::vector<UndoEntry> undo_;
   int64_t release_epoch_ = 0;
   int64_t admit_epoch_ = 0;
@@ -1548,7 +1550,7 @@ void SchedulerImpl::Finish(WorkloadId id, double now) {
   if (st.state == WorkloadState::kAdmitted) {
     Evict(id);
     partial_.erase(id);
-    if (recs_[id].cq >= 0) admitted_by_cq_[recs_[id].cq].erase(id);
+    if (recs_[id].cq >= 0) admitted_by_cq_[recs_[id].cq].erase({recs_[id].priority, id});
   } else if (st.state == WorkloadState::kPending) {
     Dequeue(id);
   }
@@ -1699,7 +1701,7 @@ absl::Status SchedulerImpl::Restore(WorkloadId id, std::vector<PodPlacement> pod
   for (size_t g = 0; g < combo.size(); ++g)
     st.flavors.push_back(combo[g] < 0 ? -1 : queues_[rec.cq].groups[g].flavors[combo[g]]);
   if (static_cast<int>(rec.placed.size()) < w.TotalPods()) partial_.insert(id);
-  if (rec.cq >= 0) admitted_by_cq_[rec.cq].insert(id);
+  if (rec.cq >= 0) admitted_by_cq_[rec.cq].insert({rec.priority, id});
   ++admit_epoch_;
   return absl::OkStatus();
 }
@@ -1725,7 +1727,7 @@ void SchedulerImpl::Admit(WorkloadId id, const std::vector<int32_t>& combo, doub
   if (static_cast<int>(rec.placed.size()) < model_.workloads[id].TotalPods()) {
     partial_.insert(id);
   }
-  if (rec.cq >= 0) admitted_by_cq_[rec.cq].insert(id);
+  if (rec.cq >= 0) admitted_by_cq_[rec.cq].insert({rec.priority, id});
   ++admit_epoch_;
   ++stats_.admitted;
   Decision d;
@@ -1807,66 +1809,88 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
   bool fair = model_.config.fair_sharing;
   std::vector<WorkloadId> out;
   if (!HasPreemptionPolicy(rec.cq)) return out;
-  std::vector<WorkloadId> admitted;
   const bool other_queues =
       !cq.cohort.empty() && (pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
                              pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever);
-  for (int32_t q : other_queues ? cqs_by_root_[quota_->root(rec.cq)] : std::vector<int32_t>{rec.cq})
-    admitted.insert(admitted.end(), admitted_by_cq_[q].begin(), admitted_by_cq_[q].end());
-  for (WorkloadId v : admitted) {
-    if (v == id) continue;
-    const WorkloadRec& vr = recs_[v];
-    if (vr.cq == rec.cq) {
-      bool ok = false;
-      switch (pc.within_cluster_queue) {
-        case WithinClusterQueuePolicy::kNever:
-          break;
-        case WithinClusterQueuePolicy::kLowerPriority:
-          ok = vr.priority < rec.priority;
-          break;
-        case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority:
-          ok = vr.priority < rec.priority ||
-               (vr.priority == rec.priority && status_[v].created > status_[id].created);
-          break;
-      }
-      if (ok) out.push_back(v);
-      continue;
+  // Each queue's admitted workloads are ordered by priority: take the prefix the policy allows.
+  auto take_below = [&](int32_t q, int32_t limit, bool equal_if_newer) {
+    for (const auto& [prio, v] : admitted_by_cq_[q]) {
+      if (prio > limit || (prio == limit && !equal_if_newer)) break;
+      if (v == id) continue;
+      if (prio == limit && !(status_[v].created > status_[id].created)) continue;
+      out.push_back(v);
     }
-    // Only workloads of queues that borrow what the preemptor needs are reclaimable.
-    bool victim_borrows = false;
-    for (const auto& [fr, q] : need)
-      if (quota_->IsBorrowing(vr.cq, fr)) victim_borrows = true;
-    if (!victim_borrows) continue;
-    bool ok = false;
-    if (!borrows || fair) {
-      switch (pc.reclaim_within_cohort) {
-        case ReclaimPolicy::kNever:
-          break;
-        case ReclaimPolicy::kLowerPriority:
-          ok = vr.priority < rec.priority;
-          break;
-        case ReclaimPolicy::kAny:
-          ok = true;
-          break;
+  };
+  switch (pc.within_cluster_queue) {
+    case WithinClusterQueuePolicy::kNever:
+      break;
+    case WithinClusterQueuePolicy::kLowerPriority:
+      take_below(rec.cq, rec.priority, false);
+      break;
+    case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority:
+      take_below(rec.cq, rec.priority, true);
+      break;
+  }
+  if (other_queues) {
+    for (int32_t q : cqs_by_root_[quota_->root(rec.cq)]) {
+      if (q == rec.cq || admitted_by_cq_[q].empty()) continue;
+      // Only workloads of queues that borrow what the preemptor needs are reclaimable.
+      bool victim_borrows = false;
+      for (const auto& [fr, amount] : need)
+        if (quota_->IsBorrowing(q, fr)) victim_borrows = true;
+      if (!victim_borrows) continue;
+      if (!borrows || fair) {
+        switch (pc.reclaim_within_cohort) {
+          case ReclaimPolicy::kNever:
+            break;
+          case ReclaimPolicy::kLowerPriority:
+            take_below(q, rec.priority, false);
+            break;
+          case ReclaimPolicy::kAny:
+            for (const auto& [prio, v] : admitted_by_cq_[q]) out.push_back(v);
+            break;
+        }
+      } else if (pc.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority) {
+        int32_t limit = rec.priority;
+        bool strictly_below = true;
+        if (pc.max_priority_threshold && *pc.max_priority_threshold < limit) {
+          limit = *pc.max_priority_threshold;  // at most the threshold, inclusive
+          strictly_below = false;
+        }
+        if (strictly_below) {
+          take_below(q, limit, false);
+        } else {
+          for (const auto& [prio, v] : admitted_by_cq_[q]) {
+            if (prio > limit) break;
+            out.push_back(v);
+          }
+        }
       }
-    } else if (pc.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority) {
-      ok = vr.priority < rec.priority &&
-           (!pc.max_priority_threshold || vr.priority <= *pc.max_priority_threshold);
     }
-    if (ok) out.push_back(v);
   }
   // Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims),
   // then most recently admitted (least work lost).
-  auto gpus = [&](WorkloadId v) { return recs_[v].gpus_placed; };
-  std::sort(out.begin(), out.end(), [&](WorkloadId a, WorkloadId b) {
-    bool ao = recs_[a].cq != rec.cq, bo = recs_[b].cq != rec.cq;
-    if (ao != bo) return ao;
-    if (recs_[a].priority != recs_[b].priority) return recs_[a].priority < recs_[b].priority;
-    if (int64_t ga = gpus(a), gb = gpus(b); ga != gb) return ga > gb;
-    if (status_[a].admitted_at != status_[b].admitted_at)
-      return status_[a].admitted_at > status_[b].admitted_at;
-    return a > b;
+  // The keys are gathered once: comparing through recs_ and status_ costs a cache miss each.
+  struct Key {
+    bool own;
+    int32_t priority;
+    int64_t gpus;
+    double admitted_at;
+    WorkloadId v;
+  };
+  std::vector<Key> keys;
+  keys.reserve(out.size());
+  for (WorkloadId v : out)
+    keys.push_back({recs_[v].cq == rec.cq, recs_[v].priority, recs_[v].gpus_placed,
+                    status_[v].admitted_at, v});
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.own != b.own) return !a.own;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.gpus != b.gpus) return a.gpus > b.gpus;
+    if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
+    return a.v > b.v;
   });
+  for (size_t i = 0; i < keys.size(); ++i) out[i] = keys[i].v;
   return out;
 }
 
@@ -1935,16 +1959,19 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
   // Cheap bound before any eviction: even every candidate gone must cover the quota gap and
   // the GPUs (one pool, all nodes; exact placement is checked later).
   {
-    std::map<FlavorResource, int64_t> freed;
+    // Only the flavor-resources the preemptor needs matter (a handful).
+    std::vector<int64_t> freed(need.size(), 0);
     int64_t freed_gpus = 0;
     for (WorkloadId v : candidates) {
       for (const auto& p : recs_[v].placed) {
-        for (const auto& [fr, q] : p.quota) freed[fr] += q;
+        for (const auto& [fr, q] : p.quota)
+          for (size_t i = 0; i < need.size(); ++i)
+            if (need[i].first == fr) freed[i] += q;
         freed_gpus += static_cast<int64_t>(p.placement.gpus.size());
       }
     }
-    for (const auto& [fr, q] : need)
-      if (q > quota_->Available(rec.cq, fr) + freed[fr]) return false;
+    for (size_t i = 0; i < need.size(); ++i)
+      if (need[i].second > quota_->Available(rec.cq, need[i].first) + freed[i]) return false;
     int64_t want_gpus = 0;
     const Workload& w = model_.workloads[id];
     int remaining = w.MinPods();
@@ -2034,7 +2061,7 @@ bool SchedulerImpl::TryPreempt(WorkloadId id, const std::vector<int32_t>& combo,
     WorkloadStatus& vs = status_[v];
     WorkloadRec& vr = recs_[v];
     partial_.erase(v);
-    admitted_by_cq_[vr.cq].erase(v);
+    admitted_by_cq_[vr.cq].erase({vr.priority, v});
     vs.pods.clear();
     ++vs.preemptions;
     ++stats_.preempted;
