@@ -1,0 +1,209 @@
+// The event recorder against a scripted events endpoint (cpp-httplib): repeated occurrences are
+// one Event with a count, the per-object rate limit holds writes back without losing counts, and
+// an Event that expired on the server is created again.
+#include "k8s/event_recorder.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::k8s {
+namespace {
+
+using json = nlohmann::json;
+
+// Holds Events by name, as the API server's events collection of namespace "d" would.
+class EventsServer {
+ public:
+  EventsServer() {
+    server_.Post("/api/v1/namespaces/d/events",
+                 [this](const httplib::Request& req, httplib::Response& res) {
+                   std::lock_guard<std::mutex> l(mu_);
+                   json ev = json::parse(req.body);
+                   const std::string name = ev["metadata"]["name"];
+                   ++posts_;
+                   if (events_.count(name)) {
+                     res.status = 409;
+                     return;
+                   }
+                   events_[name] = ev;
+                   res.status = 201;
+                   res.set_content(ev.dump(), "application/json");
+                 });
+    server_.Patch(R"(/api/v1/namespaces/d/events/([^/]+))",
+                  [this](const httplib::Request& req, httplib::Response& res) {
+                    std::lock_guard<std::mutex> l(mu_);
+                    ++patches_;
+                    auto it = events_.find(req.matches[1]);
+                    if (it == events_.end()) {
+                      res.status = 404;
+                      return;
+                    }
+                    it->second.merge_patch(json::parse(req.body));
+                    res.set_content(it->second.dump(), "application/json");
+                  });
+    server_.set_keep_alive_max_count(1);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() before the listener runs would be lost, and the destructor would wait forever.
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~EventsServer() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::vector<json> Events() {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<json> out;
+    for (const auto& [k, v] : events_) out.push_back(v);
+    return out;
+  }
+  void Expire() {
+    std::lock_guard<std::mutex> l(mu_);
+    events_.clear();
+  }
+  int posts() {
+    std::lock_guard<std::mutex> l(mu_);
+    return posts_;
+  }
+  int patches() {
+    std::lock_guard<std::mutex> l(mu_);
+    return patches_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::map<std::string, json> events_;
+  int posts_ = 0, patches_ = 0;
+};
+
+class EventRecorderTest : public ::testing::Test {
+ protected:
+  EventRecorderTest() {
+    KubeConfig kc;
+    kc.server = fmt::format("http://127.0.0.1:{}", server_.port());
+    client_ = std::make_unique<KubeClient>(kc);
+  }
+
+  // Writes run inline, so that each Record's effect is on the server when it returns; time is
+  // ours to move.
+  std::unique_ptr<EventRecorder> Recorder(double burst = 25, double refill_per_s = 1.0 / 300) {
+    EventRecorderOptions o;
+    o.component = "tessera";
+    o.burst = burst;
+    o.refill_per_s = refill_per_s;
+    return std::make_unique<EventRecorder>(
+        client_.get(), [](std::function<void()> f) { f(); }, o, [this] { return now_; },
+        [this] { return fmt::format("2026-01-01T00:00:{:02d}Z", static_cast<int>(now_) % 60); });
+  }
+
+  ObjectRef Pod(const std::string& name) {
+    ObjectRef r;
+    r.ns = "d";
+    r.name = name;
+    r.uid = "uid-" + name;
+    return r;
+  }
+
+  EventsServer server_;
+  std::unique_ptr<KubeClient> client_;
+  double now_ = 0;
+};
+
+TEST_F(EventRecorderTest, RepeatedOccurrencesAreOneEventWithACount) {
+  auto rec = Recorder();
+  for (int i = 0; i < 4; ++i) {
+    now_ = i;
+    rec->Record(Pod("p"), "Warning", "FailedScheduling", "no room");
+  }
+  auto events = server_.Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["count"], 4);
+  EXPECT_EQ(events[0]["firstTimestamp"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(events[0]["lastTimestamp"], "2026-01-01T00:00:03Z");
+  EXPECT_EQ(events[0]["involvedObject"]["uid"], "uid-p");
+  EXPECT_EQ(events[0]["reason"], "FailedScheduling");
+  EXPECT_EQ(server_.posts(), 1);
+  EXPECT_EQ(server_.patches(), 3);
+  EXPECT_EQ(rec->stats().created, 1);
+  EXPECT_EQ(rec->stats().patched, 3);
+}
+
+TEST_F(EventRecorderTest, AnotherMessageOrObjectIsAnotherEvent) {
+  auto rec = Recorder();
+  rec->Record(Pod("p"), "Warning", "FailedScheduling", "no room");
+  rec->Record(Pod("p"), "Warning", "FailedScheduling", "quota");
+  rec->Record(Pod("q"), "Warning", "FailedScheduling", "no room");
+  rec->Record(Pod("p"), "Warning", "FailedScheduling", "no room");
+  auto events = server_.Events();
+  ASSERT_EQ(events.size(), 3u);
+  int counts = 0;
+  for (const auto& e : events) counts += e["count"].get<int>();
+  EXPECT_EQ(counts, 4);
+}
+
+TEST_F(EventRecorderTest, RateLimitHoldsWritesBackAndKeepsTheCount) {
+  auto rec = Recorder(/*burst=*/2, /*refill_per_s=*/0.01);
+  for (int i = 0; i < 6; ++i) rec->Record(Pod("p"), "Warning", "FailedScheduling", "no room");
+  auto events = server_.Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["count"], 2);  // the burst: a POST and one PATCH
+  EXPECT_EQ(rec->stats().held, 4);
+  rec->Flush();  // no token yet
+  EXPECT_EQ(server_.Events()[0]["count"], 2);
+  now_ = 100;  // one token
+  rec->Flush();
+  EXPECT_EQ(server_.Events()[0]["count"], 6);  // every occurrence, in one PATCH
+  EXPECT_EQ(server_.posts() + server_.patches(), 3);
+  // Another object has its own bucket.
+  rec->Record(Pod("q"), "Warning", "FailedScheduling", "no room");
+  EXPECT_EQ(server_.Events().size(), 2u);
+}
+
+TEST_F(EventRecorderTest, AnEventThatExpiredIsCreatedAgain) {
+  auto rec = Recorder();
+  rec->Record(Pod("p"), "Normal", "Preempted", "by x");
+  server_.Expire();
+  rec->Record(Pod("p"), "Normal", "Preempted", "by x");
+  auto events = server_.Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["count"], 2);
+  EXPECT_EQ(rec->stats().created, 2);
+}
+
+TEST_F(EventRecorderTest, ForgetsTheLeastRecentlyUsedBeyondItsCache) {
+  EventRecorderOptions o;
+  o.cache_size = 2;
+  EventRecorder rec(
+      client_.get(), [](std::function<void()> f) { f(); }, o);
+  rec.Record(Pod("a"), "Normal", "Scheduled", "x");
+  rec.Record(Pod("b"), "Normal", "Scheduled", "x");
+  rec.Record(Pod("c"), "Normal", "Scheduled", "x");  // forgets a
+  rec.Record(Pod("a"), "Normal", "Scheduled", "x");  // a new Event for a
+  EXPECT_EQ(server_.Events().size(), 4u);
+  rec.Record(Pod("a"), "Normal", "Scheduled", "x");
+  EXPECT_EQ(server_.Events().size(), 4u);
+  EXPECT_EQ(rec.stats().patched, 1);
+}
+
+TEST_F(EventRecorderTest, NothingIsWrittenOnceStopped) {
+  auto rec = Recorder();
+  rec->Stop();
+  rec->Record(Pod("p"), "Normal", "Scheduled", "x");
+  rec->Flush();
+  EXPECT_EQ(server_.posts(), 0);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
