@@ -9,6 +9,8 @@
 #                             its data stay: nothing is lost)
 #   cluster.sh nodes DIR N GPUS [PREFIX]   create N fake nodes with GPUS nvidia.com/gpu each
 #
+# TESSERA_K8S_PROFILING=true serves the API server's /debug/pprof (for `go tool pprof`).
+#
 # etcd keeps its data under /dev/shm when it exists (tmpfs: fsync is free), so that the numbers
 # measured here are the API server's, not the disk's.
 set -euo pipefail
@@ -70,7 +72,7 @@ start_apiserver() {
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
     --enable-priority-and-fairness=false \
     --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
-    --profiling=false --logtostderr=true --v=0 \
+    --profiling="${TESSERA_K8S_PROFILING:-false}" --logtostderr=true --v=0 \
     >>"$DIR/apiserver.log" 2>&1 &
   echo $! >"$DIR/apiserver.pid"
   wait_ready "https://127.0.0.1:$API_PORT" "$TOKEN"

@@ -14,6 +14,7 @@
 #include "config/loader.h"
 #include "engine/scheduler.h"
 #include "fmt/format.h"
+#include "k8s/event_recorder.h"
 #include "k8s/informer.h"
 #include "k8s/objects.h"
 #include "k8s/task_pool.h"
@@ -87,10 +88,12 @@ struct Controller::Impl {
     enum class State { kWaiting, kInEngine, kEvicting } state = State::kWaiting;
     WorkloadId id = -1;
     bool admitted = false;
-    bool foreign = false;  // a pod of another scheduler, bound: it only takes capacity
+    bool resubmit_admitted = false;  // Unsettle()d while admitted: Place() restores its pods
+    bool foreign = false;            // a pod of another scheduler, bound: it only takes capacity
     std::vector<std::vector<std::string>> sets;  // engine pod set, index -> pod key
     double submitted = -1;
     std::string reason;                           // the pending reason last published
+    double reason_at = -1;                        // when its FailedScheduling was last recorded
     std::map<std::string, std::string> evicting;  // pod key -> node it is evicted from
   };
 
@@ -114,6 +117,7 @@ struct Controller::Impl {
 
   std::vector<std::unique_ptr<Informer>> informers;
   std::unique_ptr<TaskPool> bind_pool, status_pool;
+  std::unique_ptr<EventRecorder> events;
   std::thread loop_thread;
   std::atomic<bool> stop{false};
   std::atomic<bool> active{true};
@@ -132,6 +136,8 @@ struct Controller::Impl {
   std::unordered_map<std::string, PodInfo> pods;
   std::map<std::string, std::pair<Node, bool>> nodes;  // name -> node, ready
   std::map<std::string, PodGroupInfo> podgroups;
+  std::map<std::string, VolcanoPodGroupInfo> volcano_groups;
+  bool volcano_served = false;  // scheduling.volcano.sh PodGroups are served (CRD installed)
   std::map<std::string, JobInfo> jobs;
   std::map<std::string, PriorityClass> priority_classes;
   std::map<std::string, Labels> namespaces;
@@ -180,6 +186,11 @@ struct Controller::Impl {
   void Start() {
     bind_pool = std::make_unique<TaskPool>(options.bind_workers);
     status_pool = std::make_unique<TaskPool>(options.status_workers);
+    EventRecorderOptions eo;
+    eo.component = options.scheduler_name;
+    eo.instance = options.instance;
+    events = std::make_unique<EventRecorder>(
+        client, [this](std::function<void()> f) { status_pool->Post(std::move(f)); }, eo);
     // The Eviction API moved to policy/v1 in Kubernetes 1.22; older servers only have v1beta1.
     eviction_version = "policy/v1beta1";
     if (auto r = client->Get("/apis/policy/v1"); r.ok() && r->status == 200)
@@ -194,6 +205,7 @@ struct Controller::Impl {
     AddInformer("namespaces", "/api/v1/namespaces", false);
     AddInformer("jobs", "/apis/batch/v1/jobs", true);
     AddInformer("podgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true);
+    AddInformer("volcanopodgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", true);
     for (const char* r : kQueueResources)
       AddInformer(r, fmt::format("{}/{}", kQueueGroup, r), true);
     for (auto& i : informers) i->Start();
@@ -206,6 +218,7 @@ struct Controller::Impl {
     if (loop_thread.joinable()) loop_thread.join();
     for (auto& i : informers) i->Stop();
     // Binds already sent finish (their results are dropped); nothing new is started.
+    if (events) events->Stop();
     bind_pool.reset();
     status_pool.reset();
   }
@@ -356,7 +369,27 @@ struct Controller::Impl {
         } else if (auto g = ParsePodGroup(o); g.ok()) {
           podgroups[key] = *g;
         }
-        dirty.insert("PodGroup:" + key);
+        GroupObjectChanged("PodGroup:" + key);
+      });
+    } else if (r == "volcanopodgroups") {
+      if (ev.type == T::kReplace) {
+        volcano_groups.clear();
+        volcano_served = ev.served;
+        // Every Volcano gang is reconsidered: its size may have changed with what is served.
+        for (const auto& [k, g] : groups)
+          if (g.kind == "Volcano") dirty.insert(k);
+      }
+      each([&](const json& o, bool del) {
+        auto key = ObjectKey(o);
+        if (del) {
+          volcano_groups.erase(key);
+        } else if (auto g = ParseVolcanoPodGroup(o); g.ok()) {
+          volcano_groups[key] = *g;
+        } else {
+          spdlog::warn("Volcano PodGroup {}: {}", key, std::string(g.status().message()));
+          volcano_groups.erase(key);
+        }
+        GroupObjectChanged("Volcano:" + key);
       });
     } else if (r == "jobs") {
       if (ev.type == T::kReplace) jobs.clear();
@@ -367,7 +400,7 @@ struct Controller::Impl {
         } else if (auto j = ParseJob(o); j.ok()) {
           jobs[key] = *j;
         }
-        dirty.insert("Job:" + key);
+        GroupObjectChanged("Job:" + key);
       });
     } else if (r == "priorityclasses") {
       if (ev.type == T::kReplace) priority_classes.clear();
@@ -428,21 +461,34 @@ struct Controller::Impl {
     return it->second;
   }
 
-  // A change in a group that the engine already holds: a pending workload is withdrawn and
-  // considered again; an admitted one is corrected by the next rebuild.
+  // A change in a group's pods (one more, one gone, one bound by someone else). The workload
+  // leaves the engine and comes back as it is now, without rebuilding anything else: Place()
+  // restores the pods that are bound (or being bound) where they are, with their GPUs, and the
+  // engine places the others as it places any pods beyond an admitted gang's minimum (kScaleUp).
+  // A pending workload simply waits again with its new pod count, keeping its submission time.
   void Unsettle(Group& g) {
     if (g.state != Group::State::kInEngine) {
       dirty.insert(g.key);
       return;
     }
-    if (g.admitted) {
-      need_rebuild = true;
-      return;
-    }
     if (engine && g.id >= 0) engine->Finish(g.id, Now());
+    ++metrics->resubmits;
     g.id = -1;
     g.state = Group::State::kWaiting;
+    g.resubmit_admitted = g.admitted;
+    g.admitted = false;
     dirty.insert(g.key);
+  }
+
+  // The object that sizes a group (PodGroup, Job) changed: a pending workload is considered
+  // again with the new size; an admitted one keeps running as it is.
+  void GroupObjectChanged(const std::string& key) {
+    auto it = groups.find(key);
+    if (it != groups.end() && it->second.state == Group::State::kInEngine && !it->second.admitted) {
+      Unsettle(it->second);
+      return;
+    }
+    dirty.insert(key);
   }
 
   void PodUpsert(const json& obj) {
@@ -512,6 +558,7 @@ struct Controller::Impl {
       case Group::State::kInEngine:
         if (g.admitted && g.pods.empty()) {
           if (engine && g.id >= 0) engine->Finish(g.id, Now());
+          g.id = -1;
           need_cycle = true;
         } else {
           Unsettle(g);
@@ -540,11 +587,58 @@ struct Controller::Impl {
       }
       return it->second.min_member;
     }
+    if (g.kind == "Volcano") {
+      auto it = volcano_groups.find(g.ns + "/" + g.name);
+      if (it != volcano_groups.end()) return it->second.min_member;
+      if (volcano_served) {
+        *wait_reason = fmt::format(
+            "waiting for Volcano PodGroup {}/{} (scheduling.volcano.sh/v1beta1; pods carry its "
+            "annotation {})",
+            g.ns, g.name, kVolcanoGroupAnnotation);
+        return have + 1;
+      }
+      return std::max(have, 1);  // Volcano is not installed: the pods present are the gang
+    }
+    if (g.kind == "KueuePodGroup") {
+      // Every member must say the same size (Kueue refuses the group otherwise).
+      int32_t total = -1;
+      std::string first_pod;
+      for (const auto& k : g.pods) {
+        const PodInfo& p = pods.at(k);
+        if (!p.group_error.empty()) {
+          *wait_reason = p.group_error;
+          return have + 1;
+        }
+        if (total >= 0 && p.group_total != total) {
+          *wait_reason = fmt::format(
+              "the pods of Kueue pod group {}/{} disagree on {}: {} says {}, {} says {}", g.ns,
+              g.name, kKueuePodGroupTotalAnnotation, first_pod, total, p.Key(), p.group_total);
+          return have + 1;
+        }
+        total = p.group_total;
+        first_pod = p.Key();
+      }
+      return std::max(total, 1);
+    }
     if (g.kind == "Job") {
       auto it = jobs.find(g.ns + "/" + g.name);
-      if (it != jobs.end()) return std::min(it->second.parallelism, std::max(have, 1));
+      if (it != jobs.end()) return it->second.GangSize();
     }
     return std::max(have, 1);
+  }
+
+  // Volcano's queue names the LocalQueue when the pods name none, as for a Volcano Job in
+  // `tessera sim`; but its webhook sets "default" on every PodGroup, which says nothing unless
+  // that namespace has a LocalQueue "default".
+  std::string VolcanoQueue(const Group& g) const {
+    auto it = volcano_groups.find(g.ns + "/" + g.name);
+    if (it == volcano_groups.end() || it->second.queue.empty()) return "";
+    const std::string& q = it->second.queue;
+    if (q == "default") {
+      auto lq = queue_objects.find("localqueues");
+      if (lq == queue_objects.end() || !lq->second.count(g.ns + "/" + q)) return "";
+    }
+    return q;
   }
 
   void Rebuild() {
@@ -601,6 +695,7 @@ struct Controller::Impl {
     std::vector<Group*> order;
     for (auto& [k, g] : groups) {
       g.id = -1;
+      g.resubmit_admitted = false;
       if (g.state == Group::State::kInEngine) g.state = Group::State::kWaiting;
       order.push_back(&g);
     }
@@ -656,6 +751,12 @@ struct Controller::Impl {
           if (w.workload_priority_class.empty())
             w.workload_priority_class = j->second.workload_priority_class;
         }
+      }
+      if (g.kind == "Volcano") {
+        if (w.queue_name.empty()) w.queue_name = VolcanoQueue(g);
+        auto v = volcano_groups.find(g.ns + "/" + g.name);
+        if (w.priority_class.empty() && v != volcano_groups.end())
+          w.priority_class = v->second.priority_class;
       }
     }
     // One pod set when the pods are alike (the usual gang), else one per pod.
@@ -716,14 +817,20 @@ struct Controller::Impl {
         for (auto& pl : placements) pl.gpus.clear();
         if (!placements.empty()) st = engine->Restore(id, placements, Now());
       }
+      const bool was_admitted = g.resubmit_admitted;
+      g.resubmit_admitted = false;
       if (!st.ok()) {
         spdlog::warn("tessera: cannot account for the bound pods of {}: {}", g.key,
                      std::string(st.message()));
-        return;  // stays in the engine inactive; the next rebuild tries again
+        // Stays in the engine inactive. Where it held these places a moment ago, something else
+        // is off in the engine's view: rebuild it from the server once.
+        if (was_admitted) need_rebuild = true;
+        return;
       }
       g.admitted = true;
       return;
     }
+    g.resubmit_admitted = false;
     g.admitted = false;
     engine->Submit(id, g.submitted);
   }
@@ -932,43 +1039,32 @@ struct Controller::Impl {
   }
 
   void PostEvent(const PodInfo& p, const char* type, const char* reason, const std::string& msg) {
-    const std::string now = NowRfc3339();
-    json ev = {{"apiVersion", "v1"},
-               {"kind", "Event"},
-               {"metadata", {{"generateName", p.name + "."}, {"namespace", p.ns}}},
-               {"involvedObject",
-                {{"apiVersion", "v1"},
-                 {"kind", "Pod"},
-                 {"namespace", p.ns},
-                 {"name", p.name},
-                 {"uid", p.uid}}},
-               {"type", type},
-               {"reason", reason},
-               {"message", msg},
-               {"source", {{"component", options.scheduler_name}}},
-               {"reportingComponent", options.scheduler_name},
-               {"reportingInstance", options.instance},
-               {"firstTimestamp", now},
-               {"lastTimestamp", now},
-               {"count", 1}};
-    std::string path = fmt::format("/api/v1/namespaces/{}/events", p.ns);
-    std::string payload = ev.dump();
-    status_pool->Post([this, path, payload] {
-      if (!stop) (void)client->Post(path, payload);
-    });
+    ObjectRef ref;
+    ref.ns = p.ns;
+    ref.name = p.name;
+    ref.uid = p.uid;
+    events->Record(ref, type, reason, msg);
   }
 
   // Tells the group's pods why they wait: PodScheduled=False/Unschedulable with the engine's
   // explanation (what the cluster autoscaler looks for), and a FailedScheduling Event.
+  // A reason that stays the same is recorded again (the Event's count goes up, as for
+  // kube-scheduler's every failed attempt) at most every failed_event_interval_s.
   void Publish(Group& g, const std::string& reason) {
-    if (reason.empty() || reason == g.reason || g.foreign) return;
+    if (reason.empty() || g.foreign) return;
+    const double now = Now();
+    const bool changed = reason != g.reason;
+    if (!changed && (options.failed_event_interval_s < 0 ||
+                     now - g.reason_at < options.failed_event_interval_s))
+      return;
     g.reason = reason;
+    g.reason_at = now;
     for (const auto& k : g.pods) {
       auto it = pods.find(k);
       if (it == pods.end() || it->second.Bound() || assumed.count(k)) continue;
       PodInfo& p = it->second;
       PostEvent(p, "Warning", "FailedScheduling", reason);
-      if (p.scheduled_condition == reason) continue;
+      if (!changed || p.scheduled_condition == reason) continue;
       json patch = {{"status",
                      {{"conditions",
                        {{{"type", "PodScheduled"},
@@ -1010,6 +1106,7 @@ struct Controller::Impl {
 
   void WriteStatuses() {
     if (!engine || !active) return;
+    events->Flush();  // occurrences the per-object rate limit held back
     // PodGroups: phase and how many of their pods are bound.
     for (const auto& [key, pg] : podgroups) {
       auto git = groups.find("PodGroup:" + key);

@@ -28,6 +28,9 @@ struct ControllerOptions {
   std::string instance = "tessera";        // reportingInstance of Events
   double status_period_s = 1.0;            // PodGroup / ClusterQueue status and gauges
   double min_rebuild_interval_s = 0.2;     // batches node/queue churn into one rebuild
+  // A gang still pending for the same reason after a cycle gets its FailedScheduling Event's
+  // count raised at most this often (-1: only when the reason changes).
+  double failed_event_interval_s = 10;
 };
 
 struct ControllerSnapshot {

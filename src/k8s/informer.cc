@@ -62,6 +62,7 @@ bool Informer::List() {
           WatchEvent ev;
           ev.type = WatchEvent::Type::kReplace;
           ev.resource = resource_;
+          ev.served = false;
           handler_(std::move(ev));
           synced_ = true;
           spdlog::info("informer {}: {} is not served (CRD not installed?); treating it as empty",

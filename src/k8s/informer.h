@@ -26,6 +26,9 @@ struct WatchEvent {
   std::string resource;                 // the informer's name ("pods", "nodes", ...)
   nlohmann::json object;                // kAdded/kModified/kDeleted
   std::vector<nlohmann::json> objects;  // kReplace
+  // kReplace: false when an optional kind answered 404 (its CRD is not installed), so that the
+  // consumer can tell "none exist" from "this kind does not exist here".
+  bool served = true;
 };
 
 struct InformerStats {

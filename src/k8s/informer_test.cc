@@ -123,15 +123,21 @@ TEST(Informer, OptionalKindThatIsNotServedCountsAsEmpty) {
   kc.server = fmt::format("http://127.0.0.1:{}", port);
   KubeClient client(kc);
   std::atomic<int> replaces{0};
+  std::atomic<bool> served{true};
   Informer informer(
       &client, "podgroups", "/apis/x/v1/podgroups",
-      [&](WatchEvent ev) { replaces += ev.type == WatchEvent::Type::kReplace; }, true);
+      [&](WatchEvent ev) {
+        replaces += ev.type == WatchEvent::Type::kReplace;
+        served = ev.served;
+      },
+      true);
   informer.Start();
   EXPECT_TRUE(WaitFor([&] { return informer.synced(); }));
   informer.Stop();
   server.stop();
   t.join();
   EXPECT_EQ(replaces.load(), 1);
+  EXPECT_FALSE(served.load());
 }
 
 }  // namespace

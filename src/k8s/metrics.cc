@@ -134,6 +134,10 @@ std::string Metrics::Render() const {
   RenderCounter("tessera_engine_rebuilds_total",
                 "Engine rebuilds from a fresh snapshot (node or queue changes, resyncs).",
                 {{"", rebuilds.load()}}, out);
+  RenderCounter("tessera_workload_resubmits_total",
+                "Workloads taken out of the engine and put back with their pods as they are now "
+                "(a gang that grew or lost a pod), without a rebuild.",
+                {{"", resubmits.load()}}, out);
   return out;
 }
 

@@ -9,6 +9,7 @@
 //   preemptions_total                       counter, victim workloads
 //   evictions_total{result}                 counter
 //   scheduling_cycles_total, engine_rebuilds_total   counters
+//   workload_resubmits_total                counter, one workload updated in place
 //   cycle_duration_seconds                  histogram, one engine RunCycle
 //
 // Thread-safety: every method is thread-safe.
@@ -54,7 +55,7 @@ class Metrics {
   std::atomic<int64_t> binds_ok{0}, binds_conflict{0}, binds_not_found{0}, binds_error{0};
   std::atomic<int64_t> preemptions{0};
   std::atomic<int64_t> evictions_ok{0}, evictions_error{0};
-  std::atomic<int64_t> cycles{0}, rebuilds{0};
+  std::atomic<int64_t> cycles{0}, rebuilds{0}, resubmits{0};
 
   // Replaces the per-queue and per-flavor gauges (the scheduling loop sets them after a cycle).
   void SetGauges(std::map<std::string, int64_t> pending, std::map<std::string, int64_t> admitted,

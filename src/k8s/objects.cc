@@ -238,6 +238,21 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
              it2 != p.annotations.end() && !it2->second.empty()) {
     p.group_kind = "Volcano";
     p.group_name = it2->second;
+  } else if (auto it3 = p.labels.find(kKueuePodGroupLabel);
+             it3 != p.labels.end() && !it3->second.empty()) {
+    p.group_kind = "KueuePodGroup";
+    p.group_name = it3->second;
+    auto total = p.annotations.find(kKueuePodGroupTotalAnnotation);
+    int32_t n = 0;
+    if (total == p.annotations.end()) {
+      p.group_error = fmt::format("pod {} has label {} but no annotation {}", p.Key(),
+                                  kKueuePodGroupLabel, kKueuePodGroupTotalAnnotation);
+    } else if (!absl::SimpleAtoi(total->second, &n) || n < 1) {
+      p.group_error = fmt::format("pod {}: annotation {}: '{}' is not a positive integer", p.Key(),
+                                  kKueuePodGroupTotalAnnotation, total->second);
+    } else {
+      p.group_total = n;
+    }
   } else {
     if (const json& owners = At(md, "ownerReferences"); owners.is_array()) {
       for (const auto& o : owners) {
@@ -305,13 +320,45 @@ absl::StatusOr<PodGroupInfo> ParsePodGroup(const json& obj) {
   return g;
 }
 
+absl::StatusOr<VolcanoPodGroupInfo> ParseVolcanoPodGroup(const json& obj) {
+  VolcanoPodGroupInfo g;
+  const json& md = At(obj, "metadata");
+  g.ns = Str(md, "namespace");
+  g.name = Str(md, "name");
+  if (g.name.empty()) return absl::InvalidArgumentError("metadata.name: missing");
+  const json& spec = At(obj, "spec");
+  const json& mm = At(spec, "minMember");
+  if (!mm.is_null() && !mm.is_number_integer())
+    return absl::InvalidArgumentError("spec.minMember: expected an integer");
+  if (mm.is_number_integer()) g.min_member = std::max(1, mm.get<int32_t>());
+  g.queue = Str(spec, "queue");
+  g.priority_class = Str(spec, "priorityClassName");
+  if (auto st = ReadResources(At(spec, "minResources"), "spec.minResources", g.min_resources);
+      !st.ok())
+    return st;
+  return g;
+}
+
+int32_t JobInfo::GangSize() const {
+  int32_t n = parallelism;
+  if (completions) n = std::min(n, *completions - succeeded);
+  return std::max(n, 1);
+}
+
 absl::StatusOr<JobInfo> ParseJob(const json& obj) {
   JobInfo j;
   const json& md = At(obj, "metadata");
   j.ns = Str(md, "namespace");
   j.name = Str(md, "name");
-  const json& par = At(At(obj, "spec"), "parallelism");
+  const json& spec = At(obj, "spec");
+  // parallelism defaults to 1; 0 means suspended-like (no pods), which we treat as 1 since a
+  // Job with pods present runs at least those.
+  const json& par = At(spec, "parallelism");
   if (par.is_number_integer()) j.parallelism = std::max(1, par.get<int32_t>());
+  if (const json& c = At(spec, "completions"); c.is_number_integer())
+    j.completions = std::max(1, c.get<int32_t>());
+  if (const json& s = At(At(obj, "status"), "succeeded"); s.is_number_integer())
+    j.succeeded = std::max(0, s.get<int32_t>());
   auto labels = StrMap(At(md, "labels"));
   if (auto it = labels.find(kQueueLabel); it != labels.end()) {
     j.queue_name = it->second;

@@ -30,6 +30,10 @@ inline constexpr const char* kTesseraQueueLabel = "tessera.dev/queue";
 inline constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 inline constexpr const char* kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 inline constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
+// Kueue's plain-pod groups: every member carries the group's name as a label and the group's
+// size as an annotation (https://kueue.sigs.k8s.io/docs/tasks/run/plain_pods/).
+inline constexpr const char* kKueuePodGroupLabel = "kueue.x-k8s.io/pod-group-name";
+inline constexpr const char* kKueuePodGroupTotalAnnotation = "kueue.x-k8s.io/pod-group-total-count";
 
 struct PodInfo {
   std::string ns, name, uid, resource_version;
@@ -45,9 +49,13 @@ struct PodInfo {
   int64_t grace_period = 30;            // spec.terminationGracePeriodSeconds
   std::string queue_name;               // from kQueueLabel or kTesseraQueueLabel
   std::string workload_priority_class;  // kPriorityClassLabel
-  // How the pod joins a workload: kind "PodGroup", "Volcano", "Job" or "Pod", and the group's
-  // name in the pod's namespace.
+  // How the pod joins a workload: kind "PodGroup", "Volcano", "KueuePodGroup", "Job" or "Pod",
+  // and the group's name in the pod's namespace.
   std::string group_kind, group_name;
+  // KueuePodGroup: kKueuePodGroupTotalAnnotation, the group's size; -1 when absent or malformed,
+  // and then `group_error` says what is wrong with it (the group waits and shows it).
+  int32_t group_total = -1;
+  std::string group_error;
   std::vector<int32_t> gpu_indices;  // kGpuIndicesAnnotation, empty when absent
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
 
@@ -64,13 +72,29 @@ struct PodGroupInfo {
   int32_t scheduled = -1;  // status.scheduled as last seen
 };
 
+// Volcano's PodGroup (scheduling.volcano.sh/v1beta1), which Volcano's job controller (or the user)
+// creates for the pods annotated kVolcanoGroupAnnotation.
+struct VolcanoPodGroupInfo {
+  std::string ns, name;
+  int32_t min_member = 1;      // spec.minMember: pods that must start together
+  std::string queue;           // spec.queue (Volcano's webhook defaults it to "default")
+  std::string priority_class;  // spec.priorityClassName
+  Resources min_resources;     // spec.minResources: what minMember pods need, per Volcano
+};
+
 // A batch Job: its parallelism is the gang size of its pods, and Kueue users put the queue and
 // priority labels on the Job rather than on its pod template.
 struct JobInfo {
   std::string ns, name;
   int32_t parallelism = 1;
+  std::optional<int32_t> completions;  // spec.completions; absent: work queue, parallelism rules
+  int32_t succeeded = 0;               // status.succeeded
   std::string queue_name;
   std::string workload_priority_class;
+
+  // The pods the Job controller keeps active: min(parallelism, completions - succeeded), at
+  // least 1.
+  int32_t GangSize() const;
 };
 
 // Parses a v1 Pod. Errors name the field ("spec.containers[1].resources.requests.cpu: ...").
@@ -79,6 +103,8 @@ struct JobInfo {
 // whose Ready condition is not True is reported through `ready`.
 [[nodiscard]] absl::StatusOr<Node> ParseNode(const json& obj, bool* ready);
 [[nodiscard]] absl::StatusOr<PodGroupInfo> ParsePodGroup(const json& obj);
+// Errors name the field ("spec.minResources.cpu: ...").
+[[nodiscard]] absl::StatusOr<VolcanoPodGroupInfo> ParseVolcanoPodGroup(const json& obj);
 [[nodiscard]] absl::StatusOr<JobInfo> ParseJob(const json& obj);
 [[nodiscard]] absl::StatusOr<PriorityClass> ParsePriorityClass(const json& obj);
 

@@ -107,5 +107,83 @@ TEST(ParsePodGroup, MinMemberAndStatus) {
   EXPECT_EQ(g->scheduled, 8);
 }
 
+TEST(ParsePod, KueuePlainPodGroupWithItsTotalCount) {
+  json pod = Pod();
+  pod["metadata"]["labels"].erase("scheduling.x-k8s.io/pod-group");
+  pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"] = "sample-group";
+  pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "3";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->GroupKey(), "KueuePodGroup:team-a/sample-group");
+  EXPECT_EQ(p->group_total, 3);
+  EXPECT_TRUE(p->group_error.empty());
+  // The Volcano annotation, a stronger statement of the group, wins over Kueue's label.
+  pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = "vg";
+  EXPECT_EQ(ParsePod(pod)->GroupKey(), "Volcano:team-a/vg");
+}
+
+TEST(ParsePod, KueuePlainPodGroupWithABadCountSaysWhichPodAndAnnotation) {
+  json pod = Pod();
+  pod["metadata"]["labels"].erase("scheduling.x-k8s.io/pod-group");
+  pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"] = "sample-group";
+  pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "two";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();  // the pod is kept; its group waits and says why
+  EXPECT_EQ(p->group_total, -1);
+  EXPECT_NE(p->group_error.find("team-a/w-0"), std::string::npos) << p->group_error;
+  EXPECT_NE(p->group_error.find("kueue.x-k8s.io/pod-group-total-count: 'two'"), std::string::npos)
+      << p->group_error;
+  pod["metadata"]["annotations"].erase("kueue.x-k8s.io/pod-group-total-count");
+  p = ParsePod(pod);
+  EXPECT_NE(p->group_error.find("no annotation kueue.x-k8s.io/pod-group-total-count"),
+            std::string::npos)
+      << p->group_error;
+  pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "0";
+  EXPECT_FALSE(ParsePod(pod)->group_error.empty());
+}
+
+TEST(ParseVolcanoPodGroup, MinMemberQueueAndMinResources) {
+  auto g = ParseVolcanoPodGroup(json::parse(R"({
+    "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+    "metadata": {"name": "vg", "namespace": "ns"},
+    "spec": {"minMember": 4, "queue": "research", "priorityClassName": "high",
+             "minResources": {"cpu": "8", "nvidia.com/gpu": 4}}})"));
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->min_member, 4);
+  EXPECT_EQ(g->queue, "research");
+  EXPECT_EQ(g->priority_class, "high");
+  EXPECT_EQ(g->min_resources[kCpu], 8000);
+  EXPECT_EQ(g->min_resources[kGpu], 4);
+}
+
+TEST(ParseVolcanoPodGroup, DefaultsAndErrorsNameTheField) {
+  auto g = ParseVolcanoPodGroup(json::parse(R"({"metadata": {"name": "vg", "namespace": "ns"}})"));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->min_member, 1);
+  auto bad = ParseVolcanoPodGroup(
+      json::parse(R"({"metadata": {"name": "vg"}, "spec": {"minResources": {"cpu": "lots"}}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("spec.minResources.cpu"), std::string::npos)
+      << bad.status();
+  bad = ParseVolcanoPodGroup(
+      json::parse(R"({"metadata": {"name": "vg"}, "spec": {"minMember": "4"}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("spec.minMember"), std::string::npos);
+}
+
+TEST(ParseJob, GangIsParallelismCappedByTheCompletionsLeft) {
+  auto j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns"},
+                                    "spec": {"parallelism": 8}})"));
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->GangSize(), 8);  // a work queue: parallelism pods
+  j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns"},
+                               "spec": {"parallelism": 8, "completions": 10},
+                               "status": {"succeeded": 7}})"));
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->GangSize(), 3);
+  j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns"}, "spec": {}})"));
+  EXPECT_EQ(j->GangSize(), 1);
+}
+
 }  // namespace
 }  // namespace tessera::k8s

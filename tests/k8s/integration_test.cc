@@ -102,6 +102,26 @@ class K8sIntegration : public ::testing::Test {
     return n;
   }
 
+  // The message of the pod's PodScheduled=False condition, "" when it has none.
+  std::string WaitMessage(const std::string& ns, const std::string& pod) {
+    json p = cluster_->Get(fmt::format("/api/v1/namespaces/{}/pods/{}", ns, pod));
+    if (!p.is_object() || !p.contains("status")) return "";
+    for (const auto& c : p["status"].value("conditions", json::array()))
+      if (c["type"] == "PodScheduled" && c["status"] == "False") return c.value("message", "");
+    return "";
+  }
+
+  // The pod's Events of `reason`.
+  std::vector<json> EventsOf(const std::string& ns, const std::string& pod,
+                             const std::string& reason) {
+    json list = cluster_->Get(fmt::format(
+        "/api/v1/namespaces/{}/events?fieldSelector=involvedObject.name%3D{}", ns, pod));
+    std::vector<json> out;
+    for (const auto& e : list.value("items", json::array()))
+      if (e["reason"] == reason) out.push_back(e);
+    return out;
+  }
+
   int CountWithPrefix(const std::string& ns, const std::string& prefix) {
     int n = 0;
     for (const auto& p : cluster_->Pods(ns))
@@ -510,6 +530,126 @@ TEST_F(K8sIntegration, ServeCommandSchedulesAndShutsDownOnSigterm) {
   lease = cluster_->Get("/apis/coordination.k8s.io/v1/namespaces/default/leases/tessera");
   EXPECT_EQ(lease["spec"].value("holderIdentity", "x"), "");
   ExpectNoDoubleBooking({"default"}, 8);
+}
+
+// Volcano's PodGroup (its CRD installed, as Volcano does) sizes the gang of the pods annotated
+// scheduling.k8s.io/group-name; Kueue's plain-pod group is the size its pods' annotation says.
+// Neither binds a pod before the whole gang exists.
+TEST_F(K8sIntegration, VolcanoAndKueuePodGroupsWaitForTheirWholeGang) {
+  cluster_->Apply(ReadRepoFile("tests/k8s/testdata/volcano-podgroups-crd.yaml"));
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        auto r = cluster_->client().Get("/apis/scheduling.volcano.sh/v1beta1/podgroups");
+        return r.ok() && r->status == 200;
+      },
+      30))
+      << "Volcano's PodGroup CRD not served";
+  cluster_->CreateNodes(2, 8, "gpu");
+  cluster_->Create(
+      {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+       {"kind", "PodGroup"},
+       {"metadata", {{"name", "vg"}, {"namespace", "default"}}},
+       {"spec", {{"minMember", 4}, {"queue", "default"}, {"minResources", {{"cpu", "4"}}}}}});
+  StartTessera();
+  auto volcano_pod = [&](const std::string& group, int i) {
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("{}-{}", group, i), 1, "tessera",
+                                       json::object(), {{"scheduling.k8s.io/group-name", group}}));
+  };
+  auto kueue_pod = [&](int i) {
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("kg-{}", i), 1, "tessera",
+                                       {{"kueue.x-k8s.io/pod-group-name", "kg"}},
+                                       {{"kueue.x-k8s.io/pod-group-total-count", "3"}}));
+  };
+  for (int i = 0; i < 2; ++i) {
+    volcano_pod("vg", i);
+    kueue_pod(i);
+  }
+  volcano_pod("nopg", 0);  // its Volcano PodGroup does not exist
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return WaitMessage("default", "vg-1").find("2 of 4 exist") != std::string::npos &&
+               WaitMessage("default", "kg-1").find("2 of 3 exist") != std::string::npos &&
+               WaitMessage("default", "nopg-0").find("waiting for Volcano PodGroup default/nopg") !=
+                   std::string::npos;
+      },
+      kTimeout))
+      << WaitMessage("default", "vg-1") << " / " << WaitMessage("default", "kg-1") << " / "
+      << WaitMessage("default", "nopg-0");
+  EXPECT_EQ(cluster_->BoundPods("default"), 0);
+  for (int i = 2; i < 4; ++i) volcano_pod("vg", i);
+  kueue_pod(2);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return BoundWithPrefix("default", "vg-") == 4 && BoundWithPrefix("default", "kg-") == 3;
+      },
+      kTimeout));
+  EXPECT_EQ(BoundWithPrefix("default", "nopg-"), 0);
+  ExpectNoDoubleBooking({"default"}, 8);
+}
+
+// A gang that gains pods after it was admitted is updated in place: the new pods are placed
+// beside the bound ones, and the engine is not rebuilt from the server.
+TEST_F(K8sIntegration, AdmittedGangThatGrowsIsUpdatedWithoutARebuild) {
+  cluster_->CreateNodes(2, 8, "gpu");
+  Controller* tessera = StartTessera();
+  CreateGang("default", "g", 2, 1);
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "g-") == 2; }, kTimeout));
+  const int64_t rebuilds = tessera->snapshot().rebuilds;
+  const int64_t resubmits = metrics_.back()->resubmits.load();
+  // Two more pods of the same PodGroup (minMember stays 2), e.g. elastic workers.
+  for (int i = 2; i < 4; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("g-{}", i), 1, "tessera",
+                                       {{"scheduling.x-k8s.io/pod-group", "g"}}));
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "g-") == 4; }, kTimeout));
+  // And one leaves.
+  cluster_->DeletePod("default", "g-0");
+  for (int i = 0; i < 4; ++i)
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("single-{}", i), 1));
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return BoundWithPrefix("default", "single-") == 4; }, kTimeout));
+  EXPECT_EQ(tessera->snapshot().rebuilds, rebuilds);
+  EXPECT_GE(metrics_.back()->resubmits.load(), resubmits + 3);
+  EXPECT_EQ(metrics_.back()->binds_conflict.load(), 0);
+  ExpectNoDoubleBooking({"default"}, 8);
+}
+
+// A pod that stays pending through many cycles has one FailedScheduling Event per message, its
+// count raised, as kube's EventCorrelator does, instead of a new Event each time.
+TEST_F(K8sIntegration, PendingPodHasOneFailedSchedulingEventWithACount) {
+  cluster_->CreateNodes(2, 8, "gpu");
+  CreateFillers(*cluster_);
+  ControllerOptions o;
+  o.failed_event_interval_s = 0;  // every cycle that leaves it pending counts
+  StartTessera(o);
+  CreateGang("default", "train", 8, 1);
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return !WaitMessage("default", "train-0").empty(); }, kTimeout));
+  // Other pods come and bind: each is a cycle that leaves the gang pending.
+  for (int i = 0; i < 5; ++i) {
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("cpu-{}", i), 0));
+    ASSERT_TRUE(TestCluster::WaitFor([&] { return BoundWithPrefix("default", "cpu-") == i + 1; },
+                                     kTimeout));
+  }
+  int max_count = 0;
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        max_count = 0;
+        for (const auto& e : EventsOf("default", "train-0", "FailedScheduling"))
+          max_count = std::max(max_count, e.value("count", 0));
+        return max_count > 1;
+      },
+      kTimeout));
+  std::map<std::string, int> per_message;
+  for (const auto& e : EventsOf("default", "train-0", "FailedScheduling")) {
+    ++per_message[e.value("message", "")];
+    std::cout << "[ tessera ] FailedScheduling x" << e.value("count", 0) << " ("
+              << e.value("firstTimestamp", "") << " .. " << e.value("lastTimestamp", "")
+              << "): " << e.value("message", "") << "\n";
+  }
+  for (const auto& [message, n] : per_message) EXPECT_EQ(n, 1) << message;
+  EXPECT_EQ(BoundWithPrefix("default", "train-"), 0);
 }
 
 }  // namespace
