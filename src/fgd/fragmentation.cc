@@ -319,6 +319,26 @@ size_t FragmentationMeasure::CpuRank(int64_t cpu_free_milli) const {
   return rank;
 }
 
+bool FragmentationMeasure::SameTerms(const NodeGpuState& node, int64_t a, int64_t b) const {
+  if (a == b || (estimate_ok_ && CpuRank(a) == CpuRank(b))) return true;
+  if (!slow_shapes_.empty()) return false;
+  // Only the shapes whose CPU request lies between the two can change, and only where their
+  // model and GPUs fit.
+  const int64_t lo = std::min(a, b);
+  const int64_t hi = std::max(a, b);
+  for (size_t j = 0; j < shape_cpu_.size(); ++j) {
+    if (shape_cpu_[j] <= lo || shape_cpu_[j] > hi) continue;
+    if (!ModelAllowed(shape_models_[j], node.gpu_model)) continue;
+    const int32_t milli = thresholds_[static_cast<size_t>(shape_threshold_[j])];
+    int32_t count = 0;
+    for (int i = 0; i < node.num_gpus; ++i) {
+      count += node.gpu_free_milli[static_cast<size_t>(i)] >= milli;
+    }
+    if (count >= shape_num_gpu_[j]) return false;
+  }
+  return true;
+}
+
 bool FragmentationMeasure::Prepare(const NodeGpuState& node, int64_t cpu_free_milli,
                                    NodeSums* sums) const {
   if (!estimate_ok_ || node.num_gpus < 0 || node.num_gpus > kMaxGpusPerNode) return false;

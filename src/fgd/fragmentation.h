@@ -170,12 +170,9 @@ class FragmentationMeasure {
   }
   // A bound on |Estimate - Evaluate| in GPU milli (with a wide margin over the rounding error).
   double estimate_tolerance() const { return estimate_tolerance_; }
-  // Whether free CPU `a` and `b` let the same typical pods fit by CPU, so that Evaluate of a node
-  // gives the same value, bit for bit, with either (false when the tables are not built and a
-  // differs from b).
-  bool SameCpuTerms(int64_t a, int64_t b) const {
-    return a == b || (estimate_ok_ && CpuRank(a) == CpuRank(b));
-  }
+  // Whether Evaluate gives the same value, bit for bit, for `node` with free CPU `a` as with `b`:
+  // every typical pod fits on both or on neither.
+  bool SameTerms(const NodeGpuState& node, int64_t a, int64_t b) const;
 
  private:
   static constexpr size_t kMaxThresholds = 64;

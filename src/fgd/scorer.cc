@@ -331,11 +331,10 @@ Scored Scorer::FgdScore(const FragmentationMeasure& measure, const NodeGpuState&
   if (!pod.IsShare()) {
     const GpuSet gpus = pod.num_gpu > 0 ? LowestFreeGpus(node, pod.num_gpu) : 0;
     const NodeGpuState after = AfterExclusive(node, pod, gpus);
-    // No GPU taken and the same typical pods fitting by CPU: every term of Evaluate as it was.
-    // (The estimate would be useless here: FGD's step from 49 to 50 lies within 1e-13 of a zero
-    // decrease.)
+    // No GPU taken and the same typical pods fitting: every term of Evaluate as it was. (The
+    // estimate would not do here: FGD's step from 49 to 50 lies within 1e-13 of a zero decrease.)
     if (after.gpu_free_milli == node.gpu_free_milli &&
-        measure.SameCpuTerms(node.cpu_free_milli, after.cpu_free_milli)) {
+        measure.SameTerms(node, node.cpu_free_milli, after.cpu_free_milli)) {
       return Scored{quantize(frag_before), gpus, false};
     }
     if (!(measure.Prepare(after, after.cpu_free_milli, &sums) &&
