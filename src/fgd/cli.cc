@@ -77,13 +77,8 @@ int RunFgd(const FgdArgs& args) {
     const std::string_view name = list.substr(0, comma);
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
     if (name.empty()) continue;
-    std::optional<Policy> p = ParsePolicy(name);
-    if (!p) {
-      return Fail(fmt::format(
-          "--policies: unknown policy '{}' (known: Random, DotProd, GpuClustering, GpuPacking, "
-          "BestFit, FGD, TesseraFGD)",
-          name));
-    }
+    absl::StatusOr<PolicySpec> p = ParsePolicySpec(name);
+    if (!p.ok()) return Fail(fmt::format("--policies: {}", std::string(p.status().message())));
     spec.policies.push_back(*p);
   }
   if (spec.policies.empty()) return Fail("--policies: no policy");
@@ -156,7 +151,8 @@ Command AddFgdCommand(CLI::App& sim) {
   c.app
       ->add_option("--policies", args->policies,
                    "Comma-separated: Random,DotProd,GpuClustering,GpuPacking,BestFit,FGD,"
-                   "TesseraFGD")
+                   "TesseraFGD,TesseraLookahead (or TesseraLookahead-KxW: K candidates, a "
+                   "window of W pods)")
       ->capture_default_str();
   c.app->add_option("--seeds", args->seeds, "Seeds: 42-51 or 1,2,5-7")->capture_default_str();
   c.app->add_option("--csv", args->csv, "Write GPU allocation % per arrived load (0..130)");

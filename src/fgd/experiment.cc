@@ -1,10 +1,17 @@
 #include "fgd/experiment.h"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <numeric>
 #include <tuple>
+
+#include "absl/status/status.h"
+#include "fmt/format.h"
 
 namespace tessera::fgd {
 namespace {
@@ -120,18 +127,361 @@ Workload MakeWorkload(std::string name, std::vector<TracePod> pods) {
   return w;
 }
 
-RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Policy policy,
-                           uint64_t seed, const ExperimentOptions& options) {
+absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name) {
+  if (std::optional<Policy> p = ParsePolicy(name)) return PolicySpec(*p);
+  PolicySpec spec;
+  spec.name = std::string(name);
+  if (name == "TesseraLookahead") {
+    spec.base = Policy::kTesseraFgd;
+    spec.candidates = kLookaheadCandidates;
+    spec.window = kLookaheadWindow;
+    return spec;
+  }
+  // "TesseraLookahead-8x32", "FgdLookahead-4x16f".
+  std::string_view rest;
+  if (name.starts_with("TesseraLookahead-")) {
+    spec.base = Policy::kTesseraFgd;
+    rest = name.substr(17);
+  } else if (name.starts_with("FgdLookahead-")) {
+    spec.base = Policy::kFgd;
+    rest = name.substr(13);
+  } else {
+    return absl::InvalidArgumentError(fmt::format(
+        "unknown policy '{}' (known: Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, "
+        "TesseraFGD, TesseraLookahead, TesseraLookahead-KxW, FgdLookahead-KxW)",
+        name));
+  }
+  if (rest.ends_with('f')) {
+    spec.frag_tiebreak = true;
+    rest.remove_suffix(1);
+  }
+  const size_t x = rest.find('x');
+  int k = 0, w = 0;
+  const auto parse = [](std::string_view s, int& v) {
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && ptr == s.data() + s.size() && v >= 1 && v <= 4096;
+  };
+  if (x == std::string_view::npos || !parse(rest.substr(0, x), k) ||
+      !parse(rest.substr(x + 1), w)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "policy '{}': expected K x W after the dash, e.g. TesseraLookahead-8x32 (1..4096 each)",
+        name));
+  }
+  spec.candidates = k;
+  spec.window = w;
+  return spec;
+}
+
+namespace {
+
+// The cluster while one run fills it: node states, their cached fragmentation and FGD scores,
+// with an undo log so that a lookahead can try a placement and the pods after it and take them
+// back.
+class Fill {
+ public:
+  // `last_version` numbers the node states; Fills that copy state from each other share it.
+  Fill(const Cluster& cluster, const Workload& workload, const PolicySpec& policy,
+       std::vector<int32_t> rank, uint32_t* last_version)
+      : workload_(workload),
+        measure_(*workload.measure),
+        scorer_(policy.base, &measure_),
+        used_first_(policy.base == Policy::kTesseraFgd),
+        rank_(std::move(rank)),
+        last_version_(last_version),
+        nodes_(cluster.nodes),
+        tags_(nodes_.size(), 0),
+        frag_(nodes_.size()),
+        touched_(nodes_.size(), 0),
+        version_(nodes_.size(), 0),
+        cpu_free_(nodes_.size()),
+        mem_free_(nodes_.size()),
+        max_gpu_free_(nodes_.size()) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      frag_[i] = measure_.Evaluate(nodes_[i]);
+      Sync(i);
+    }
+    if (policy.base == Policy::kFgd || policy.base == Policy::kTesseraFgd) InitMemo();
+  }
+
+  struct Choice {
+    int32_t node = -1;  // -1: the pod fits nowhere (or the policy's Score failed)
+    GpuSet gpus = 0;
+  };
+  struct Undo {
+    int32_t node;
+    NodeGpuState state;
+    AffinityTags tags;
+    double frag;
+    uint8_t touched;
+    uint32_t version;
+  };
+
+  double FragSum() const { return std::accumulate(frag_.begin(), frag_.end(), 0.0); }
+  double Frag(size_t i) const { return frag_[i]; }
+
+  // The scores of the feasible nodes for workload pod `pod_index`, into feasible_ / scores_ /
+  // gpus_. Returns false when a Score failed (BestFit): the pod is not placed.
+  bool ScoreFeasible(int32_t pod_index, const PodRequest& pod) {
+    CollectFeasible(pod);
+    scores_.resize(feasible_.size());
+    gpus_.resize(feasible_.size());
+    bool error = false;
+    const uint32_t shape = memo_ ? shape_of_[static_cast<size_t>(pod_index)] : 0;
+    for (size_t k = 0; k < feasible_.size(); ++k) {
+      const size_t i = static_cast<size_t>(feasible_[k]);
+      if (memo_) {
+        const size_t slot = shape * nodes_.size() + i;
+        if (memo_version_[slot] != version_[i]) {
+          const Scored s = scorer_.Score(NodeView{&nodes_[i], tags_[i], frag_[i]}, pod);
+          memo_version_[slot] = version_[i];
+          memo_score_[slot] = s.score;
+          memo_gpus_[slot] = s.gpus;
+        }
+        scores_[k] = memo_score_[slot];
+        gpus_[k] = memo_gpus_[slot];
+        continue;
+      }
+      const Scored s = scorer_.Score(NodeView{&nodes_[i], tags_[i], frag_[i]}, pod);
+      error |= s.error;
+      scores_[k] = s.score;
+      gpus_[k] = s.gpus;
+    }
+    scorer_.Normalize(scores_);
+    return !error;
+  }
+
+  // True when feasible_[a] goes before feasible_[b] in the policy's order: the higher score;
+  // among equals (TesseraFGD) a node in use before an untouched one; then selectHost of the
+  // simulator's kube-scheduler fork (mental2008/kubernetes v1.20.5-minor): the smallest node
+  // name, and node names carry a per-run random prefix (rand.Perm), so the lowest random rank.
+  bool Before(size_t a, size_t b) const {
+    if (scores_[a] != scores_[b]) return scores_[a] > scores_[b];
+    const size_t na = static_cast<size_t>(feasible_[a]);
+    const size_t nb = static_cast<size_t>(feasible_[b]);
+    if (used_first_ && touched_[na] != touched_[nb]) return touched_[na] > touched_[nb];
+    return rank_[na] < rank_[nb];
+  }
+
+  // The policy's own choice (no lookahead). Random draws from `rng`.
+  Choice Greedy(int32_t pod_index, const PodRequest& pod, Rng& rng) {
+    if (scorer_.policy() == Policy::kRandom) {
+      CollectFeasible(pod);
+      if (feasible_.empty()) return Choice{};
+      return Choice{feasible_[static_cast<size_t>(rng.Below(feasible_.size()))], 0};
+    }
+    if (!ScoreFeasible(pod_index, pod) || feasible_.empty()) return Choice{};
+    size_t pick = 0;
+    for (size_t k = 1; k < feasible_.size(); ++k) {
+      if (Before(k, pick)) pick = k;
+    }
+    return Choice{feasible_[pick], gpus_[pick]};
+  }
+
+  // The best `count` choices in the policy's order, and the best node in use and the best
+  // untouched node when those are not among them. REQUIRES: an FGD-family policy.
+  std::vector<Choice> Candidates(int32_t pod_index, const PodRequest& pod, int count) {
+    std::vector<Choice> out;
+    if (!ScoreFeasible(pod_index, pod) || feasible_.empty()) return out;
+    std::vector<size_t> idx(feasible_.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    const size_t n = std::min(idx.size(), static_cast<size_t>(count));
+    const auto before = [&](size_t a, size_t b) { return Before(a, b); };
+    std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(), before);
+    bool have_used = false, have_untouched = false;
+    for (size_t j = 0; j < n; ++j) {
+      out.push_back(Choice{feasible_[idx[j]], gpus_[idx[j]]});
+      (touched_[static_cast<size_t>(feasible_[idx[j]])] ? have_used : have_untouched) = true;
+    }
+    for (const bool want_used : {true, false}) {
+      if (want_used ? have_used : have_untouched) continue;
+      size_t best = SIZE_MAX;
+      for (size_t j = n; j < idx.size(); ++j) {
+        if ((touched_[static_cast<size_t>(feasible_[idx[j]])] != 0) != want_used) continue;
+        if (best == SIZE_MAX || Before(idx[j], best)) best = idx[j];
+      }
+      if (best != SIZE_MAX) out.push_back(Choice{feasible_[best], gpus_[best]});
+    }
+    return out;
+  }
+
+  // Places `pod` on the choice's node; with `log`, records what to take back.
+  void Apply(const Choice& c, const PodRequest& pod, Rng& rng, std::vector<Undo>* log) {
+    const size_t i = static_cast<size_t>(c.node);
+    if (log != nullptr) {
+      log->push_back(Undo{c.node, nodes_[i], tags_[i], frag_[i], touched_[i], version_[i]});
+    }
+    GpuSet gpus = c.gpus;
+    if (gpus == 0) gpus = scorer_.PickGpus(nodes_[i], pod, rng);
+    Place(nodes_[i], pod, gpus);
+    tags_[i] |= AffinityTagOf(pod);
+    touched_[i] = 1;
+    // Every state a node passes through gets a version of its own, so that memoized scores of
+    // a state the lookahead took back stay valid when the node returns to it.
+    version_[i] = ++*last_version_;
+    frag_[i] = measure_.Evaluate(nodes_[i]);
+    Sync(i);
+  }
+
+  // The node states of `other` (a Fill of the same run); memoized scores stay with each Fill.
+  void CopyStateFrom(const Fill& other) {
+    nodes_ = other.nodes_;
+    tags_ = other.tags_;
+    frag_ = other.frag_;
+    touched_ = other.touched_;
+    version_ = other.version_;
+    cpu_free_ = other.cpu_free_;
+    mem_free_ = other.mem_free_;
+    max_gpu_free_ = other.max_gpu_free_;
+  }
+
+  void Rollback(std::vector<Undo>& log) {
+    for (auto it = log.rbegin(); it != log.rend(); ++it) {
+      const size_t i = static_cast<size_t>(it->node);
+      nodes_[i] = it->state;
+      tags_[i] = it->tags;
+      frag_[i] = it->frag;
+      touched_[i] = it->touched;
+      version_[i] = it->version;
+      Sync(i);
+    }
+    log.clear();
+  }
+
+ private:
+  // feasible_ = the nodes where the pod fits, in index order. A pass over compact arrays of
+  // free CPU, memory and largest free GPU first: the lookahead's rollouts call this thousands of
+  // times per pod on a nearly full cluster, where most nodes fail there.
+  void CollectFeasible(const PodRequest& pod) {
+    feasible_.clear();
+    const int32_t milli = std::max(pod.gpu_milli, 0);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (cpu_free_[i] >= pod.cpu_milli && mem_free_[i] >= pod.mem_mib &&
+          max_gpu_free_[i] >= milli && Fits(nodes_[i], pod)) {
+        feasible_.push_back(static_cast<int32_t>(i));
+      }
+    }
+  }
+  void Sync(size_t i) {
+    const NodeGpuState& n = nodes_[i];
+    cpu_free_[i] = n.cpu_free_milli;
+    mem_free_[i] = n.mem_free_mib;
+    int32_t m = 0;
+    for (int g = 0; g < n.num_gpus; ++g) m = std::max(m, n.gpu_free_milli[static_cast<size_t>(g)]);
+    max_gpu_free_[i] = m;
+  }
+
+  // FGD's score of a node depends only on the node's state and the pod's (effective CPU, GPU
+  // count, per-GPU milli): scores are kept per (node, shape) until the node changes, so a pod
+  // only rescores the nodes placed on since its shape was last scored.
+  void InitMemo() {
+    memo_ = true;
+    std::map<std::tuple<int64_t, int32_t, int32_t>, uint32_t> ids;
+    shape_of_.reserve(workload_.pods.size());
+    for (const PodShape& p : workload_.pods) {
+      const auto key = std::make_tuple(EffectiveCpuMilli(p.cpu_milli), p.num_gpu, p.gpu_milli);
+      const auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(ids.size()));
+      shape_of_.push_back(it->second);
+    }
+    num_shapes_ = ids.size();
+    memo_version_.assign(nodes_.size() * num_shapes_, kNever);
+    memo_score_.assign(nodes_.size() * num_shapes_, 0);
+    memo_gpus_.assign(nodes_.size() * num_shapes_, 0);
+  }
+
+  static constexpr uint32_t kNever = UINT32_MAX;
+  const Workload& workload_;
+  const FragmentationMeasure& measure_;
+  const Scorer scorer_;
+  const bool used_first_;
+  const std::vector<int32_t> rank_;
+  uint32_t* const last_version_;
+
+  std::vector<NodeGpuState> nodes_;
+  std::vector<AffinityTags> tags_;
+  std::vector<double> frag_;
+  std::vector<uint8_t> touched_;
+  std::vector<uint32_t> version_;
+  std::vector<int64_t> cpu_free_;  // copies of nodes_' fields for CollectFeasible
+  std::vector<int64_t> mem_free_;
+  std::vector<int32_t> max_gpu_free_;
+
+  bool memo_ = false;
+  size_t num_shapes_ = 0;
+  std::vector<uint32_t> shape_of_;      // per workload pod
+  std::vector<uint32_t> memo_version_;  // per (shape, node); kNever when never scored
+  std::vector<int64_t> memo_score_;
+  std::vector<GpuSet> memo_gpus_;
+
+  std::vector<int32_t> feasible_;
+  std::vector<int64_t> scores_;
+  std::vector<GpuSet> gpus_;
+};
+
+// TesseraLookahead's choice for the pod at order[t] (docs/fgd.md): each candidate is placed, the
+// next `window` pods of the queue follow by the base policy's greedy choice, and the GPU milli of
+// the pods that fit nowhere are counted; then everything is taken back. The fewest dropped milli
+// wins; equal drops keep the policy's order (or, with frag_tiebreak, the lower fragmentation at
+// the end of the window first). A rollout that drops nothing ends the search.
+Fill::Choice LookaheadChoice(Fill& fill, const Workload& workload,
+                             const std::vector<int32_t>& order, size_t t, const PodRequest& pod,
+                             const PolicySpec& policy, Rng& rng, std::vector<Fill::Undo>& log,
+                             int64_t& best_dropped) {
+  const std::vector<Fill::Choice> candidates = fill.Candidates(order[t], pod, policy.candidates);
+  best_dropped = INT64_MAX;
+  if (candidates.size() <= 1) return candidates.empty() ? Fill::Choice{} : candidates[0];
+  const size_t end = std::min(order.size(), t + 1 + static_cast<size_t>(policy.window));
+  Fill::Choice best;
+  double best_frag = 0;
+  for (const Fill::Choice& c : candidates) {
+    fill.Apply(c, pod, rng, &log);
+    int64_t dropped = 0;
+    for (size_t u = t + 1; u < end && dropped <= best_dropped; ++u) {
+      const int32_t next_index = order[u];
+      const PodRequest next = PodRequest::Of(workload.pods[static_cast<size_t>(next_index)]);
+      const Fill::Choice g = fill.Greedy(next_index, next, rng);
+      if (g.node < 0) {
+        dropped += next.TotalGpuMilli();
+      } else {
+        fill.Apply(g, next, rng, &log);
+      }
+    }
+    double frag = 0;
+    if (policy.frag_tiebreak && dropped <= best_dropped) {
+      // Only the nodes the rollout changed differ between candidates; a node's first log entry
+      // holds its fragmentation before the candidate.
+      for (size_t e = 0; e < log.size(); ++e) {
+        const auto first = std::find_if(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(e),
+                                        [&](const Fill::Undo& u) { return u.node == log[e].node; });
+        if (first != log.begin() + static_cast<std::ptrdiff_t>(e)) continue;
+        frag += fill.Frag(static_cast<size_t>(log[e].node)) - log[e].frag;
+      }
+    }
+    fill.Rollback(log);
+    if (dropped < best_dropped ||
+        (policy.frag_tiebreak && dropped == best_dropped && frag < best_frag)) {
+      best = c;
+      best_dropped = dropped;
+      best_frag = frag;
+    }
+    if (best_dropped == 0 && !policy.frag_tiebreak) break;
+  }
+  return best;
+}
+
+}  // namespace
+
+RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload,
+                           const PolicySpec& policy, uint64_t seed,
+                           const ExperimentOptions& options) {
   RunResult out;
   out.workload = workload.name;
-  out.policy = policy;
+  out.policy = policy.base;
+  out.policy_name = policy.Name();
   out.seed = seed;
   out.total_gpus = cluster.total_gpus;
 
   Rng rng(seed);
   const std::vector<int32_t> order = PodOrder(workload, cluster, options.tune_ratio, rng);
-  const FragmentationMeasure& measure = *workload.measure;
-  const Scorer scorer(policy, &measure);
 
   // The simulator renames node i (in name order) to "%04d-name" with rand.Perm, after tuning.
   std::vector<int32_t> rank(cluster.nodes.size());
@@ -145,130 +495,74 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Pol
     rng.Shuffle(perm);
     for (size_t k = 0; k < by_name.size(); ++k) rank[by_name[k]] = perm[k];
   }
-  std::vector<NodeGpuState> nodes = cluster.nodes;
-  std::vector<AffinityTags> tags(nodes.size(), 0);
-  std::vector<double> frag(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) frag[i] = measure.Evaluate(nodes[i]);
+  uint32_t last_version = 0;
+  Fill fill(cluster, workload, policy, rank, &last_version);
+  // Lookahead only for the FGD family, whose choices draw nothing from the generator.
+  const bool lookahead =
+      policy.lookahead() && (policy.base == Policy::kFgd || policy.base == Policy::kTesseraFgd);
+  // The shadow: the cluster as the base policy alone leaves it after the pods order[t..
+  // shadow_end), run ahead of the real one. While it placed every GPU pod of the window, the
+  // lookahead's first candidate (the base policy's choice) drops nothing in its rollout and
+  // wins; the shadow's choice is taken without rollouts. The result is the same as with the
+  // rollouts; the cost far from a full cluster is two greedy steps per pod instead of W.
+  std::unique_ptr<Fill> shadow;
+  std::deque<Fill::Choice> shadow_choices;  // for order[t..shadow_end)
+  size_t shadow_end = 0;
+  bool shadow_valid = false;
+  if (lookahead && !policy.frag_tiebreak) {
+    shadow = std::make_unique<Fill>(cluster, workload, policy, rank, &last_version);
+    shadow_valid = true;
+  }
 
-  const bool used_first = policy == Policy::kTesseraFgd;
-  std::vector<uint8_t> touched(nodes.size(), 0);
   std::vector<Event> events;
   events.reserve(order.size());
-  // FGD's score of a node depends only on the node's state and the pod's (effective CPU, GPU
-  // count, per-GPU milli): scores are kept per (node, shape) until the node changes, so a pod
-  // only rescores the nodes placed on since its shape was last scored.
-  struct Memo {
-    bool enabled = false;
-    size_t num_shapes = 0;
-    std::vector<uint32_t> shape_of;  // per workload pod
-    std::vector<uint32_t> version;   // per (node, shape); kNever when never scored
-    std::vector<int64_t> score;
-    std::vector<GpuSet> gpus;
-  } memo;
-  constexpr uint32_t kNever = UINT32_MAX;
-  std::vector<uint32_t> node_version(nodes.size(), 0);
-  if (policy == Policy::kFgd || policy == Policy::kTesseraFgd) {
-    memo.enabled = true;
-    std::map<std::tuple<int64_t, int32_t, int32_t>, uint32_t> ids;
-    memo.shape_of.reserve(workload.pods.size());
-    for (const PodShape& p : workload.pods) {
-      const auto key = std::make_tuple(EffectiveCpuMilli(p.cpu_milli), p.num_gpu, p.gpu_milli);
-      const auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(ids.size()));
-      memo.shape_of.push_back(it->second);
-    }
-    memo.num_shapes = ids.size();
-    memo.version.assign(nodes.size() * memo.num_shapes, kNever);
-    memo.score.assign(nodes.size() * memo.num_shapes, 0);
-    memo.gpus.assign(nodes.size() * memo.num_shapes, 0);
-  }
-  std::vector<int32_t> feasible;
-  std::vector<int64_t> scores;
-  std::vector<GpuSet> gpus;
-  feasible.reserve(nodes.size());
+  std::vector<Fill::Undo> log;
   int64_t arrived = 0;
   int64_t used = 0;
-
-  for (const int32_t pod_index : order) {
+  for (size_t t = 0; t < order.size(); ++t) {
+    const int32_t pod_index = order[t];
     const PodRequest pod = PodRequest::Of(workload.pods[static_cast<size_t>(pod_index)]);
     arrived += pod.TotalGpuMilli();
     ++out.pods_arrived;
-
-    feasible.clear();
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (Fits(nodes[i], pod)) feasible.push_back(static_cast<int32_t>(i));
-    }
-    int32_t chosen = -1;
-    GpuSet chosen_gpus = 0;
-    if (!feasible.empty()) {
-      if (policy == Policy::kRandom) {
-        chosen = feasible[static_cast<size_t>(rng.Below(feasible.size()))];
+    Fill::Choice c;
+    if (!lookahead) {
+      c = fill.Greedy(pod_index, pod, rng);
+    } else {
+      const size_t need = std::min(order.size(), t + 1 + static_cast<size_t>(policy.window));
+      while (shadow_valid && shadow_end < need) {
+        const int32_t u = order[shadow_end];
+        const PodRequest next = PodRequest::Of(workload.pods[static_cast<size_t>(u)]);
+        const Fill::Choice g = shadow->Greedy(u, next, rng);
+        if (g.node >= 0) shadow->Apply(g, next, rng, nullptr);
+        if (g.node < 0 && next.TotalGpuMilli() > 0) shadow_valid = false;
+        shadow_choices.push_back(g);
+        ++shadow_end;
+      }
+      if (shadow_valid) {
+        c = shadow_choices.front();
+        shadow_choices.pop_front();
       } else {
-        scores.resize(feasible.size());
-        gpus.resize(feasible.size());
-        bool error = false;
-        const uint32_t shape = memo.enabled ? memo.shape_of[static_cast<size_t>(pod_index)] : 0;
-        for (size_t k = 0; k < feasible.size(); ++k) {
-          const size_t i = static_cast<size_t>(feasible[k]);
-          if (memo.enabled) {
-            const size_t slot = i * memo.num_shapes + shape;
-            if (memo.version[slot] != node_version[i]) {
-              const Scored s = scorer.Score(NodeView{&nodes[i], tags[i], frag[i]}, pod);
-              memo.version[slot] = node_version[i];
-              memo.score[slot] = s.score;
-              memo.gpus[slot] = s.gpus;
-            }
-            scores[k] = memo.score[slot];
-            gpus[k] = memo.gpus[slot];
-            continue;
-          }
-          const Scored s = scorer.Score(NodeView{&nodes[i], tags[i], frag[i]}, pod);
-          error |= s.error;
-          scores[k] = s.score;
-          gpus[k] = s.gpus;
-        }
-        scorer.Normalize(scores);
-        if (!error) {
-          // selectHost of the simulator's kube-scheduler fork (mental2008/kubernetes
-          // v1.20.5-minor): the highest score; among equals the smallest node name, and node
-          // names carry a per-run random prefix (rand.Perm), so ties go to the node of lowest
-          // random rank.
-          size_t pick = 0;
-          for (size_t k = 1; k < feasible.size(); ++k) {
-            const size_t nk = static_cast<size_t>(feasible[k]);
-            const size_t np = static_cast<size_t>(feasible[pick]);
-            if (scores[k] != scores[pick]) {
-              if (scores[k] > scores[pick]) pick = k;
-              continue;
-            }
-            // TesseraFGD: among equal scores a node already in use before an untouched one.
-            if (used_first && touched[nk] != touched[np]) {
-              if (touched[nk]) pick = k;
-              continue;
-            }
-            if (rank[nk] < rank[np]) {
-              pick = k;
-            }
-          }
-          chosen = feasible[pick];
-          chosen_gpus = gpus[pick];
+        int64_t dropped = 0;
+        c = LookaheadChoice(fill, workload, order, t, pod, policy, rng, log, dropped);
+        if (shadow && dropped == 0) {
+          // The chosen placement's rollout was clean: the shadow restarts from it.
+          if (c.node >= 0) fill.Apply(c, pod, rng, &log);
+          shadow->CopyStateFrom(fill);
+          fill.Rollback(log);
+          shadow_choices.clear();
+          shadow_end = t + 1;
+          shadow_valid = true;
         }
       }
     }
-    if (chosen < 0) {
+    if (c.node < 0) {
       ++out.pods_failed;
     } else {
-      NodeGpuState& node = nodes[static_cast<size_t>(chosen)];
-      if (chosen_gpus == 0) chosen_gpus = scorer.PickGpus(node, pod, rng);
-      Place(node, pod, chosen_gpus);
-      tags[static_cast<size_t>(chosen)] |= AffinityTagOf(pod);
-      touched[static_cast<size_t>(chosen)] = 1;
-      ++node_version[static_cast<size_t>(chosen)];
-      frag[static_cast<size_t>(chosen)] = measure.Evaluate(node);
+      fill.Apply(c, pod, rng, nullptr);
       used += pod.TotalGpuMilli();
       ++out.pods_placed;
     }
-    const double frag_sum = std::accumulate(frag.begin(), frag.end(), 0.0);
-    events.push_back(Event{arrived, used, frag_sum});
+    events.push_back(Event{arrived, used, fill.FragSum()});
   }
   Discretize(events, cluster.total_gpus, out);
   return out;

@@ -14,8 +14,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "fgd/fragmentation.h"
 #include "fgd/scorer.h"
 #include "fgd/trace_csv.h"
@@ -49,9 +51,38 @@ struct ExperimentOptions {
   double tune_ratio = 1.3;
 };
 
+// A policy of the experiment: a node scorer of the paper (or TesseraFGD) and, optionally, a
+// lookahead over the queue (docs/fgd.md, "TesseraLookahead"): for each pod, the `candidates`
+// best placements by the scorer's order are each followed by a greedy rollout of the next
+// `window` pods of the queue (nothing further), and the placement whose rollout drops the
+// fewest GPU milli wins (equal: the scorer's order). Lookahead needs an FGD-family base.
+struct PolicySpec {
+  Policy base = Policy::kFgd;
+  int candidates = 0;  // 0: no lookahead, the scorer's choice
+  int window = 0;
+  // Equal drops: the lower cluster fragmentation at the end of the window before the scorer's
+  // order (an experiment variant; off in TesseraLookahead).
+  bool frag_tiebreak = false;
+  std::string name;  // as printed; PolicyName(base) when empty
+
+  PolicySpec() = default;
+  PolicySpec(Policy p) : base(p) {}  // NOLINT(google-explicit-constructor): a plain policy
+  std::string Name() const { return name.empty() ? std::string(PolicyName(base)) : name; }
+  bool lookahead() const { return candidates > 0 && window > 0; }
+};
+
+// The policy names of `tessera sim fgd --policies`: those of ParsePolicy, "TesseraLookahead"
+// (TesseraFGD with kLookaheadCandidates x kLookaheadWindow) and, for experiments,
+// "TesseraLookahead-KxW" / "FgdLookahead-KxW" (K candidates, a window of W pods; a trailing
+// "f" turns frag_tiebreak on).
+inline constexpr int kLookaheadCandidates = 8;
+inline constexpr int kLookaheadWindow = 32;
+[[nodiscard]] absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name);
+
 struct RunResult {
   std::string workload;
   Policy policy = Policy::kFgd;
+  std::string policy_name;  // PolicySpec::Name()
   uint64_t seed = 0;
   int64_t total_gpus = 0;
   // Per arrived-load percent 0..130, as the authors' analysis scripts compute them: the mean
@@ -70,7 +101,12 @@ struct RunResult {
   }
 };
 
-RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Policy policy,
-                           uint64_t seed, const ExperimentOptions& options = {});
+RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload,
+                           const PolicySpec& policy, uint64_t seed,
+                           const ExperimentOptions& options = {});
+inline RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Policy policy,
+                                  uint64_t seed, const ExperimentOptions& options = {}) {
+  return RunFgdExperiment(cluster, workload, PolicySpec(policy), seed, options);
+}
 
 }  // namespace tessera::fgd

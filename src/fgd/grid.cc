@@ -56,13 +56,13 @@ std::vector<RunResult> RunGrid(const Cluster& cluster, const GridSpec& spec,
                                const GridProgress& progress) {
   struct Task {
     const Workload* workload;
-    Policy policy;
+    const PolicySpec* policy;
     uint64_t seed;
   };
   std::vector<Task> tasks;
   for (const Workload* w : spec.workloads) {
-    for (Policy p : spec.policies) {
-      for (uint64_t s : spec.seeds) tasks.push_back(Task{w, p, s});
+    for (const PolicySpec& p : spec.policies) {
+      for (uint64_t s : spec.seeds) tasks.push_back(Task{w, &p, s});
     }
   }
   std::vector<RunResult> results(tasks.size());
@@ -73,7 +73,7 @@ std::vector<RunResult> RunGrid(const Cluster& cluster, const GridSpec& spec,
     while (true) {
       const size_t i = next.fetch_add(1);
       if (i >= tasks.size()) return;
-      results[i] = RunFgdExperiment(cluster, *tasks[i].workload, tasks[i].policy, tasks[i].seed,
+      results[i] = RunFgdExperiment(cluster, *tasks[i].workload, *tasks[i].policy, tasks[i].seed,
                                     spec.options);
       const int d = done.fetch_add(1) + 1;
       if (progress) {
@@ -171,8 +171,7 @@ std::string CurvesCsv(const std::vector<RunResult>& runs, double tune_ratio, boo
   for (int x = 0; x <= kMaxLoadPercent; ++x) out += fmt::format(",{}", x);
   out += '\n';
   for (const RunResult& r : runs) {
-    out +=
-        fmt::format("{},{},{},{}", r.workload, PolicyName(r.policy), PyFloat(tune_ratio), r.seed);
+    out += fmt::format("{},{},{},{}", r.workload, r.policy_name, PyFloat(tune_ratio), r.seed);
     if (!frag) out += fmt::format(",{}", r.total_gpus);
     const auto& values = frag ? r.frag_percent : r.alloc_percent;
     for (const std::optional<double>& v : values) {
@@ -195,7 +194,7 @@ std::vector<SummaryCell> Summarize(const std::vector<RunResult>& runs,
     return cells.back();
   };
   for (const RunResult& r : runs) {
-    SummaryCell& c = find(r.workload, std::string(PolicyName(r.policy)));
+    SummaryCell& c = find(r.workload, std::string(r.policy_name));
     if (std::optional<double> u = r.UnallocatedAt100()) {
       c.ours += *u;
       ++c.runs;
@@ -267,7 +266,7 @@ std::vector<Curve> MeanCurves(const std::vector<RunResult>& runs, const std::str
   std::vector<std::array<int, kLoadColumns>> counts;
   for (const RunResult& r : runs) {
     if (r.workload != workload) continue;
-    const std::string p(PolicyName(r.policy));
+    const std::string p(r.policy_name);
     size_t i = 0;
     while (i < curves.size() && curves[i].policy != p) ++i;
     if (i == curves.size()) {
@@ -377,7 +376,7 @@ absl::Status WriteReport(const std::string& dir, const std::vector<RunResult>& r
   for (const RunResult& r : runs) {
     nlohmann::ordered_json o;
     o["workload"] = r.workload;
-    o["policy"] = PolicyName(r.policy);
+    o["policy"] = r.policy_name;
     o["seed"] = r.seed;
     o["total_gpus"] = r.total_gpus;
     o["pods_arrived"] = r.pods_arrived;

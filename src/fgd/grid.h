@@ -20,7 +20,7 @@ namespace tessera::fgd {
 
 struct GridSpec {
   std::vector<const Workload*> workloads;
-  std::vector<Policy> policies;
+  std::vector<PolicySpec> policies;
   std::vector<uint64_t> seeds;
   ExperimentOptions options;
   int threads = 1;
