@@ -1812,23 +1812,25 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
   const bool other_queues =
       !cq.cohort.empty() && (pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
                              pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever);
-  // Each queue's admitted workloads are ordered by priority: take the prefix the policy allows.
-  auto take_below = [&](int32_t q, int32_t limit, bool equal_if_newer) {
-    for (const auto& [prio, v] : admitted_by_cq_[q]) {
-      if (prio > limit || (prio == limit && !equal_if_newer)) break;
-      if (v == id) continue;
-      if (prio == limit && !(status_[v].created > status_[id].created)) continue;
-      out.push_back(v);
-    }
+  // Each queue's admitted workloads are ordered by priority: the policy allows a prefix of each,
+  // up to `limit` (inclusive when `inclusive`; with `equal_if_newer`, equal priority only if
+  // created after the preemptor).
+  struct Slice {
+    int32_t q;
+    int32_t limit;
+    bool inclusive;
+    bool equal_if_newer;
   };
+  constexpr int32_t kTop = std::numeric_limits<int32_t>::max();
+  std::vector<Slice> slices;
   switch (pc.within_cluster_queue) {
     case WithinClusterQueuePolicy::kNever:
       break;
     case WithinClusterQueuePolicy::kLowerPriority:
-      take_below(rec.cq, rec.priority, false);
+      slices.push_back({rec.cq, rec.priority, false, false});
       break;
     case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority:
-      take_below(rec.cq, rec.priority, true);
+      slices.push_back({rec.cq, rec.priority, false, true});
       break;
   }
   if (other_queues) {
@@ -1840,32 +1842,33 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
         if (quota_->IsBorrowing(q, fr)) victim_borrows = true;
       if (!victim_borrows) continue;
       if (!borrows || fair) {
-        switch (pc.reclaim_within_cohort) {
-          case ReclaimPolicy::kNever:
-            break;
-          case ReclaimPolicy::kLowerPriority:
-            take_below(q, rec.priority, false);
-            break;
-          case ReclaimPolicy::kAny:
-            for (const auto& [prio, v] : admitted_by_cq_[q]) out.push_back(v);
-            break;
-        }
+        if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority)
+          slices.push_back({q, rec.priority, false, false});
+        if (pc.reclaim_within_cohort == ReclaimPolicy::kAny) slices.push_back({q, kTop, true, false});
       } else if (pc.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority) {
-        int32_t limit = rec.priority;
-        bool strictly_below = true;
-        if (pc.max_priority_threshold && *pc.max_priority_threshold < limit) {
-          limit = *pc.max_priority_threshold;  // at most the threshold, inclusive
-          strictly_below = false;
-        }
-        if (strictly_below) {
-          take_below(q, limit, false);
+        if (pc.max_priority_threshold && *pc.max_priority_threshold < rec.priority) {
+          slices.push_back({q, *pc.max_priority_threshold, true, false});
         } else {
-          for (const auto& [prio, v] : admitted_by_cq_[q]) {
-            if (prio > limit) break;
-            out.push_back(v);
-          }
+          slices.push_back({q, rec.priority, false, false});
         }
       }
+    }
+  }
+  // A cheap bound before walking any list: all that the queues hold, plus what is free of
+  // quota, must cover the need (most preemptors that cannot win stop here).
+  for (const auto& [fr, amount] : need) {
+    int64_t could = quota_->Available(rec.cq, fr);
+    for (const Slice& sl : slices) could += quota_->usage(sl.q, fr);
+    if (could < amount) return out;
+  }
+  for (const Slice& sl : slices) {
+    for (const auto& [prio, v] : admitted_by_cq_[sl.q]) {
+      if (prio > sl.limit) break;
+      if (prio == sl.limit && !sl.inclusive) {
+        if (!sl.equal_if_newer) break;
+        if (!(status_[v].created > status_[id].created)) continue;
+      }
+      if (v != id) out.push_back(v);
     }
   }
   // Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims),
