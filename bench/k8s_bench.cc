@@ -3,7 +3,8 @@
 // nodes and the same pods, one after the other in one run.
 //
 //   k8s_bench [--nodes 5000] [--gpus 8] [--pods 10000] [--gangs 1000] [--gang-size 8]
-//             [--bind-workers 16] [--no-kube-scheduler] [--no-events]
+//             [--bind-workers 64] [--no-kube-scheduler] [--no-events]
+//             [--profile-apiserver SECONDS]
 //
 // For each workload (single one-GPU pods; gangs of one-GPU pods with a PodGroup) and each
 // scheduler: the pods are created with no scheduler running, then the scheduler starts and the
@@ -41,9 +42,10 @@ struct Flags {
   int pods = 10000;
   int gangs = 1000;
   int gang_size = 8;
-  int bind_workers = 16;
+  int bind_workers = 64;
   bool kube_scheduler = true;
   bool events = true;
+  int profile_s = 0;  // > 0: a CPU profile of the API server during Tessera's first round
 };
 
 double CpuSecondsOf(int pid) {
@@ -230,6 +232,23 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
   int ks_pid = -1;
   std::unique_ptr<Metrics> metrics;
   std::unique_ptr<Controller> controller;
+  std::thread profiler;
+  static bool profiled = false;
+  if (tessera && f.profile_s > 0 && !profiled) {
+    profiled = true;
+    // The API server's own profiler (cluster.sh runs it with --profiling when
+    // TESSERA_K8S_PROFILING=true): read it with `go tool pprof -top BINARY FILE`.
+    profiler = std::thread([&c, &f] {
+      auto resp = c.client().Get(fmt::format("/debug/pprof/profile?seconds={}", f.profile_s));
+      const std::string path = "/tmp/tessera-k8s-bench-apiserver.pprof";
+      if (resp.ok() && resp->status == 200) {
+        std::ofstream(path) << resp->body;
+        std::cerr << "  API server CPU profile: " << path << "\n";
+      } else {
+        std::cerr << "  API server CPU profile failed\n";
+      }
+    });
+  }
   auto t0 = Clock::now();
   if (tessera) {
     sched0 = SelfCpuSeconds();
@@ -249,6 +268,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
   }
   bool done = TestCluster::WaitFor([&] { return watcher.bound() == r.pods; }, 600);
   auto t1 = Clock::now();
+  if (profiler.joinable()) profiler.join();
   r.total_s = std::chrono::duration<double>(t1 - t0).count();
   r.binding_s = std::chrono::duration<double>(watcher.last() - watcher.first()).count();
   r.apiserver_cpu = CpuSecondsOf(api_pid) - api0;
@@ -258,10 +278,10 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
     auto snap = controller->snapshot();
     r.notes = fmt::format(
         "engine (rebuilds + cycles) {:.2f} s, {} cycles, {} rebuilds; bind p50 {:.1f} ms p99 "
-        "{:.1f} ms over {} workers",
+        "{:.1f} ms over {} workers; {} Events written by the time all were bound",
         snap.decision_seconds, snap.cycles, snap.rebuilds,
         metrics->bind_latency.Quantile(0.5) * 1000, metrics->bind_latency.Quantile(0.99) * 1000,
-        f.bind_workers);
+        f.bind_workers, snap.events_created + snap.events_patched);
     controller->Stop();
   } else {
     r.sched_cpu = CpuSecondsOf(ks_pid);
@@ -301,6 +321,8 @@ int Main(int argc, char** argv) {
       f.kube_scheduler = false;
     else if (a == "--no-events")
       f.events = false;
+    else if (a == "--profile-apiserver")
+      f.profile_s = next();
     else {
       std::cerr << "k8s_bench: unknown flag " << a << "\n";
       return 2;
@@ -312,6 +334,7 @@ int Main(int argc, char** argv) {
                  "--with-scheduler); measuring Tessera only\n";
     f.kube_scheduler = false;
   }
+  if (f.profile_s > 0) setenv("TESSERA_K8S_PROFILING", "true", 1);
   std::string why;
   bool not_built = false;
   auto cluster = TestCluster::Start(&why, &not_built);

@@ -33,7 +33,7 @@ struct ServeFlags {
   std::string lease_namespace = "kube-system";
   std::string lease_name = "tessera";
   std::string identity;
-  int bind_workers = 16;
+  int bind_workers = 64;
   bool no_scheduled_events = false;
   std::string log_level = "info";
 };

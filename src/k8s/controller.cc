@@ -283,6 +283,11 @@ struct Controller::Impl {
     s.cycles = metrics->cycles.load();
     s.synced = synced.load();
     s.decision_seconds = decision_seconds;
+    if (events) {
+      EventRecorderStats es = events->stats();
+      s.events_created = es.created;
+      s.events_patched = es.patched;
+    }
     std::lock_guard<std::mutex> l(snap_mu);
     snap = s;
   }

@@ -22,7 +22,7 @@ namespace tessera::k8s {
 
 struct ControllerOptions {
   std::string scheduler_name = "tessera";  // spec.schedulerName of Tessera's pods
-  int bind_workers = 16;                   // pods/binding requests in flight at once
+  int bind_workers = 64;                   // pods/binding requests in flight at once
   int status_workers = 4;                  // conditions, events, status writes in flight
   bool scheduled_events = true;            // a "Scheduled" Event per bound pod
   std::string instance = "tessera";        // reportingInstance of Events
@@ -42,6 +42,8 @@ struct ControllerSnapshot {
   int64_t cycles = 0;
   bool synced = false;
   double decision_seconds = 0;  // total time in engine cycles and rebuilds
+  int64_t events_created = 0;   // Events POSTed
+  int64_t events_patched = 0;   // Events whose count was raised
 };
 
 class Controller {

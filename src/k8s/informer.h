@@ -75,6 +75,7 @@ class Informer {
   const Handler handler_;
   const bool optional_;
   std::string rv_;
+  bool first_list_ = true;  // the informer thread's
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   InformerStats stats_;

@@ -29,6 +29,8 @@ class FakeServer {
       std::lock_guard<std::mutex> l(mu_);
       if (!req.has_param("watch")) {
         ++lists_;
+        list_rvs_.push_back(
+            req.has_param("resourceVersion") ? req.get_param_value("resourceVersion") : "none");
         res.set_content(
             fmt::format(
                 R"({{"metadata":{{"resourceVersion":"{}"}},"items":[{{"metadata":{{"name":"a","namespace":"d","resourceVersion":"{}"}}}}]}})",
@@ -73,6 +75,10 @@ class FakeServer {
     std::lock_guard<std::mutex> l(mu_);
     return watch_rvs_;
   }
+  std::vector<std::string> list_rvs() {
+    std::lock_guard<std::mutex> l(mu_);
+    return list_rvs_;
+  }
 
  private:
   httplib::Server server_;
@@ -80,7 +86,7 @@ class FakeServer {
   int port_ = 0;
   std::mutex mu_;
   int lists_ = 0, watches_ = 0, list_rv_ = 10;
-  std::vector<std::string> watch_rvs_;
+  std::vector<std::string> watch_rvs_, list_rvs_;
 };
 
 TEST(Informer, RewatchesFromBookmarksAndRelistsOnGone) {
@@ -105,6 +111,11 @@ TEST(Informer, RewatchesFromBookmarksAndRelistsOnGone) {
   EXPECT_EQ(rvs[0], "10");  // from the list
   EXPECT_EQ(rvs[1], "12");  // from the bookmark
   EXPECT_EQ(rvs[2], "20");  // from the relist after 410
+  // The first list is served from the API server's watch cache; the relist after 410 reads
+  // etcd, so as never to go back in time.
+  auto lists = server.list_rvs();
+  EXPECT_EQ(lists[0], "0");
+  EXPECT_EQ(lists[1], "none");
   std::lock_guard<std::mutex> l(mu);
   ASSERT_GE(seen.size(), 3u);
   EXPECT_EQ(seen[0], "replace:1");
