@@ -109,11 +109,9 @@ class EventRecorderTest : public ::testing::Test {
   }
 
   ObjectRef Pod(const std::string& name) {
-    ObjectRef r;
-    r.ns = "d";
-    r.name = name;
-    r.uid = "uid-" + name;
-    return r;
+    // Built whole rather than assigned field by field: GCC 12 at -O3 reports a false
+    // -Wrestrict on `r.ns = "d"` after inlining.
+    return ObjectRef{.ns = "d", .name = name, .uid = "uid-" + name};
   }
 
   EventsServer server_;
