@@ -54,7 +54,8 @@ EventRecorder::EventRecorder(KubeClient* client, Executor executor, EventRecorde
       executor_(std::move(executor)),
       options_(std::move(options)),
       now_(now ? std::move(now) : SteadySeconds),
-      wall_(wall ? std::move(wall) : WallRfc3339) {}
+      wall_(wall ? std::move(wall) : WallRfc3339),
+      bucket_sweep_at_(4 * options_.cache_size) {}
 
 EventRecorder::~EventRecorder() = default;
 
@@ -149,22 +150,23 @@ void EventRecorder::Flush() {
 }
 
 void EventRecorder::Evict() {
-  // The least recently used Events are forgotten; one whose write is in flight is kept until it
-  // is done (its entry still owns the count being written).
+  // The least recently used Events are forgotten, as client-go's LRU does, whether or not a
+  // write of theirs is in flight: that write keeps its entry alive and finishes; a later
+  // occurrence of the same Event starts a new one. (Skipping entries in flight made every
+  // Record walk them all when thousands of Scheduled Events were queued at once.)
   while (lru_.size() > options_.cache_size) {
-    auto it = std::prev(lru_.end());
-    while ((*it)->in_flight && it != lru_.begin()) --it;
-    if ((*it)->in_flight) return;
-    index_.erase((*it)->key);
-    lru_.erase(it);
+    index_.erase(lru_.back()->key);
+    lru_.pop_back();
   }
-  if (buckets_.size() > 4 * options_.cache_size) {
-    // Full buckets carry no information: drop them.
+  if (buckets_.size() > bucket_sweep_at_) {
+    // Full buckets carry no information: drop them. The next sweep waits until the map has
+    // doubled again, so that a map of buckets in use is not rescanned on every Record.
     const double now = now_();
     for (auto it = buckets_.begin(); it != buckets_.end();) {
       double tokens = it->second.tokens + (now - it->second.at) * options_.refill_per_s;
       it = tokens >= options_.burst ? buckets_.erase(it) : std::next(it);
     }
+    bucket_sweep_at_ = std::max(4 * options_.cache_size, 2 * buckets_.size());
   }
 }
 

@@ -96,6 +96,7 @@ class EventRecorder {
   std::unordered_map<std::string, Bucket> buckets_;  // GUARDED_BY(mu_)
   EventRecorderStats stats_;                         // GUARDED_BY(mu_)
   uint64_t serial_ = 0;                              // GUARDED_BY(mu_)
+  size_t bucket_sweep_at_;                           // GUARDED_BY(mu_): buckets_ size to sweep
 };
 
 }  // namespace tessera::k8s

@@ -6,9 +6,11 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -192,6 +194,27 @@ TEST_F(EventRecorderTest, ForgetsTheLeastRecentlyUsedBeyondItsCache) {
   EXPECT_EQ(server_.Events().size(), 4u);
   rec.Record(Pod("a"), "Normal", "Scheduled", "x");
   EXPECT_EQ(server_.Events().size(), 4u);
+  EXPECT_EQ(rec.stats().patched, 1);
+}
+
+TEST_F(EventRecorderTest, ForgetsEventsWhoseWritesAreStillQueued) {
+  // Thousands of Scheduled Events queued behind a slow server: the cache stays bounded, every
+  // queued write still happens, and an Event forgotten meanwhile is created anew.
+  EventRecorderOptions o;
+  o.cache_size = 2;
+  std::vector<std::function<void()>> queued;
+  EventRecorder rec(
+      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); }, o);
+  for (int i = 0; i < 10; ++i) rec.Record(Pod(fmt::format("p{}", i)), "Normal", "Scheduled", "x");
+  EXPECT_EQ(queued.size(), 10u);
+  for (auto& f : queued) f();
+  queued.clear();
+  EXPECT_EQ(server_.Events().size(), 10u);
+  EXPECT_EQ(rec.stats().created, 10);
+  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");  // forgotten: a new Event
+  rec.Record(Pod("p9"), "Normal", "Scheduled", "x");  // still cached: its count goes up
+  for (auto& f : queued) f();
+  EXPECT_EQ(server_.Events().size(), 11u);
   EXPECT_EQ(rec.stats().patched, 1);
 }
 
