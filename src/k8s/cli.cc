@@ -35,6 +35,7 @@ struct ServeFlags {
   std::string identity;
   int bind_workers = 64;
   bool no_scheduled_events = false;
+  bool http2 = false;
   std::string log_level = "info";
 };
 
@@ -47,6 +48,7 @@ int Serve(const ServeFlags& f) {
     return 1;
   }
   if (f.insecure) config->insecure_skip_tls_verify = true;
+  config->http2 = f.http2;
   k8s::KubeClient client(*config);
   auto version = client.Get("/version");
   if (!version.ok() || version->status != 200) {
@@ -125,6 +127,9 @@ Command AddServeCommand(CLI::App& app) {
                 "kubeconfig file (default: in-cluster service account credentials)");
   s->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
   s->add_flag("--insecure-skip-tls-verify", flags->insecure, "do not verify the server's cert");
+  s->add_flag("--http2", flags->http2,
+              "talk HTTP/2 to the API server (default HTTP/1.1, one connection per request in "
+              "flight, cheaper for the server)");
   s->add_option("--scheduler-name", flags->scheduler_name,
                 "pods with this spec.schedulerName are Tessera's")
       ->capture_default_str();

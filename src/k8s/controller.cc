@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "config/loader.h"
@@ -116,7 +117,7 @@ struct Controller::Impl {
   const Clock::time_point start = Clock::now();
 
   std::vector<std::unique_ptr<Informer>> informers;
-  std::unique_ptr<TaskPool> bind_pool, status_pool;
+  std::unique_ptr<TaskPool> bind_pool, status_pool, event_pool;
   std::unique_ptr<EventRecorder> events;
   std::thread loop_thread;
   std::atomic<bool> stop{false};
@@ -144,6 +145,7 @@ struct Controller::Impl {
   std::map<std::string, std::map<std::string, json>> queue_objects;  // resource -> key -> obj
   std::unordered_map<std::string, Group> groups;
   std::unordered_map<std::string, Assumed> assumed;
+  std::unordered_set<std::string> binds_in_flight;  // pods/binding sent, no answer yet
   std::unordered_map<std::string, int> victims_on_node;
   std::vector<PendingBind> nominated;
   std::set<std::string> dirty;   // groups to (re)consider for submission
@@ -157,6 +159,8 @@ struct Controller::Impl {
   bool need_cycle = false;
   Clock::time_point last_rebuild{};
   Clock::time_point last_status{};
+  Clock::time_point last_group_count{};
+  int64_t waiting_groups = 0, pending_workloads = 0;  // as of last_group_count
   double decision_seconds = 0;
   std::map<std::string, std::string> written_status;
   std::set<std::string> logged_diagnostics;  // object -> last status body written
@@ -186,11 +190,14 @@ struct Controller::Impl {
   void Start() {
     bind_pool = std::make_unique<TaskPool>(options.bind_workers);
     status_pool = std::make_unique<TaskPool>(options.status_workers);
+    // Events have writers of their own: a burst of Scheduled Events (one per bound pod) must not
+    // hold up the PodScheduled conditions and status writes that users and the autoscaler read.
+    event_pool = std::make_unique<TaskPool>(options.event_workers);
     EventRecorderOptions eo;
     eo.component = options.scheduler_name;
     eo.instance = options.instance;
     events = std::make_unique<EventRecorder>(
-        client, [this](std::function<void()> f) { status_pool->Post(std::move(f)); }, eo);
+        client, [this](std::function<void()> f) { event_pool->Post(std::move(f)); }, eo);
     // The Eviction API moved to policy/v1 in Kubernetes 1.22; older servers only have v1beta1.
     eviction_version = "policy/v1beta1";
     if (auto r = client->Get("/apis/policy/v1"); r.ok() && r->status == 200)
@@ -221,6 +228,7 @@ struct Controller::Impl {
     if (events) events->Stop();
     bind_pool.reset();
     status_pool.reset();
+    event_pool.reset();
   }
 
   // ---------------------------------------------------------------- the loop
@@ -274,10 +282,19 @@ struct Controller::Impl {
   void UpdateSnapshot() {
     ControllerSnapshot s;
     s.pods_bound = pods_bound.load();
-    for (const auto& [k, g] : groups) {
-      if (g.state == Group::State::kWaiting && !g.foreign) ++s.waiting_groups;
-      if (g.state == Group::State::kInEngine && !g.admitted) ++s.pending_workloads;
+    // The group counts walk every group: at most every 100 ms, not at every turn of the loop
+    // (a turn per few bind results while thousands of pods bind).
+    const auto now = Clock::now();
+    if (now - last_group_count >= std::chrono::milliseconds(100)) {
+      last_group_count = now;
+      waiting_groups = pending_workloads = 0;
+      for (const auto& [k, g] : groups) {
+        if (g.state == Group::State::kWaiting && !g.foreign) ++waiting_groups;
+        if (g.state == Group::State::kInEngine && !g.admitted) ++pending_workloads;
+      }
     }
+    s.waiting_groups = waiting_groups;
+    s.pending_workloads = pending_workloads;
     s.engine_workloads = engine ? engine->num_workloads() : 0;
     s.rebuilds = metrics->rebuilds.load();
     s.cycles = metrics->cycles.load();
@@ -943,6 +960,7 @@ struct Controller::Impl {
       body["metadata"]["annotations"] = {{kGpuIndicesAnnotation, FormatGpuIndices(gpus)}};
     std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", p.ns, p.name);
     std::string payload = body.dump();
+    binds_in_flight.insert(key);
     bind_pool->Post([this, key, node, path, payload] {
       // Queued binds are dropped once this replica stops or stops leading: only binds already
       // sent finish. The pod stays pending, and the next leader (or this one, rebuilt) decides.
@@ -989,6 +1007,7 @@ struct Controller::Impl {
   }
 
   void BindDone(const std::string& key, const std::string& node, long status) {
+    binds_in_flight.erase(key);
     if (status == 200 || status == 201) {
       ++metrics->binds_ok;
       ++pods_bound;
@@ -1116,13 +1135,18 @@ struct Controller::Impl {
     for (const auto& [key, pg] : podgroups) {
       auto git = groups.find("PodGroup:" + key);
       int32_t scheduled = 0, members = 0;
+      bool binding = false;
       if (git != groups.end()) {
         for (const auto& k : git->second.pods) {
           ++members;
           auto p = pods.find(k);
           if (p != pods.end() && p->second.Bound()) ++scheduled;
+          binding = binding || binds_in_flight.count(k) > 0;
         }
       }
+      // A gang whose binds are in flight is written once they are settled, not in passing
+      // through Scheduling (while 1,000 gangs bind, that halves the API server's writes).
+      if (binding) continue;
       std::string phase = scheduled >= pg.min_member ? "Scheduled"
                           : members >= pg.min_member ? "Pending"
                                                      : "PreScheduling";

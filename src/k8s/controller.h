@@ -23,7 +23,8 @@ namespace tessera::k8s {
 struct ControllerOptions {
   std::string scheduler_name = "tessera";  // spec.schedulerName of Tessera's pods
   int bind_workers = 64;                   // pods/binding requests in flight at once
-  int status_workers = 4;                  // conditions, events, status writes in flight
+  int status_workers = 4;                  // conditions and status writes in flight
+  int event_workers = 2;                   // Event writes in flight
   bool scheduled_events = true;            // a "Scheduled" Event per bound pod
   std::string instance = "tessera";        // reportingInstance of Events
   double status_period_s = 1.0;            // PodGroup / ClusterQueue status and gauges

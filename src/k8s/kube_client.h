@@ -26,6 +26,8 @@ struct KubeConfig {
   std::string client_cert_file, client_cert_data;
   std::string client_key_file, client_key_data;
   bool insecure_skip_tls_verify = false;
+  // Not from the kubeconfig: the client's choice. HTTP/2 (over TLS) instead of HTTP/1.1.
+  bool http2 = false;
 };
 
 // Reads a kubeconfig file; `context` empty means its current-context. Errors name the file and
