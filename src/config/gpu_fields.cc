@@ -48,9 +48,34 @@ std::string ParseGpuLayoutText(const std::string& text, int gpus, std::vector<Gp
   return "";
 }
 
+std::string ApplyGpuReplicas(const std::string& text, Node& node) {
+  int replicas = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), replicas);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || replicas < 1 ||
+      replicas > 64)
+    return fmt::format("\"{}\" is not a number of replicas per GPU (1..64)", text);
+  if (node.mig_dynamic && replicas > 1)
+    return "a node whose MIG layout Tessera chooses cannot also time-slice its GPUs";
+  const int slots = node.gpu_count();
+  if (slots % replicas != 0)
+    return fmt::format(
+        "the node advertises {} nvidia.com/gpu, not a whole number of GPUs of {} replicas", slots,
+        replicas);
+  const int physical = slots / replicas;
+  node.gpu_replicas = replicas;
+  if (static_cast<int>(node.gpus.size()) == physical && replicas > 1) {
+    std::vector<GpuDevice> per_slot(slots);
+    for (int s = 0; s < slots; ++s) per_slot[s] = node.gpus[s % physical];
+    node.gpus = std::move(per_slot);
+  }
+  return "";
+}
+
 std::string ApplyMigMode(const std::string& value, Node& node) {
   if (value == "static" || value.empty()) return "";
   if (value != "dynamic") return fmt::format("\"{}\" is not a MIG mode (dynamic or static)", value);
+  if (node.gpu_replicas > 1)
+    return "a node whose GPUs are time-sliced (gpu replicas) cannot have its MIG layout chosen";
   std::string product = node.gpu_model;
   if (auto it = node.labels.find("nvidia.com/gpu.product");
       product.empty() && it != node.labels.end())
@@ -76,19 +101,53 @@ std::vector<FieldProblem> ApplyNodeGpuFields(const Labels& annotations, Node& no
                      fmt::format("\"{}\" is not a number of MiB; ignored", it->second)});
     }
   }
+  // Time-slicing first: the GPU count and the layout are of physical GPUs.
+  std::string replicas_text;
+  bool replicas_in_labels = false;
+  if (auto it = annotations.find(std::string(kGpuReplicasAnnotation)); it != annotations.end()) {
+    replicas_text = it->second;
+  } else if (auto lt = node.labels.find(std::string(kGpuReplicasLabel)); lt != node.labels.end()) {
+    replicas_text = lt->second;
+    replicas_in_labels = true;
+  }
+  const int replicas_before = node.gpu_replicas;
+  if (!replicas_text.empty()) {
+    // The layout is expanded below, once it is read.
+    std::vector<GpuDevice> layout = std::move(node.gpus);
+    node.gpus.clear();
+    std::string err = ApplyGpuReplicas(replicas_text, node);
+    node.gpus = std::move(layout);
+    if (!err.empty()) {
+      node.gpu_replicas = replicas_before;
+      out.push_back({true, replicas_in_labels,
+                     std::string(replicas_in_labels ? kGpuReplicasLabel : kGpuReplicasAnnotation),
+                     err});
+    }
+  }
   if (auto it = node.labels.find(std::string(kGpuCountLabel));
-      it != node.labels.end() && it->second != std::to_string(node.gpu_count())) {
-    out.push_back({false, true, std::string(kGpuCountLabel),
-                   fmt::format("says {} GPUs but the node advertises {} nvidia.com/gpu; Tessera "
-                               "uses the latter",
-                               it->second, node.gpu_count())});
+      it != node.labels.end() && it->second != std::to_string(node.physical_gpus())) {
+    out.push_back(
+        {false, true, std::string(kGpuCountLabel),
+         node.gpu_replicas > 1
+             ? fmt::format("says {} GPUs but the node advertises {} nvidia.com/gpu of "
+                           "{} replicas each ({} GPUs); Tessera uses the latter",
+                           it->second, node.gpu_count(), node.gpu_replicas, node.physical_gpus())
+             : fmt::format("says {} GPUs but the node advertises {} nvidia.com/gpu; "
+                           "Tessera uses the latter",
+                           it->second, node.gpu_count())});
   }
   if (auto it = annotations.find(std::string(kGpuLayoutAnnotation)); it != annotations.end()) {
-    std::string err = ParseGpuLayoutText(it->second, node.gpu_count(), node.gpus);
+    std::string err = ParseGpuLayoutText(it->second, node.physical_gpus(), node.gpus);
     if (!err.empty()) {
       node.gpus.clear();
       out.push_back({true, false, std::string(kGpuLayoutAnnotation), err});
     }
+  }
+  if (node.gpu_replicas > 1 && static_cast<int>(node.gpus.size()) == node.physical_gpus()) {
+    // A layout of the physical GPUs (the annotation, or a NodePool's): one entry per slot.
+    std::vector<GpuDevice> per_slot(node.gpu_count());
+    for (int s = 0; s < node.gpu_count(); ++s) per_slot[s] = node.gpus[s % node.physical_gpus()];
+    node.gpus = std::move(per_slot);
   }
   if (auto it = annotations.find(std::string(kMigAnnotation)); it != annotations.end()) {
     std::string err = ApplyMigMode(it->second, node);

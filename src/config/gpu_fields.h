@@ -1,10 +1,11 @@
 // The GPU-related labels and annotations of Nodes and Pods, interpreted once for both ways in:
 // manifest files (config/loader) and live objects from the API server (k8s/objects).
 //
-//   Nodes: GPU Feature Discovery's nvidia.com/gpu.memory (MiB per device) and nvidia.com/gpu.count
-//          (checked against nvidia.com/gpu), the annotations tessera.dev/gpu-layout (per-device
-//          NVLink domain, NUMA node, PCIe switch) and tessera.dev/mig (dynamic: Tessera chooses
-//          the MIG layout).
+//   Nodes: GPU Feature Discovery's nvidia.com/gpu.memory (MiB per device), nvidia.com/gpu.count
+//          (checked against nvidia.com/gpu) and nvidia.com/gpu.replicas (time-slicing), the
+//          annotations tessera.dev/gpu-replicas (the same, where GFD does not run),
+//          tessera.dev/gpu-layout (per-device NVLink domain, NUMA node, PCIe switch) and
+//          tessera.dev/mig (dynamic: Tessera chooses the MIG layout).
 //   Pods:  KAI Scheduler's gpu-fraction and gpu-memory annotations (GPU shares), Kueue's
 //          kueue.x-k8s.io/podset-required-topology and podset-preferred-topology annotations.
 //
@@ -34,6 +35,8 @@ inline constexpr std::string_view kGpuLayoutAnnotation = "tessera.dev/gpu-layout
 inline constexpr std::string_view kMigAnnotation = "tessera.dev/mig";
 inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kGpuCountLabel = "nvidia.com/gpu.count";
+inline constexpr std::string_view kGpuReplicasLabel = "nvidia.com/gpu.replicas";
+inline constexpr std::string_view kGpuReplicasAnnotation = "tessera.dev/gpu-replicas";
 inline constexpr std::string_view kRequiredTopologyAnnotation =
     "kueue.x-k8s.io/podset-required-topology";
 inline constexpr std::string_view kPreferredTopologyAnnotation =
@@ -42,6 +45,11 @@ inline constexpr std::string_view kPreferredTopologyAnnotation =
 // Parses "nvlink=0,0,1,1;numa=0,0,0,1;pcie=0,0,1,1" for a node of `gpus` devices into `out`;
 // returns the error message, or "" when it is fine.
 std::string ParseGpuLayoutText(const std::string& text, int gpus, std::vector<GpuDevice>& out);
+
+// Time-slicing: `text` replicas per physical GPU (1..64). Checks that the node's nvidia.com/gpu
+// is a whole number of GPUs of that many replicas, sets node.gpu_replicas and expands a layout
+// of the physical GPUs (node.gpus) to the replica slots. Returns the error message, or "".
+std::string ApplyGpuReplicas(const std::string& text, Node& node);
 
 // Sets node.mig_dynamic for a tessera.dev/mig value ("dynamic" or "static"); returns the error
 // message, or "". Needs node.gpu_memory_mib / node.gpu_model (or the product label) first.

@@ -533,6 +533,71 @@ spec:
   EXPECT_EQ(ps.requests[kGpuMilli], 250);
 }
 
+TEST(LoaderGpuTest, TimeSlicedGpusAreReplicaSlotsOfPhysicalGpus) {
+  LoadResult r = Load(R"(apiVersion: v1
+kind: Node
+metadata:
+  name: ts
+  labels: {nvidia.com/gpu.replicas: "4", nvidia.com/gpu.count: "2"}
+  annotations: {tessera.dev/gpu-layout: "nvlink=0,1"}
+status:
+  allocatable: {nvidia.com/gpu: "8"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: by-annotation
+  annotations: {tessera.dev/gpu-replicas: "2"}
+status:
+  allocatable: {nvidia.com/gpu: "8"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: uneven
+  labels: {nvidia.com/gpu.replicas: "3"}
+status:
+  allocatable: {nvidia.com/gpu: "8"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: junk
+  annotations: {tessera.dev/gpu-replicas: "many"}
+status:
+  allocatable: {nvidia.com/gpu: "8"}
+---
+apiVersion: tessera.dev/v1alpha1
+kind: NodePool
+metadata: {name: p}
+spec:
+  count: 2
+  gpuReplicas: 2
+  gpuLayout: "nvlink=0,0,1,1"
+  capacity: {nvidia.com/gpu: "8"}
+)");
+  const Model& m = r.model;
+  const std::string diags = AllDiagnostics(r);
+  ASSERT_EQ(m.nodes.size(), 4u) << diags;  // "uneven" and "junk" dropped
+  EXPECT_EQ(m.nodes[0].gpu_replicas, 4);
+  EXPECT_EQ(m.nodes[0].physical_gpus(), 2);
+  EXPECT_EQ(m.nodes[0].gpu_count(), 8);
+  // The layout of the 2 physical GPUs, one entry per slot: slot s is GPU s % 2.
+  ASSERT_EQ(m.nodes[0].gpus.size(), 8u);
+  EXPECT_EQ(m.nodes[0].gpus[6].nvlink, 0);
+  EXPECT_EQ(m.nodes[0].gpus[7].nvlink, 1);
+  EXPECT_EQ(m.nodes[1].gpu_replicas, 2);
+  EXPECT_EQ(diags.find("nvidia.com/gpu.count"), std::string::npos) << diags;  // 2 GPUs: agrees
+  EXPECT_NE(diags.find("not a whole number of GPUs of 3 replicas"), std::string::npos) << diags;
+  EXPECT_NE(diags.find("\"many\" is not a number of replicas per GPU"), std::string::npos) << diags;
+  for (int i : {2, 3}) {
+    EXPECT_EQ(m.nodes[i].gpu_replicas, 2);
+    ASSERT_EQ(m.nodes[i].gpus.size(), 8u);
+    EXPECT_EQ(m.nodes[i].gpus[5].nvlink, 0);  // GPU 1
+    EXPECT_EQ(m.nodes[i].gpus[6].nvlink, 1);  // GPU 2
+  }
+}
+
 TEST(LoaderGpuTest, DynamicMigNeedsAMigFamily) {
   LoadResult r = Load(R"(apiVersion: v1
 kind: Node

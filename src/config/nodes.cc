@@ -219,10 +219,21 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   ReadResourceMap(ctx, capacity, "spec.capacity", base.allocatable, &named);
   if (!count || ctx.failed()) return;
   if (gpu_model && !gpu_model->empty()) base.gpu_model = *gpu_model;
-  if (auto layout = GetString(ctx, spec, "gpuLayout", "spec.gpuLayout")) {
-    if (!ParseGpuLayout(ctx, Child(spec, "gpuLayout"), "spec.gpuLayout", *layout, base.gpu_count(),
-                        base.gpus))
+  // Time-slicing (spec.gpuReplicas) first: the layout lists the physical GPUs.
+  std::optional<std::string> replicas;
+  if (YAML::Node r = Child(spec, "gpuReplicas"); !IsNullish(r)) {
+    replicas = ScalarString(ctx, r, "spec.gpuReplicas");
+    if (!replicas) return;
+    if (std::string err = ApplyGpuReplicas(*replicas, base); !err.empty()) {
+      ctx.Error(r, "spec.gpuReplicas", err);
       return;
+    }
+  }
+  if (auto layout = GetString(ctx, spec, "gpuLayout", "spec.gpuLayout")) {
+    if (!ParseGpuLayout(ctx, Child(spec, "gpuLayout"), "spec.gpuLayout", *layout,
+                        base.physical_gpus(), base.gpus))
+      return;
+    if (replicas) (void)ApplyGpuReplicas(*replicas, base);  // the layout, one entry per slot
   }
   bool pods_named = Contains(named, kPods);
   std::optional<std::string> mig = GetString(ctx, spec, "mig", "spec.mig");
@@ -235,7 +246,14 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     for (const auto& [key, tmpl] : labels) node.labels[key] = Render(tmpl, i);
     // spec.gpuModel wins over a spec.labels entry for the same label.
     if (!base.gpu_model.empty()) node.labels[std::string(kGpuProductLabel)] = base.gpu_model;
-    if (i == 0) ReadGpuLabels(ctx, spec, "spec.labels", node);  // warn once for the pool
+    if (i == 0) {
+      ReadGpuLabels(ctx, spec, "spec.labels", node);  // warn once for the pool
+      // Time-slicing said by a label (GFD's nvidia.com/gpu.replicas) holds for the whole pool.
+      if (node.gpu_replicas != base.gpu_replicas) {
+        base.gpu_replicas = node.gpu_replicas;
+        base.gpus = node.gpus;
+      }
+    }
     if (base.gpu_memory_mib == 0 && i == 0) base.gpu_memory_mib = node.gpu_memory_mib;
     node.gpu_memory_mib = base.gpu_memory_mib;
     if (mig && !ReadMigMode(ctx, Child(spec, "mig"), "spec.mig", *mig, node)) return;

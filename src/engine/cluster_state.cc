@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <utility>
 
 #include "fmt/format.h"
 
@@ -28,6 +29,11 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
   numa_.assign(off, 0);
   pcie_.assign(off, 0);
   uniform_.assign(n, true);
+  replicas_.assign(n, 1);
+  for (int i = 0; i < n; ++i) {
+    const int r = std::max(1, nodes[i].gpu_replicas);
+    if (nodes[i].gpu_count() % r == 0) replicas_[i] = r;
+  }
   for (int i = 0; i < n; ++i) {
     const auto& devices = nodes[i].gpus;
     if (static_cast<int>(devices.size()) != nodes[i].gpu_count()) continue;  // default layout
@@ -156,6 +162,29 @@ std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, Worklo
         if (used[i] == 0) best = i;
     }
     gpus.push_back(best);
+  } else if (replicas_[n] > 1) {
+    // Time-sliced: slot s is replica s / physical of GPU s % physical. One replica of each of
+    // the least loaded GPUs, GPUs this pod has fewer replicas on first, lowest index on ties.
+    const int want = static_cast<int>(req[kGpu]);
+    const int physical = count / replicas_[n];
+    std::vector<int> load(physical, 0), mine(physical, 0);
+    for (int i = 0; i < count; ++i) load[i % physical] += used[i] != 0;
+    std::vector<bool> taken(count, false);
+    while (static_cast<int>(gpus.size()) < want) {
+      int best = -1;
+      for (int g = 0; g < physical; ++g) {
+        if (load[g] >= replicas_[n]) continue;
+        if (best < 0 || std::pair(mine[g], load[g]) < std::pair(mine[best], load[best])) best = g;
+      }
+      assert(best >= 0);
+      int slot = best;
+      while (used[slot] != 0 || taken[slot]) slot += physical;
+      taken[slot] = true;
+      gpus.push_back(slot);
+      ++load[best];
+      ++mine[best];
+    }
+    std::sort(gpus.begin(), gpus.end());
   } else {
     const int want = static_cast<int>(req[kGpu]);
     gpus.reserve(want);

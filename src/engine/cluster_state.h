@@ -38,6 +38,8 @@ class ClusterState {
   const Resources& free(NodeId n) const { return free_[n]; }
   int free_gpus(NodeId n) const { return static_cast<int>(free_[n][kGpu]); }
   int gpu_count(NodeId n) const { return gpu_offset_[n + 1] - gpu_offset_[n]; }
+  // Time-slicing replicas per physical GPU of node n (1: none); slot s is GPU s % (count / r).
+  int gpu_replicas(NodeId n) const { return replicas_[n]; }
   // Owner workload of each GPU device of node n (-1 free, kSharedDevice: shares on it,
   // kMigDevice: MIG instances on it, on a node whose MIG layout Tessera chooses).
   static constexpr int32_t kSharedDevice = -2;
@@ -92,7 +94,9 @@ class ClusterState {
   // NVLink domain, else the PCIe switch, else the NUMA node, with the fewest free devices that
   // still holds them;
   // lowest indices first) or, for a share, the fullest shared device with room (else the lowest
-  // free one). REQUIRES: Fits(n, req).
+  // free one). On a node whose GPUs are time-sliced (Node::gpu_replicas), the devices are
+  // replica slots: a pod gets one replica of each of the least loaded GPUs, distinct GPUs first
+  // (as the device plugin's preferred allocation spreads them). REQUIRES: Fits(n, req).
   // On a node whose MIG layout Tessera chooses, a request of MIG profiles (nvidia.com/mig-*)
   // gets one device per instance, and `mig_starts` (required then) the first memory slice of
   // each instance, in the order of MigInstances(n, req).
@@ -161,6 +165,7 @@ class ClusterState {
   std::vector<int32_t> gpu_used_;
   std::vector<int16_t> nvlink_, numa_, pcie_;  // per device
   std::vector<bool> uniform_;                  // per node: one NVLink domain (the common case)
+  std::vector<int32_t> replicas_;              // per node: time-slicing replicas per GPU (1: none)
   std::vector<int32_t> share_room_;
   std::vector<int64_t> gpu_mem_;  // per node: MiB per device, 0 unknown
   struct MigRes {

@@ -31,6 +31,8 @@ Model RandomModel(bool fair) {
     ns.back().gpu_memory_mib = *rc::gen::element(int64_t{0}, int64_t{40960}, int64_t{81920});
     // Some A100-40GB nodes let Tessera choose their MIG layout.
     ns.back().mig_dynamic = ns.back().gpu_memory_mib == 40960 && *rc::gen::inRange(0, 2) == 0;
+    // Some others time-slice their GPUs: 2 replicas of each (the slots are the devices).
+    if (!ns.back().mig_dynamic && *rc::gen::inRange(0, 4) == 0) ns.back().gpu_replicas = 2;
   }
   const int queues = *rc::gen::inRange(1, 4);
   std::vector<ClusterQueue> cqs;

@@ -564,5 +564,40 @@ TEST(SchedulerNvlinkTest, NodesThatKeepAPodInsideOneDomainAreChosenFirst) {
   EXPECT_TRUE(s->Verify().ok()) << s->Verify();
 }
 
+TEST(SchedulerTimeSlicingTest, ReplicasGoToTheLeastLoadedGpu) {
+  // 2 physical GPUs time-sliced into 3 replicas each: slots 0, 2, 4 are GPU 0; 1, 3, 5 GPU 1.
+  Node n = MakeNode("ts", 6);
+  n.gpu_replicas = 3;
+  Model m = MakeModel({n}, {});
+  for (const char* name : {"a", "b", "c", "d", "e", "f"})
+    m.workloads.push_back(WL(name).Pods(1, 1).Obj());
+  auto s = Start(m);
+  for (WorkloadId id : {0, 1, 2, 3, 4}) s->Submit(id, 0);
+  s->RunCycle(0);
+  for (WorkloadId id : {0, 1, 2, 3, 4})  // alternating GPUs
+    EXPECT_EQ(s->status(id).pods[0].gpus, (std::vector<int32_t>{id}));
+  // Free slots 0 (GPU 0) and 3 (GPU 1): GPU 0 still runs 2 replicas, GPU 1 only 1.
+  s->Finish(0, 1);
+  s->Finish(3, 1);
+  s->Submit(5, 1);
+  s->RunCycle(1);
+  // GPU 1, the least loaded (slot 3), not the lowest free slot (0, on GPU 0).
+  EXPECT_EQ(s->status(5).pods[0].gpus, (std::vector<int32_t>{3}));
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+TEST(SchedulerTimeSlicingTest, APodOfSeveralReplicasGetsDistinctGpusFirst) {
+  Node n = MakeNode("ts", 8);
+  n.gpu_replicas = 4;  // 2 GPUs
+  Model m = MakeModel({n}, {});
+  m.workloads.push_back(WL("one").Pods(1, 1).Obj());
+  m.workloads.push_back(WL("three").Pods(1, 3).Obj());
+  auto s = Start(m);
+  SubmitAll(*s);
+  EXPECT_EQ(s->status(0).pods[0].gpus, (std::vector<int32_t>{0}));
+  // GPU 1 (idle), then GPU 0, then GPU 1 again: slots 1, 2, 3.
+  EXPECT_EQ(s->status(1).pods[0].gpus, (std::vector<int32_t>{1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -34,9 +34,15 @@ struct Node {
   // Tessera chooses the MIG layout of the node's GPUs (annotation tessera.dev/mig: dynamic): a
   // device serves whole-GPU pods or MIG instances of its family's profiles (model/mig.h).
   bool mig_dynamic = false;
+  // Time-slicing (the NVIDIA device plugin's sharing.timeSlicing.replicas): every physical GPU
+  // is advertised as this many nvidia.com/gpu, so allocatable[kGpu] and the device slots the
+  // engine hands out count replicas. Replica r of physical GPU g is slot r * physical_gpus() + g,
+  // so that the lowest slots are one replica of each GPU. 1: no time-slicing.
+  int32_t gpu_replicas = 1;
   std::string source;  // "file:line" where it was declared, for messages
 
-  int gpu_count() const { return static_cast<int>(allocatable[kGpu]); }
+  int gpu_count() const { return static_cast<int>(allocatable[kGpu]); }  // device slots
+  int physical_gpus() const { return gpu_count() / gpu_replicas; }
 };
 
 }  // namespace tessera
