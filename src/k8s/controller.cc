@@ -46,8 +46,14 @@ std::string NowRfc3339() {
 
 bool SameNode(const Node& a, bool a_ready, const Node& b, bool b_ready) {
   if (a_ready != b_ready || a.unschedulable != b.unschedulable || a.labels != b.labels ||
-      !(a.allocatable == b.allocatable) || a.taints.size() != b.taints.size())
+      !(a.allocatable == b.allocatable) || a.taints.size() != b.taints.size() ||
+      a.gpu_memory_mib != b.gpu_memory_mib || a.gpu_replicas != b.gpu_replicas ||
+      a.mig_dynamic != b.mig_dynamic || a.gpus.size() != b.gpus.size())
     return false;
+  for (size_t i = 0; i < a.gpus.size(); ++i)
+    if (a.gpus[i].nvlink != b.gpus[i].nvlink || a.gpus[i].numa != b.gpus[i].numa ||
+        a.gpus[i].pcie != b.gpus[i].pcie)
+      return false;
   for (size_t i = 0; i < a.taints.size(); ++i)
     if (a.taints[i].key != b.taints[i].key || a.taints[i].value != b.taints[i].value ||
         a.taints[i].effect != b.taints[i].effect)
@@ -352,13 +358,15 @@ struct Controller::Impl {
     if (r == "nodes") {
       auto upsert = [&](const json& o) {
         bool ready = true;
-        auto n = ParseNode(o, &ready);
+        std::vector<std::string> problems;
+        auto n = ParseNode(o, &ready, &problems);
         if (!n.ok()) {
           spdlog::warn("node {}: {}", ObjectKey(o), std::string(n.status().message()));
           return;
         }
         auto it = nodes.find(n->name);
         if (it != nodes.end() && SameNode(it->second.first, it->second.second, *n, ready)) return;
+        for (const auto& p : problems) spdlog::warn("node {}: {}", n->name, p);
         const std::string name = n->name;
         nodes[name] = {std::move(*n), ready};
         need_rebuild = true;
@@ -788,7 +796,10 @@ struct Controller::Impl {
       alike = alike && s.requests == first.set.requests &&
               s.node_selector == first.set.node_selector &&
               s.tolerations.size() == first.set.tolerations.size() &&
-              s.affinity.required_terms.size() == first.set.affinity.required_terms.size();
+              s.affinity.required_terms.size() == first.set.affinity.required_terms.size() &&
+              s.topology.level == first.set.topology.level &&
+              s.topology.required == first.set.topology.required &&
+              s.anti_affinity == first.set.anti_affinity;
     }
     g.sets.clear();
     if (alike) {
@@ -803,6 +814,10 @@ struct Controller::Impl {
         g.sets.push_back({k});
       }
     }
+    // A Deployment's replicas are workloads of one pod each: their anti-affinity spans them.
+    if (g.kind == "Pod" && !first.owner_replicaset.empty() &&
+        first.set.anti_affinity != HostnameAntiAffinity::kNone)
+      w.spread_group = g.ns + "/ReplicaSet:" + first.owner_replicaset;
     w.min_count = std::min<int32_t>(min, static_cast<int32_t>(members.size()));
     w.source = g.key;
     WorkloadId id = engine->AddWorkload(std::move(w));

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "config/gpu_fields.h"
 #include "fmt/format.h"
 #include "model/quantity.h"
 #include "model/resources.h"
@@ -223,6 +224,50 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
     }
   }
   ps.annotations = p.annotations;
+  for (const FieldProblem& fp : ApplyGpuShareAnnotations(p.annotations, ps.requests))
+    if (fp.error)
+      return absl::InvalidArgumentError(
+          fmt::format("metadata.annotations.{}: {}", fp.key, fp.message));
+  for (const FieldProblem& fp : ApplyTopologyAnnotations(p.annotations, ps.topology))
+    if (fp.error)
+      return absl::InvalidArgumentError(
+          fmt::format("metadata.annotations.{}: {}", fp.key, fp.message));
+  // Hostname anti-affinity among the pod's own kind (its gang, or its Deployment's replicas).
+  const json& anti = At(At(spec, "affinity"), "podAntiAffinity");
+  auto own_term = [&](const json& term, const std::string& path) -> absl::StatusOr<bool> {
+    if (Str(term, "topologyKey") != "kubernetes.io/hostname") return false;
+    const json& sel = At(term, "labelSelector");
+    LabelSelector ls;
+    ls.present = sel.is_object();
+    ls.match_labels = StrMap(At(sel, "matchLabels"));
+    if (auto st = ReadRequirements(At(sel, "matchExpressions"),
+                                   path + ".labelSelector.matchExpressions", ls.match_expressions);
+        !st.ok())
+      return st;
+    return ls.present && Matches(ls, p.labels);
+  };
+  const std::string anti_path = "spec.affinity.podAntiAffinity";
+  if (const json& req = At(anti, "requiredDuringSchedulingIgnoredDuringExecution");
+      req.is_array()) {
+    for (size_t i = 0; i < req.size(); ++i) {
+      auto own = own_term(
+          req[i],
+          fmt::format("{}.requiredDuringSchedulingIgnoredDuringExecution[{}]", anti_path, i));
+      if (!own.ok()) return own.status();
+      if (*own) ps.anti_affinity = HostnameAntiAffinity::kRequired;
+    }
+  }
+  if (const json& pref = At(anti, "preferredDuringSchedulingIgnoredDuringExecution");
+      pref.is_array() && ps.anti_affinity == HostnameAntiAffinity::kNone) {
+    for (size_t i = 0; i < pref.size(); ++i) {
+      auto own = own_term(At(pref[i], "podAffinityTerm"),
+                          fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}]."
+                                      "podAffinityTerm",
+                                      anti_path, i));
+      if (!own.ok()) return own.status();
+      if (*own) ps.anti_affinity = HostnameAntiAffinity::kPreferred;
+    }
+  }
 
   if (auto it = p.labels.find(kQueueLabel); it != p.labels.end()) {
     p.queue_name = it->second;
@@ -267,12 +312,16 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
       p.group_name = p.name;
     }
   }
+  if (const json& owners = At(md, "ownerReferences"); owners.is_array())
+    for (const auto& o : owners)
+      if (Str(o, "kind") == "ReplicaSet" && Str(o, "apiVersion").rfind("apps/", 0) == 0)
+        p.owner_replicaset = Str(o, "name");
   if (auto it = p.annotations.find(kGpuIndicesAnnotation); it != p.annotations.end())
     p.gpu_indices = ParseGpuIndices(it->second);
   return p;
 }
 
-absl::StatusOr<Node> ParseNode(const json& obj, bool* ready) {
+absl::StatusOr<Node> ParseNode(const json& obj, bool* ready, std::vector<std::string>* problems) {
   Node n;
   const json& md = At(obj, "metadata");
   n.name = Str(md, "name");
@@ -296,6 +345,12 @@ absl::StatusOr<Node> ParseNode(const json& obj, bool* ready) {
   if (auto it = n.labels.find("nvidia.com/gpu.product"); it != n.labels.end())
     n.gpu_model = it->second;
   n.source = "node " + n.name;
+  // GFD's labels, tessera.dev/gpu-layout, gpu-replicas and mig: a value that cannot be used is
+  // left out (the node keeps running what it runs) and said.
+  for (const FieldProblem& fp : ApplyNodeGpuFields(StrMap(At(md, "annotations")), n))
+    if (problems)
+      problems->push_back(fmt::format("metadata.{}.{}: {}", fp.in_labels ? "labels" : "annotations",
+                                      fp.key, fp.message));
   if (ready) {
     // No Ready condition at all (a node object without a kubelet that never reported) counts as
     // ready: the conditions are the kubelet's word, and an operator may create nodes by hand.

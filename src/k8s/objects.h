@@ -56,6 +56,7 @@ struct PodInfo {
   // and then `group_error` says what is wrong with it (the group waits and shows it).
   int32_t group_total = -1;
   std::string group_error;
+  std::string owner_replicaset;  // a Deployment's pod: its ReplicaSet (anti-affinity spans them)
   std::vector<int32_t> gpu_indices;  // kGpuIndicesAnnotation, empty when absent
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
 
@@ -98,10 +99,17 @@ struct JobInfo {
 };
 
 // Parses a v1 Pod. Errors name the field ("spec.containers[1].resources.requests.cpu: ...").
+// Read as the manifest loader reads a pod: KAI's gpu-fraction / gpu-memory annotations make
+// a GPU share, Kueue's podset-required/preferred-topology annotations a topology request, and
+// podAntiAffinity on kubernetes.io/hostname that selects the pod's own labels spreads its
+// group's pods (other anti-affinity terms are ignored).
 [[nodiscard]] absl::StatusOr<PodInfo> ParsePod(const json& obj);
-// Parses a v1 Node into the model's Node (labels, taints, allocatable, unschedulable). A node
-// whose Ready condition is not True is reported through `ready`.
-[[nodiscard]] absl::StatusOr<Node> ParseNode(const json& obj, bool* ready);
+// Parses a v1 Node into the model's Node (labels, taints, allocatable, unschedulable, and the GPU
+// labels and annotations of config/gpu_fields.h). A node whose Ready condition is not True is
+// reported through `ready`. A GPU label or annotation that cannot be used is left out of the
+// node and said in `problems` ("metadata.annotations.tessera.dev/gpu-layout: ..."), if given.
+[[nodiscard]] absl::StatusOr<Node> ParseNode(const json& obj, bool* ready,
+                                             std::vector<std::string>* problems = nullptr);
 [[nodiscard]] absl::StatusOr<PodGroupInfo> ParsePodGroup(const json& obj);
 // Errors name the field ("spec.minResources.cpu: ...").
 [[nodiscard]] absl::StatusOr<VolcanoPodGroupInfo> ParseVolcanoPodGroup(const json& obj);

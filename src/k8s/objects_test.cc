@@ -92,6 +92,64 @@ TEST(ParseNode, ReadsAllocatableTaintsAndReadiness) {
   ASSERT_EQ(n->taints.size(), 1u);
 }
 
+TEST(ParseNode, ReadsTheGpuLabelsAndAnnotationsAndSaysWhatItCannotUse) {
+  json node = json::parse(R"({
+    "metadata": {"name": "gpu-2",
+                 "labels": {"nvidia.com/gpu.memory": "81559", "nvidia.com/gpu.replicas": "2"},
+                 "annotations": {"tessera.dev/gpu-layout": "nvlink=0,0,1,1"}},
+    "status": {"allocatable": {"nvidia.com/gpu": "8"}}
+  })");
+  bool ready = true;
+  std::vector<std::string> problems;
+  auto n = ParseNode(node, &ready, &problems);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(n->gpu_memory_mib, 81559);
+  EXPECT_EQ(n->gpu_replicas, 2);
+  ASSERT_EQ(n->gpus.size(), 8u);
+  EXPECT_EQ(n->gpus[6].nvlink, 1);  // slot 6 = replica 1 of GPU 2
+
+  node["metadata"]["annotations"]["tessera.dev/gpu-layout"] = "nvlink=0,0,1";
+  n = ParseNode(node, &ready, &problems);
+  ASSERT_TRUE(n.ok()) << n.status();  // the node stays, without the layout
+  EXPECT_TRUE(n->gpus.empty());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("metadata.annotations.tessera.dev/gpu-layout: nvlink lists 3"),
+            std::string::npos)
+      << problems[0];
+}
+
+TEST(ParsePod, GpuShareTopologyAndAntiAffinityAsTheLoaderReadsThem) {
+  json pod = Pod();
+  pod["metadata"]["labels"]["app"] = "infer";
+  pod["metadata"]["annotations"] = {{"gpu-fraction", "0.5"},
+                                    {"kueue.x-k8s.io/podset-required-topology", "rack"}};
+  pod["metadata"]["ownerReferences"] =
+      json::parse(R"([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "infer-5d9f"}])");
+  pod["spec"]["affinity"] = json::parse(R"({"podAntiAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"app": "infer"}}},
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "other"}}}],
+      "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+          "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["infer"]}]}}}]}})");
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->set.requests[kGpuMilli], 500);
+  EXPECT_EQ(p->set.requests[kGpu], 0);
+  EXPECT_EQ(p->set.topology.level, "rack");
+  EXPECT_TRUE(p->set.topology.required);
+  // Only the preferred term is on the hostname and selects the pod's own labels.
+  EXPECT_EQ(p->set.anti_affinity, HostnameAntiAffinity::kPreferred);
+  EXPECT_EQ(p->owner_replicaset, "infer-5d9f");
+
+  pod["metadata"]["annotations"]["gpu-fraction"] = "1.5";
+  p = ParsePod(pod);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("metadata.annotations.gpu-fraction"), std::string::npos)
+      << p.status();
+}
+
 TEST(GpuIndices, RoundTripAndIgnoreJunk) {
   EXPECT_EQ(FormatGpuIndices({0, 5, 7}), "0,5,7");
   EXPECT_EQ(ParseGpuIndices("0,5,7"), (std::vector<int32_t>{0, 5, 7}));

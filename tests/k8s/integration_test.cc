@@ -589,6 +589,76 @@ TEST_F(K8sIntegration, VolcanoAndKueuePodGroupsWaitForTheirWholeGang) {
 
 // A gang that gains pods after it was admitted is updated in place: the new pods are placed
 // beside the bound ones, and the engine is not rebuilt from the server.
+// Pods and nodes are read as the manifest loader reads them: KAI's gpu-fraction shares one GPU
+// between two pods, a time-sliced node (GFD's nvidia.com/gpu.replicas) gives a pod a replica of
+// its least loaded GPU, and hostname anti-affinity spreads a Deployment's pods over nodes.
+TEST_F(K8sIntegration, GpuSharesTimeSlicingAndAntiAffinityFromPodAndNodeFields) {
+  cluster_->CreateNodes(1, 1, "share");
+  cluster_->CreateNodes(1, 6, "ts", {{"nvidia.com/gpu.replicas", "3"}});  // 2 GPUs x 3
+  cluster_->CreateNodes(2, 8, "spread", {{"pool", "spread"}});
+  auto pinned = [&](const std::string& name, int gpus, const std::string& node,
+                    const json& annotations) {
+    json pod = cluster_->PodSpec("default", name, gpus, "tessera", json::object(), annotations);
+    pod["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", node}};
+    cluster_->Create(pod);
+  };
+  pinned("half-a", 1, "share-0", {{"gpu-fraction", "0.5"}});
+  pinned("half-b", 1, "share-0", {{"gpu-fraction", "0.5"}});
+  for (int i = 0; i < 5; ++i) pinned(fmt::format("replica-{}", i), 1, "ts-0", json::object());
+  for (int i = 0; i < 2; ++i) {
+    json pod =
+        cluster_->PodSpec("default", fmt::format("infer-{}", i), 1, "tessera", {{"app", "infer"}});
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                           {"kind", "ReplicaSet"},
+                                           {"name", "infer-7c9d"},
+                                           {"uid", "0b7a2c1e-0000-4000-8000-000000000001"}}};
+    pod["spec"]["nodeSelector"] = {{"pool", "spread"}};
+    pod["spec"]["affinity"] = json::parse(R"({"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+          {"topologyKey": "kubernetes.io/hostname",
+           "labelSelector": {"matchLabels": {"app": "infer"}}}]}})");
+    cluster_->Create(pod);
+  }
+  StartTessera();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 9; }, kTimeout))
+      << cluster_->BoundPods("default") << " of 9 bound";
+  auto by_name = [&] {
+    std::map<std::string, json> out;
+    for (const auto& p : cluster_->Pods("default")) out[p["metadata"]["name"]] = p;
+    return out;
+  };
+  auto pods = by_name();
+  auto indices = [&](const std::string& pod) {
+    return pods[pod]["metadata"]["annotations"].value("tessera.dev/gpu-indices", "");
+  };
+  // Two halves on the one GPU of share-0.
+  EXPECT_EQ(pods["half-a"]["spec"]["nodeName"], "share-0");
+  EXPECT_EQ(pods["half-b"]["spec"]["nodeName"], "share-0");
+  EXPECT_EQ(indices("half-a"), "0");
+  EXPECT_EQ(indices("half-b"), "0");
+  // The Deployment's pods on two nodes, where binpack alone would stack them.
+  EXPECT_NE(pods["infer-0"]["spec"]["nodeName"], pods["infer-1"]["spec"]["nodeName"]);
+  // ts-0: slot s is replica s / 2 of GPU s % 2. Five replicas hold slots 0-4; free slots 0 and
+  // 3: GPU 0 then holds slots 2, 4 (two replicas) and GPU 1 only slot 1. A new replica goes to
+  // GPU 1 (slot 3), not to the lowest free slot (0, on the busier GPU 0).
+  std::map<std::string, std::string> by_slot;
+  for (int i = 0; i < 5; ++i)
+    by_slot[indices(fmt::format("replica-{}", i))] = fmt::format("replica-{}", i);
+  ASSERT_EQ(by_slot.size(), 5u);
+  cluster_->DeletePod("default", by_slot["0"]);
+  cluster_->DeletePod("default", by_slot["3"]);
+  pinned("replica-new", 1, "ts-0", json::object());
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 8; }, kTimeout));
+  pods = by_name();
+  EXPECT_EQ(indices("replica-new"), "3");
+
+  // A pod wanting the whole GPU of share-0 waits: the device is shared.
+  pinned("whole", 1, "share-0", json::object());
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return !WaitMessage("default", "whole").empty(); }, kTimeout));
+  EXPECT_EQ(cluster_->BoundPods("default"), 8);
+}
+
 TEST_F(K8sIntegration, AdmittedGangThatGrowsIsUpdatedWithoutARebuild) {
   cluster_->CreateNodes(2, 8, "gpu");
   Controller* tessera = StartTessera();
