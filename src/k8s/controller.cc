@@ -107,11 +107,13 @@ struct Controller::Impl {
   struct Assumed {
     std::string node;
     std::vector<int32_t> gpus;
+    std::vector<int8_t> mig_starts;
   };
 
   struct PendingBind {
     std::string pod, node;
     std::vector<int32_t> gpus;
+    std::vector<int8_t> mig_starts;
   };
 
   Impl(KubeClient* c, ControllerOptions o, Metrics* m)
@@ -842,6 +844,7 @@ struct Controller::Impl {
           pl.node = ni->second;
           auto a = assumed.find(k);
           pl.gpus = a != assumed.end() ? a->second.gpus : pods.at(k).gpu_indices;
+          pl.mig_starts = a != assumed.end() ? a->second.mig_starts : pods.at(k).mig_starts;
           placements.push_back(std::move(pl));
         }
       }
@@ -851,7 +854,10 @@ struct Controller::Impl {
       if (!st.ok()) {
         // GPU indices that clash (an annotation edited by hand) are dropped before giving up:
         // the engine then picks free devices for the record.
-        for (auto& pl : placements) pl.gpus.clear();
+        for (auto& pl : placements) {
+          pl.gpus.clear();
+          pl.mig_starts.clear();
+        }
         if (!placements.empty()) st = engine->Restore(id, placements, Now());
       }
       const bool was_admitted = g.resubmit_admitted;
@@ -914,11 +920,11 @@ struct Controller::Impl {
           if (pl.index < 0 || static_cast<size_t>(pl.index) >= set.size()) continue;
           const std::string& key = set[pl.index];
           const std::string& node = node_names[pl.node];
-          assumed[key] = Assumed{node, pl.gpus};
+          assumed[key] = Assumed{node, pl.gpus, pl.mig_starts};
           if (victims_on_node.count(node)) {
-            nominated.push_back(PendingBind{key, node, pl.gpus});
+            nominated.push_back(PendingBind{key, node, pl.gpus, pl.mig_starts});
           } else {
-            Bind(key, node, pl.gpus);
+            Bind(key, node, pl.gpus, pl.mig_starts);
           }
         }
         break;
@@ -955,14 +961,15 @@ struct Controller::Impl {
       if (victims_on_node.count(b.node)) {
         keep.push_back(std::move(b));
       } else {
-        Bind(b.pod, b.node, b.gpus);
+        Bind(b.pod, b.node, b.gpus, b.mig_starts);
       }
     }
     nominated.swap(keep);
   }
 
   // ---------------------------------------------------------------- API writes
-  void Bind(const std::string& key, const std::string& node, const std::vector<int32_t>& gpus) {
+  void Bind(const std::string& key, const std::string& node, const std::vector<int32_t>& gpus,
+            const std::vector<int8_t>& mig_starts) {
     auto it = pods.find(key);
     if (it == pods.end()) return;
     const PodInfo& p = it->second;
@@ -973,6 +980,9 @@ struct Controller::Impl {
     // The server copies a Binding's annotations onto the pod in the same write.
     if (!gpus.empty())
       body["metadata"]["annotations"] = {{kGpuIndicesAnnotation, FormatGpuIndices(gpus)}};
+    if (!mig_starts.empty())
+      body["metadata"]["annotations"][kMigStartsAnnotation] =
+          FormatGpuIndices(std::vector<int32_t>(mig_starts.begin(), mig_starts.end()));
     std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", p.ns, p.name);
     std::string payload = body.dump();
     binds_in_flight.insert(key);

@@ -318,6 +318,9 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
         p.owner_replicaset = Str(o, "name");
   if (auto it = p.annotations.find(kGpuIndicesAnnotation); it != p.annotations.end())
     p.gpu_indices = ParseGpuIndices(it->second);
+  if (auto it = p.annotations.find(kMigStartsAnnotation); it != p.annotations.end())
+    for (int32_t s : ParseGpuIndices(it->second))
+      if (s <= 7) p.mig_starts.push_back(static_cast<int8_t>(s));
   return p;
 }
 

@@ -25,6 +25,9 @@ using json = nlohmann::json;
 // node, comma-separated ("0,3"). A device plugin or the node agent reads it to expose exactly those
 // devices (NVIDIA_VISIBLE_DEVICES); a restarted Tessera reads it to rebuild GPU ownership.
 inline constexpr const char* kGpuIndicesAnnotation = "tessera.dev/gpu-indices";
+// On a node whose MIG layout Tessera chooses: the first memory slice (0-7) of each MIG instance,
+// in the order of kGpuIndicesAnnotation's devices (docs/manifests.md, "MIG layouts").
+inline constexpr const char* kMigStartsAnnotation = "tessera.dev/mig-starts";
 inline constexpr const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr const char* kTesseraQueueLabel = "tessera.dev/queue";
 inline constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
@@ -58,6 +61,7 @@ struct PodInfo {
   std::string group_error;
   std::string owner_replicaset;  // a Deployment's pod: its ReplicaSet (anti-affinity spans them)
   std::vector<int32_t> gpu_indices;  // kGpuIndicesAnnotation, empty when absent
+  std::vector<int8_t> mig_starts;    // kMigStartsAnnotation, empty when absent
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
 
   std::string Key() const { return ns + "/" + name; }

@@ -154,6 +154,11 @@ TEST(GpuIndices, RoundTripAndIgnoreJunk) {
   EXPECT_EQ(FormatGpuIndices({0, 5, 7}), "0,5,7");
   EXPECT_EQ(ParseGpuIndices("0,5,7"), (std::vector<int32_t>{0, 5, 7}));
   EXPECT_EQ(ParseGpuIndices("x,-1,,2"), (std::vector<int32_t>{2}));
+  json pod = Pod();
+  pod["metadata"]["annotations"]["tessera.dev/mig-starts"] = "4,0,9";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->mig_starts, (std::vector<int8_t>{4, 0}));  // 9 is no slice
 }
 
 TEST(ParsePodGroup, MinMemberAndStatus) {

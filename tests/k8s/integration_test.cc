@@ -464,6 +464,54 @@ TEST_F(K8sIntegration, SchedulerRestartRebuildsFromTheServer) {
   ExpectNoDoubleBooking({"default"}, 8);
 }
 
+// Dynamic MIG: the first slice of each instance goes with the bind (tessera.dev/mig-starts), so
+// that the node side can create it there and a restarted Tessera knows which slices are taken.
+TEST_F(K8sIntegration, DynamicMigSlicesSurviveASchedulerRestart) {
+  json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata",
+                {{"name", "a100-0"},
+                 {"labels",
+                  {{"kubernetes.io/hostname", "a100-0"},
+                   {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
+                   {"nvidia.com/gpu.memory", "40960"}}},
+                 {"annotations", {{"tessera.dev/mig", "dynamic"}}}}}};
+  cluster_->Create(node);
+  json cap = {{"cpu", "96"}, {"memory", "1024Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "1"}};
+  json status = {{"status", {{"capacity", cap}, {"allocatable", cap}}}};
+  auto r = cluster_->client().Patch("/api/v1/nodes/a100-0/status", status.dump());
+  ASSERT_TRUE(r.ok() && r->status == 200);
+  auto mig_pod = [&](const std::string& name) {
+    json pod = cluster_->PodSpec("default", name, 0);
+    for (const char* k : {"requests", "limits"})
+      pod["spec"]["containers"][0]["resources"][k]["nvidia.com/mig-3g.20gb"] = "1";
+    return pod;
+  };
+  auto annotation = [&](const std::string& pod, const char* key) {
+    json p = cluster_->Get("/api/v1/namespaces/default/pods/" + pod);
+    return p["metadata"].value("annotations", json::object()).value(key, "");
+  };
+  StartTessera();
+  cluster_->Create(mig_pod("mig-a"));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 1; }, kTimeout));
+  EXPECT_EQ(annotation("mig-a", "tessera.dev/gpu-indices"), "0");
+  const std::string first = annotation("mig-a", "tessera.dev/mig-starts");
+  controllers_.back()->Stop();
+  // A new instance learns the taken slices from the pod, and puts the next 3g.20gb at the other
+  // start NVIDIA allows (0 or 4), not on top of the first.
+  cluster_->Create(mig_pod("mig-b"));
+  StartTessera();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 2; }, kTimeout));
+  EXPECT_EQ(annotation("mig-b", "tessera.dev/gpu-indices"), "0");
+  EXPECT_EQ((std::set<std::string>{first, annotation("mig-b", "tessera.dev/mig-starts")}),
+            (std::set<std::string>{"0", "4"}));
+  // The device is full of 3g.20gb now: a third waits.
+  cluster_->Create(mig_pod("mig-c"));
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return !WaitMessage("default", "mig-c").empty(); }, kTimeout));
+  EXPECT_EQ(cluster_->BoundPods("default"), 2);
+}
+
 TEST_F(K8sIntegration, OnlyTheLeaderSchedules) {
   cluster_->CreateNodes(1, 8, "gpu");
   std::vector<Controller*> cs;
