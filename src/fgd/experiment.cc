@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "absl/status/status.h"
+#include "fgd/plan.h"
 #include "fmt/format.h"
 
 namespace tessera::fgd {
@@ -131,6 +132,41 @@ absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name) {
   if (std::optional<Policy> p = ParsePolicy(name)) return PolicySpec(*p);
   PolicySpec spec;
   spec.name = std::string(name);
+  // "TesseraPlan", "TesseraPlan-bfd-nogangs-h90".
+  if (name == "TesseraPlan" || name.starts_with("TesseraPlan-")) {
+    spec.base = Policy::kTesseraFgd;
+    spec.plan = true;
+    std::string_view rest = name.substr(std::string_view("TesseraPlan").size());
+    while (!rest.empty()) {
+      rest.remove_prefix(1);  // '-'
+      const size_t dash = rest.find('-');
+      const std::string_view part = rest.substr(0, dash);
+      rest = dash == std::string_view::npos ? std::string_view() : rest.substr(dash);
+      int percent = 0;
+      if (part == "bfd") {
+        spec.plan_options.packing = SharePacking::kBestFitDecreasing;
+      } else if (part == "noshares") {
+        spec.plan_options.share_plan = false;
+      } else if (part == "nogangs") {
+        spec.plan_options.gang_reservations = false;
+      } else if (part == "nobalance") {
+        spec.plan_options.balance = false;
+      } else if (part == "nomodels") {
+        spec.plan_options.model_pressure = false;
+      } else if (part.size() > 1 && part[0] == 'h' &&
+                 std::from_chars(part.data() + 1, part.data() + part.size(), percent).ptr ==
+                     part.data() + part.size() &&
+                 percent >= 1 && percent <= 1000) {
+        spec.plan_options.horizon = percent / 100.0;
+      } else {
+        return absl::InvalidArgumentError(fmt::format(
+            "policy '{}': unknown part '{}' (TesseraPlan-[bfd|noshares|nogangs|nobalance|"
+            "nomodels|hNN]...)",
+            name, part));
+      }
+    }
+    return spec;
+  }
   if (name == "TesseraLookahead") {
     spec.base = Policy::kTesseraFgd;
     spec.candidates = kLookaheadCandidates;
@@ -148,7 +184,7 @@ absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name) {
   } else {
     return absl::InvalidArgumentError(fmt::format(
         "unknown policy '{}' (known: Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, "
-        "TesseraFGD, TesseraLookahead, TesseraLookahead-KxW, FgdLookahead-KxW)",
+        "TesseraFGD, TesseraPlan, TesseraLookahead, TesseraLookahead-KxW, FgdLookahead-KxW)",
         name));
   }
   if (rest.ends_with('f')) {
@@ -177,6 +213,10 @@ namespace {
 // The cluster while one run fills it: node states, their cached fragmentation and FGD scores,
 // with an undo log so that a lookahead can try a placement and the pods after it and take them
 // back.
+//
+// With reservations (TesseraPlan), nodes_ is what the policy sees: what is free minus what the
+// plan holds for pods still to come; actual_ is what is really free (nodes_ <= actual_ in every
+// field). Reservations do not combine with the undo log.
 class Fill {
  public:
   // `last_version` numbers the node states; Fills that copy state from each other share it.
@@ -195,7 +235,8 @@ class Fill {
         version_(nodes_.size(), 0),
         cpu_free_(nodes_.size()),
         mem_free_(nodes_.size()),
-        max_gpu_free_(nodes_.size()) {
+        max_gpu_free_(nodes_.size()),
+        idle_(nodes_.size()) {
     for (size_t i = 0; i < nodes_.size(); ++i) {
       frag_[i] = measure_.Evaluate(nodes_[i]);
       Sync(i);
@@ -219,14 +260,32 @@ class Fill {
   double FragSum() const { return std::accumulate(frag_.begin(), frag_.end(), 0.0); }
   double Frag(size_t i) const { return frag_[i]; }
 
+  // The memo's shape of `pod` (FGD family), added when new: for requests that are not a
+  // workload pod (TesseraPlan's bins).
+  uint32_t Intern(const PodRequest& pod) {
+    const auto key = std::make_tuple(EffectiveCpuMilli(pod.cpu_milli), pod.num_gpu, pod.gpu_milli);
+    const auto [it, inserted] = shape_ids_.emplace(key, static_cast<uint32_t>(num_shapes_));
+    if (inserted) {
+      ++num_shapes_;
+      memo_version_.resize(nodes_.size() * num_shapes_, kNever);
+      memo_score_.resize(nodes_.size() * num_shapes_, 0);
+      memo_gpus_.resize(nodes_.size() * num_shapes_, 0);
+    }
+    return it->second;
+  }
+  uint32_t ShapeOf(int32_t pod_index) const { return shape_of_[static_cast<size_t>(pod_index)]; }
+
   // The scores of the feasible nodes for workload pod `pod_index`, into feasible_ / scores_ /
   // gpus_. Returns false when a Score failed (BestFit): the pod is not placed.
   bool ScoreFeasible(int32_t pod_index, const PodRequest& pod) {
+    return ScoreShape(memo_ ? shape_of_[static_cast<size_t>(pod_index)] : 0, pod);
+  }
+  // The same for a request of memo shape `shape` (ignored without the memo).
+  bool ScoreShape(uint32_t shape, const PodRequest& pod) {
     CollectFeasible(pod);
     scores_.resize(feasible_.size());
     gpus_.resize(feasible_.size());
     bool error = false;
-    const uint32_t shape = memo_ ? shape_of_[static_cast<size_t>(pod_index)] : 0;
     for (size_t k = 0; k < feasible_.size(); ++k) {
       const size_t i = static_cast<size_t>(feasible_[k]);
       if (memo_) {
@@ -247,6 +306,7 @@ class Fill {
       gpus_[k] = s.gpus;
     }
     scorer_.Normalize(scores_);
+    ComputeGains(nodes_, pod);
     return !error;
   }
 
@@ -254,10 +314,18 @@ class Fill {
   // among equals (TesseraFGD) a node in use before an untouched one; then selectHost of the
   // simulator's kube-scheduler fork (mental2008/kubernetes v1.20.5-minor): the smallest node
   // name, and node names carry a per-run random prefix (rand.Perm), so the lowest random rank.
+  // TesseraPlan adds two criteria: first, for a GPU pod, a node whose GPU model is under
+  // pressure goes last; among equal scores, the larger balance gain goes first.
   bool Before(size_t a, size_t b) const {
-    if (scores_[a] != scores_[b]) return scores_[a] > scores_[b];
     const size_t na = static_cast<size_t>(feasible_[a]);
     const size_t nb = static_cast<size_t>(feasible_[b]);
+    if (pressure_on_ && pod_uses_gpu_) {
+      const bool pa = UnderPressure(nodes_[na].gpu_model);
+      const bool pb = UnderPressure(nodes_[nb].gpu_model);
+      if (pa != pb) return pb;
+    }
+    if (scores_[a] != scores_[b]) return scores_[a] > scores_[b];
+    if (balance_ && gains_[a] != gains_[b]) return gains_[a] > gains_[b];
     if (used_first_ && touched_[na] != touched_[nb]) return touched_[na] > touched_[nb];
     return rank_[na] < rank_[nb];
   }
@@ -270,11 +338,12 @@ class Fill {
       return Choice{feasible_[static_cast<size_t>(rng.Below(feasible_.size()))], 0};
     }
     if (!ScoreFeasible(pod_index, pod) || feasible_.empty()) return Choice{};
-    size_t pick = 0;
-    for (size_t k = 1; k < feasible_.size(); ++k) {
-      if (Before(k, pick)) pick = k;
-    }
-    return Choice{feasible_[pick], gpus_[pick]};
+    return Pick();
+  }
+  // The policy's choice for a request of memo shape `shape` (FGD family).
+  Choice GreedyShape(uint32_t shape, const PodRequest& pod) {
+    if (!ScoreShape(shape, pod) || feasible_.empty()) return Choice{};
+    return Pick();
   }
 
   // The best `count` choices in the policy's order, and the best node in use and the best
@@ -313,13 +382,13 @@ class Fill {
     GpuSet gpus = c.gpus;
     if (gpus == 0) gpus = scorer_.PickGpus(nodes_[i], pod, rng);
     Place(nodes_[i], pod, gpus);
+    if (reserving()) {
+      Place(actual_[i], pod, gpus);
+      actual_frag_[i] = measure_.Evaluate(actual_[i]);
+    }
     tags_[i] |= AffinityTagOf(pod);
     touched_[i] = 1;
-    // Every state a node passes through gets a version of its own, so that memoized scores of
-    // a state the lookahead took back stay valid when the node returns to it.
-    version_[i] = ++*last_version_;
-    frag_[i] = measure_.Evaluate(nodes_[i]);
-    Sync(i);
+    Changed(i);
   }
 
   // The node states of `other` (a Fill of the same run); memoized scores stay with each Fill.
@@ -332,6 +401,7 @@ class Fill {
     cpu_free_ = other.cpu_free_;
     mem_free_ = other.mem_free_;
     max_gpu_free_ = other.max_gpu_free_;
+    idle_ = other.idle_;
   }
 
   void Rollback(std::vector<Undo>& log) {
@@ -347,11 +417,179 @@ class Fill {
     log.clear();
   }
 
+  // ---- TesseraPlan ----
+
+  // Among equal scores, the larger BalanceGain at these ratios first.
+  void SetBalance(const BalanceRatios& ratios) {
+    balance_ = true;
+    ratios_ = ratios;
+  }
+  // For GPU pods, nodes whose GPU model is marked under pressure go last (SetPressure).
+  void EnablePressure() {
+    pressure_on_ = true;
+    pressure_.assign(kMaxGpuModels, 0);
+    model_idle_.assign(kMaxGpuModels, 0);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const int32_t m = nodes_[i].gpu_model;
+      if (m >= 0 && m < kMaxGpuModels) model_idle_[static_cast<size_t>(m)] += idle_[i];
+    }
+  }
+  void SetPressure(int32_t model, bool under) {
+    if (model >= 0 && model < kMaxGpuModels) pressure_[static_cast<size_t>(model)] = under;
+  }
+  // The idle GPU milli of `model`'s nodes as the policy sees them. REQUIRES: EnablePressure.
+  double ModelIdle(int32_t model) const {
+    return model >= 0 && model < kMaxGpuModels ? model_idle_[static_cast<size_t>(model)] : 0;
+  }
+
+  // From here on, nodes_ may hold less than what is free (reservations).
+  void EnableReservations() {
+    actual_ = nodes_;
+    actual_frag_ = frag_;
+  }
+  bool reserving() const { return !actual_.empty(); }
+  // The GPUs the pod takes on the choice's node: the scorer's, or PickGpus'.
+  GpuSet GpusOf(const Choice& c, const PodRequest& pod, Rng& rng) const {
+    return c.gpus != 0 ? c.gpus : scorer_.PickGpus(nodes_[static_cast<size_t>(c.node)], pod, rng);
+  }
+  // The fragmentation of the cluster as it is (for the experiment's curves).
+  double ActualFragSum() const {
+    return reserving() ? std::accumulate(actual_frag_.begin(), actual_frag_.end(), 0.0) : FragSum();
+  }
+
+  // Holds `pod` on `gpus` of the node for later: the policy sees it as placed.
+  // REQUIRES: Fits(nodes_[node], pod) on those GPUs.
+  void Reserve(int32_t node, GpuSet gpus, const PodRequest& pod) {
+    const size_t i = static_cast<size_t>(node);
+    Place(nodes_[i], pod, gpus);
+    touched_[i] = 1;
+    Changed(i);
+  }
+  // Places `pod` on `gpus` of the node out of what is really free (a reservation made for it, or
+  // what is left): false, and nothing changes, when it does not fit there.
+  bool Claim(int32_t node, GpuSet gpus, const PodRequest& pod) {
+    const size_t i = static_cast<size_t>(node);
+    NodeGpuState& a = actual_[i];
+    if (a.cpu_free_milli < pod.cpu_milli || a.mem_free_mib < pod.mem_mib) return false;
+    for (int g = 0; g < a.num_gpus; ++g) {
+      if (((gpus >> g) & 1u) && a.gpu_free_milli[static_cast<size_t>(g)] < pod.gpu_milli) {
+        return false;
+      }
+    }
+    Place(a, pod, gpus);
+    // What the policy sees cannot exceed what is free.
+    NodeGpuState& v = nodes_[i];
+    v.cpu_free_milli = std::min(v.cpu_free_milli, a.cpu_free_milli);
+    v.mem_free_mib = std::min(v.mem_free_mib, a.mem_free_mib);
+    for (int g = 0; g < v.num_gpus; ++g) {
+      const size_t k = static_cast<size_t>(g);
+      v.gpu_free_milli[k] = std::min(v.gpu_free_milli[k], a.gpu_free_milli[k]);
+    }
+    tags_[i] |= AffinityTagOf(pod);
+    touched_[i] = 1;
+    actual_frag_[i] = measure_.Evaluate(a);
+    Changed(i);
+    return true;
+  }
+  // Gives back what was reserved for `pod` on `gpus` of the node (as far as it is still free).
+  void Release(int32_t node, GpuSet gpus, const PodRequest& pod) {
+    const size_t i = static_cast<size_t>(node);
+    const NodeGpuState& a = actual_[i];
+    NodeGpuState& v = nodes_[i];
+    v.cpu_free_milli = std::min(v.cpu_free_milli + pod.cpu_milli, a.cpu_free_milli);
+    v.mem_free_mib = std::min(v.mem_free_mib + pod.mem_mib, a.mem_free_mib);
+    for (int g = 0; g < v.num_gpus; ++g) {
+      const size_t k = static_cast<size_t>(g);
+      if ((gpus >> g) & 1u) {
+        v.gpu_free_milli[k] = std::min(v.gpu_free_milli[k] + pod.gpu_milli, a.gpu_free_milli[k]);
+      }
+    }
+    Changed(i);
+  }
+
+  // The policy's choice among the nodes where `pod` fits what is really free, reservations
+  // included: for a pod that fits nowhere else. No memo (rare).
+  Choice GreedyActual(const PodRequest& pod) {
+    pod_uses_gpu_ = pod.num_gpu > 0;
+    feasible_.clear();
+    for (size_t i = 0; i < actual_.size(); ++i) {
+      if (Fits(actual_[i], pod)) feasible_.push_back(static_cast<int32_t>(i));
+    }
+    if (feasible_.empty()) return Choice{};
+    scores_.resize(feasible_.size());
+    gpus_.resize(feasible_.size());
+    for (size_t k = 0; k < feasible_.size(); ++k) {
+      const size_t i = static_cast<size_t>(feasible_[k]);
+      const Scored s = scorer_.Score(NodeView{&actual_[i], tags_[i], actual_frag_[i]}, pod);
+      scores_[k] = s.score;
+      gpus_[k] = s.gpus;
+    }
+    ComputeGains(actual_, pod);
+    return Pick();
+  }
+  // Places `pod` out of what is really free; the reservations it runs into shrink (the policy
+  // sees the pod take what is unreserved first).
+  void ApplyActual(const Choice& c, const PodRequest& pod, Rng& rng) {
+    const size_t i = static_cast<size_t>(c.node);
+    GpuSet gpus = c.gpus;
+    if (gpus == 0) gpus = scorer_.PickGpus(actual_[i], pod, rng);
+    NodeGpuState& a = actual_[i];
+    NodeGpuState& v = nodes_[i];
+    Place(a, pod, gpus);
+    v.cpu_free_milli =
+        std::min(std::max<int64_t>(0, v.cpu_free_milli - pod.cpu_milli), a.cpu_free_milli);
+    v.mem_free_mib = std::min(std::max<int64_t>(0, v.mem_free_mib - pod.mem_mib), a.mem_free_mib);
+    for (int g = 0; g < v.num_gpus; ++g) {
+      const size_t k = static_cast<size_t>(g);
+      const int32_t take = ((gpus >> g) & 1u) ? pod.gpu_milli : 0;
+      v.gpu_free_milli[k] = std::min(std::max(0, v.gpu_free_milli[k] - take), a.gpu_free_milli[k]);
+    }
+    tags_[i] |= AffinityTagOf(pod);
+    touched_[i] = 1;
+    actual_frag_[i] = measure_.Evaluate(a);
+    Changed(i);
+  }
+
  private:
+  // The first feasible node in the policy's order.
+  Choice Pick() const {
+    size_t pick = 0;
+    for (size_t k = 1; k < feasible_.size(); ++k) {
+      if (Before(k, pick)) pick = k;
+    }
+    return Choice{feasible_[pick], gpus_[pick]};
+  }
+  void ComputeGains(const std::vector<NodeGpuState>& states, const PodRequest& pod) {
+    if (!balance_) return;
+    gains_.resize(feasible_.size());
+    for (size_t k = 0; k < feasible_.size(); ++k) {
+      gains_[k] = BalanceGain(states[static_cast<size_t>(feasible_[k])], pod, ratios_);
+    }
+  }
+  bool UnderPressure(int32_t model) const {
+    return model >= 0 && model < kMaxGpuModels && pressure_[static_cast<size_t>(model)] != 0;
+  }
+  // After nodes_[i] changed. Every state a node passes through gets a version of its own, so
+  // that memoized scores of a state the lookahead took back stay valid when the node returns to
+  // it.
+  void Changed(size_t i) {
+    if (pressure_on_) {
+      // model_idle_ follows nodes_ through Sync's copy of the idle milli.
+      const int32_t m = nodes_[i].gpu_model;
+      if (m >= 0 && m < kMaxGpuModels) {
+        model_idle_[static_cast<size_t>(m)] +=
+            static_cast<double>(nodes_[i].IdleGpuMilli() - idle_[i]);
+      }
+    }
+    version_[i] = ++*last_version_;
+    frag_[i] = measure_.Evaluate(nodes_[i]);
+    Sync(i);
+  }
   // feasible_ = the nodes where the pod fits, in index order. A pass over compact arrays of
   // free CPU, memory and largest free GPU first: the lookahead's rollouts call this thousands of
   // times per pod on a nearly full cluster, where most nodes fail there.
   void CollectFeasible(const PodRequest& pod) {
+    pod_uses_gpu_ = pod.num_gpu > 0;
     feasible_.clear();
     const int32_t milli = std::max(pod.gpu_milli, 0);
     for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -368,6 +606,7 @@ class Fill {
     int32_t m = 0;
     for (int g = 0; g < n.num_gpus; ++g) m = std::max(m, n.gpu_free_milli[static_cast<size_t>(g)]);
     max_gpu_free_[i] = m;
+    idle_[i] = n.IdleGpuMilli();
   }
 
   // FGD's score of a node depends only on the node's state and the pod's (effective CPU, GPU
@@ -375,14 +614,13 @@ class Fill {
   // only rescores the nodes placed on since its shape was last scored.
   void InitMemo() {
     memo_ = true;
-    std::map<std::tuple<int64_t, int32_t, int32_t>, uint32_t> ids;
     shape_of_.reserve(workload_.pods.size());
     for (const PodShape& p : workload_.pods) {
       const auto key = std::make_tuple(EffectiveCpuMilli(p.cpu_milli), p.num_gpu, p.gpu_milli);
-      const auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(ids.size()));
+      const auto [it, inserted] = shape_ids_.emplace(key, static_cast<uint32_t>(shape_ids_.size()));
       shape_of_.push_back(it->second);
     }
-    num_shapes_ = ids.size();
+    num_shapes_ = shape_ids_.size();
     memo_version_.assign(nodes_.size() * num_shapes_, kNever);
     memo_score_.assign(nodes_.size() * num_shapes_, 0);
     memo_gpus_.assign(nodes_.size() * num_shapes_, 0);
@@ -404,9 +642,23 @@ class Fill {
   std::vector<int64_t> cpu_free_;  // copies of nodes_' fields for CollectFeasible
   std::vector<int64_t> mem_free_;
   std::vector<int32_t> max_gpu_free_;
+  std::vector<int64_t> idle_;  // IdleGpuMilli of nodes_, as of the last Sync
+
+  // TesseraPlan: what is really free and its fragmentation (empty without reservations), the
+  // balance, the model pressure.
+  std::vector<NodeGpuState> actual_;
+  std::vector<double> actual_frag_;
+  bool balance_ = false;
+  BalanceRatios ratios_;
+  std::vector<int64_t> gains_;  // per feasible_ entry
+  bool pressure_on_ = false;
+  bool pod_uses_gpu_ = false;       // the request being ranked asks for GPUs
+  std::vector<uint8_t> pressure_;   // per model id
+  std::vector<double> model_idle_;  // per model id
 
   bool memo_ = false;
   size_t num_shapes_ = 0;
+  std::map<std::tuple<int64_t, int32_t, int32_t>, uint32_t> shape_ids_;
   std::vector<uint32_t> shape_of_;      // per workload pod
   std::vector<uint32_t> memo_version_;  // per (shape, node); kNever when never scored
   std::vector<int64_t> memo_score_;
@@ -468,33 +720,19 @@ Fill::Choice LookaheadChoice(Fill& fill, const Workload& workload,
   return best;
 }
 
-}  // namespace
+// One run's placements: each position's node (-1: the pod fit nowhere) and the cluster's
+// fragmentation after it.
+struct Replay {
+  std::vector<int32_t> node;
+  std::vector<double> frag;
+};
 
-RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload,
-                           const PolicySpec& policy, uint64_t seed,
-                           const ExperimentOptions& options) {
-  RunResult out;
-  out.workload = workload.name;
-  out.policy = policy.base;
-  out.policy_name = policy.Name();
-  out.seed = seed;
-  out.total_gpus = cluster.total_gpus;
-
-  Rng rng(seed);
-  const std::vector<int32_t> order = PodOrder(workload, cluster, options.tune_ratio, rng);
-
-  // The simulator renames node i (in name order) to "%04d-name" with rand.Perm, after tuning.
-  std::vector<int32_t> rank(cluster.nodes.size());
-  {
-    std::vector<size_t> by_name(cluster.nodes.size());
-    std::iota(by_name.begin(), by_name.end(), 0);
-    std::stable_sort(by_name.begin(), by_name.end(),
-                     [&](size_t a, size_t b) { return cluster.names[a] < cluster.names[b]; });
-    std::vector<int32_t> perm(cluster.nodes.size());
-    std::iota(perm.begin(), perm.end(), 0);
-    rng.Shuffle(perm);
-    for (size_t k = 0; k < by_name.size(); ++k) rank[by_name[k]] = perm[k];
-  }
+// The paper's policies, TesseraFGD and the lookahead.
+Replay ReplayGreedy(const Cluster& cluster, const Workload& workload, const PolicySpec& policy,
+                    const std::vector<int32_t>& order, const std::vector<int32_t>& rank, Rng& rng) {
+  Replay out;
+  out.node.assign(order.size(), -1);
+  out.frag.reserve(order.size());
   uint32_t last_version = 0;
   Fill fill(cluster, workload, policy, rank, &last_version);
   // Lookahead only for the FGD family, whose choices draw nothing from the generator.
@@ -514,16 +752,10 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload,
     shadow_valid = true;
   }
 
-  std::vector<Event> events;
-  events.reserve(order.size());
   std::vector<Fill::Undo> log;
-  int64_t arrived = 0;
-  int64_t used = 0;
   for (size_t t = 0; t < order.size(); ++t) {
     const int32_t pod_index = order[t];
     const PodRequest pod = PodRequest::Of(workload.pods[static_cast<size_t>(pod_index)]);
-    arrived += pod.TotalGpuMilli();
-    ++out.pods_arrived;
     Fill::Choice c;
     if (!lookahead) {
       c = fill.Greedy(pod_index, pod, rng);
@@ -555,17 +787,229 @@ RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload,
         }
       }
     }
-    if (c.node < 0) {
+    if (c.node >= 0) {
+      fill.Apply(c, pod, rng, nullptr);
+      out.node[t] = c.node;
+    }
+    out.frag.push_back(fill.FragSum());
+  }
+  return out;
+}
+
+// TesseraPlan (docs/fgd.md). The plan covers the pods that arrive before PlanOptions::horizon
+// of the cluster's GPU milli. Sharing pods of the horizon are packed into GPU bins
+// (PackShares); when a bin's first pod arrives, the policy places the whole bin (one request:
+// the members' milli, CPU and memory summed) and the node holds the rest for the members to
+// come, which then go where their bin is. Multi-GPU pods of the horizon hold their GPUs from the
+// start. Every other pod, and a pod whose reservation was taken, goes where the policy sees room
+// (what is free minus what is held); a pod that fits only into held room still goes there (it
+// takes room from a later pod), and a pod that fits nowhere is dropped as in every policy.
+Replay ReplayPlan(const Cluster& cluster, const Workload& workload, const PolicySpec& policy,
+                  const std::vector<int32_t>& order, const std::vector<int32_t>& rank, Rng& rng) {
+  const PlanOptions& options = policy.plan_options;
+  Replay out;
+  out.node.assign(order.size(), -1);
+  out.frag.reserve(order.size());
+  const auto request = [&](size_t t) {
+    return PodRequest::Of(workload.pods[static_cast<size_t>(order[t])]);
+  };
+
+  size_t horizon = 0;
+  {
+    const double limit =
+        options.horizon * static_cast<double>(cluster.total_gpus * int64_t{kMilliPerGpu});
+    int64_t arrived = 0;
+    while (horizon < order.size() && static_cast<double>(arrived) < limit) {
+      arrived += request(horizon).TotalGpuMilli();
+      ++horizon;
+    }
+  }
+
+  uint32_t last_version = 0;
+  Fill fill(cluster, workload, PolicySpec(policy.base), rank, &last_version);
+  fill.EnableReservations();
+  if (options.balance) fill.SetBalance(ClusterRatios(cluster.nodes));
+
+  std::vector<const PodShape*> queue(horizon);
+  for (size_t t = 0; t < horizon; ++t) queue[t] = &workload.pods[static_cast<size_t>(order[t])];
+  std::vector<int64_t> gpus_per_model(kMaxGpuModels, 0);
+  for (const NodeGpuState& n : cluster.nodes) {
+    if (n.gpu_model >= 0 && n.gpu_model < kMaxGpuModels) {
+      gpus_per_model[static_cast<size_t>(n.gpu_model)] += n.num_gpus;
+    }
+  }
+  const ModelPressure pressure(queue, gpus_per_model);
+  const bool use_pressure = options.model_pressure && pressure.any();
+  if (use_pressure) fill.EnablePressure();
+  const auto update_pressure = [&](size_t t) {
+    if (!use_pressure) return;
+    for (const int32_t m : pressure.models()) {
+      fill.SetPressure(m, pressure.UnderPressure(t, m, fill.ModelIdle(m)));
+    }
+  };
+
+  struct Hold {
+    int32_t node = -1;
+    GpuSet gpus = 0;
+  };
+  std::vector<ShareBin> bins;
+  std::vector<int32_t> bin_of(order.size(), -1);
+  if (options.share_plan) {
+    std::vector<ShareItem> items;
+    for (size_t t = 0; t < horizon; ++t) {
+      const PodRequest p = request(t);
+      if (p.IsShare() && p.gpu_milli > 0) items.push_back(ShareItem{t, p.gpu_milli, p.models});
+    }
+    bins = PackShares(items, options.packing);
+    for (size_t b = 0; b < bins.size(); ++b) {
+      for (const size_t t : bins[b].members) bin_of[t] = static_cast<int32_t>(b);
+    }
+  }
+  std::vector<Hold> bin_hold(bins.size());
+  std::vector<uint8_t> bin_broken(bins.size(), 0);
+
+  std::vector<Hold> gang(order.size());
+  if (options.gang_reservations) {
+    std::vector<size_t> multi;
+    for (size_t t = 0; t < horizon; ++t) {
+      if (request(t).num_gpu >= 2) multi.push_back(t);
+    }
+    // The largest first (GPUs, then CPU, then memory); equal: the earlier.
+    std::stable_sort(multi.begin(), multi.end(), [&](size_t a, size_t b) {
+      const PodRequest x = request(a);
+      const PodRequest y = request(b);
+      return std::make_tuple(x.num_gpu, x.cpu_milli, x.mem_mib) >
+             std::make_tuple(y.num_gpu, y.cpu_milli, y.mem_mib);
+    });
+    update_pressure(0);
+    for (const size_t t : multi) {
+      const PodRequest p = request(t);
+      const Fill::Choice c = fill.GreedyShape(fill.ShapeOf(order[t]), p);
+      if (c.node < 0) continue;
+      const GpuSet gpus = fill.GpusOf(c, p, rng);
+      fill.Reserve(c.node, gpus, p);
+      gang[t] = Hold{c.node, gpus};
+    }
+  }
+
+  for (size_t t = 0; t < order.size(); ++t) {
+    const PodRequest pod = request(t);
+    update_pressure(t);
+    int32_t node = -1;
+    const int32_t b = bin_of[t];
+    if (gang[t].node >= 0) {
+      if (fill.Claim(gang[t].node, gang[t].gpus, pod)) {
+        node = gang[t].node;
+      } else {
+        fill.Release(gang[t].node, gang[t].gpus, pod);
+      }
+    } else if (b >= 0 && !bin_broken[static_cast<size_t>(b)]) {
+      Hold& hold = bin_hold[static_cast<size_t>(b)];
+      if (hold.node < 0) {
+        // The bin's first pod: place the whole bin, hold the rest.
+        const ShareBin& bin = bins[static_cast<size_t>(b)];
+        PodRequest total{0, 0, 1, 0, bin.models};
+        for (const size_t m : bin.members) {
+          const PodRequest p = request(m);
+          total.cpu_milli += p.cpu_milli;
+          total.mem_mib += p.mem_mib;
+          total.gpu_milli += p.gpu_milli;
+        }
+        const Fill::Choice c = fill.GreedyShape(fill.Intern(total), total);
+        if (c.node >= 0) {
+          const GpuSet gpus = fill.GpusOf(c, total, rng);
+          fill.Reserve(c.node, gpus, total);
+          fill.Claim(c.node, gpus, pod);  // within what was just reserved
+          hold = Hold{c.node, gpus};
+          node = c.node;
+        } else {
+          bin_broken[static_cast<size_t>(b)] = 1;  // its pods go one by one
+        }
+      } else if (fill.Claim(hold.node, hold.gpus, pod)) {
+        node = hold.node;
+      } else {
+        fill.Release(hold.node, hold.gpus, pod);
+      }
+    }
+    if (node < 0) {
+      Fill::Choice c = fill.Greedy(order[t], pod, rng);
+      if (c.node >= 0) {
+        fill.Apply(c, pod, rng, nullptr);
+        node = c.node;
+      } else if ((c = fill.GreedyActual(pod)).node >= 0) {
+        fill.ApplyActual(c, pod, rng);
+        node = c.node;
+      }
+    }
+    out.node[t] = node;
+    out.frag.push_back(fill.ActualFragSum());
+  }
+  return out;
+}
+
+Replay ReplayOrder(const Cluster& cluster, const Workload& workload, const PolicySpec& policy,
+                   const std::vector<int32_t>& order, const std::vector<int32_t>& rank, Rng& rng) {
+  if (policy.plan && (policy.base == Policy::kFgd || policy.base == Policy::kTesseraFgd)) {
+    return ReplayPlan(cluster, workload, policy, order, rank, rng);
+  }
+  return ReplayGreedy(cluster, workload, policy, order, rank, rng);
+}
+
+}  // namespace
+
+RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload,
+                           const PolicySpec& policy, uint64_t seed,
+                           const ExperimentOptions& options) {
+  RunResult out;
+  out.workload = workload.name;
+  out.policy = policy.base;
+  out.policy_name = policy.Name();
+  out.seed = seed;
+  out.total_gpus = cluster.total_gpus;
+
+  Rng rng(seed);
+  const std::vector<int32_t> order = PodOrder(workload, cluster, options.tune_ratio, rng);
+
+  // The simulator renames node i (in name order) to "%04d-name" with rand.Perm, after tuning.
+  std::vector<int32_t> rank(cluster.nodes.size());
+  {
+    std::vector<size_t> by_name(cluster.nodes.size());
+    std::iota(by_name.begin(), by_name.end(), 0);
+    std::stable_sort(by_name.begin(), by_name.end(),
+                     [&](size_t a, size_t b) { return cluster.names[a] < cluster.names[b]; });
+    std::vector<int32_t> perm(cluster.nodes.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    rng.Shuffle(perm);
+    for (size_t k = 0; k < by_name.size(); ++k) rank[by_name[k]] = perm[k];
+  }
+  const Replay replay = ReplayOrder(cluster, workload, policy, order, rank, rng);
+
+  std::vector<Event> events;
+  events.reserve(order.size());
+  int64_t arrived = 0;
+  int64_t used = 0;
+  for (size_t t = 0; t < order.size(); ++t) {
+    const int64_t milli =
+        PodRequest::Of(workload.pods[static_cast<size_t>(order[t])]).TotalGpuMilli();
+    arrived += milli;
+    ++out.pods_arrived;
+    if (replay.node[t] < 0) {
       ++out.pods_failed;
     } else {
-      fill.Apply(c, pod, rng, nullptr);
-      used += pod.TotalGpuMilli();
+      used += milli;
       ++out.pods_placed;
     }
-    events.push_back(Event{arrived, used, fill.FragSum()});
+    events.push_back(Event{arrived, used, replay.frag[t]});
   }
   Discretize(events, cluster.total_gpus, out);
   return out;
+}
+
+std::vector<int32_t> PlaceQueue(const Cluster& cluster, const Workload& workload,
+                                const PolicySpec& policy, const std::vector<int32_t>& order,
+                                const std::vector<int32_t>& rank, uint64_t seed) {
+  Rng rng(seed);
+  return ReplayOrder(cluster, workload, policy, order, rank, rng).node;
 }
 
 }  // namespace tessera::fgd

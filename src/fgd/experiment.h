@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "fgd/fragmentation.h"
+#include "fgd/plan.h"
 #include "fgd/scorer.h"
 #include "fgd/trace_csv.h"
 
@@ -56,6 +57,8 @@ struct ExperimentOptions {
 // best placements by the scorer's order are each followed by a greedy rollout of the next
 // `window` pods of the queue (nothing further), and the placement whose rollout drops the
 // fewest GPU milli wins (equal: the scorer's order). Lookahead needs an FGD-family base.
+// Or TesseraPlan (`plan`; docs/fgd.md, "TesseraPlan"): TesseraFGD's scorer with the share plan,
+// reservations, the CPU/memory balance and the GPU-model pressure of fgd/plan.h.
 struct PolicySpec {
   Policy base = Policy::kFgd;
   int candidates = 0;  // 0: no lookahead, the scorer's choice
@@ -63,6 +66,8 @@ struct PolicySpec {
   // Equal drops: the lower cluster fragmentation at the end of the window before the scorer's
   // order (an experiment variant; off in TesseraLookahead).
   bool frag_tiebreak = false;
+  bool plan = false;
+  PlanOptions plan_options;
   std::string name;  // as printed; PolicyName(base) when empty
 
   PolicySpec() = default;
@@ -72,9 +77,12 @@ struct PolicySpec {
 };
 
 // The policy names of `tessera sim fgd --policies`: those of ParsePolicy, "TesseraLookahead"
-// (TesseraFGD with kLookaheadCandidates x kLookaheadWindow) and, for experiments,
-// "TesseraLookahead-KxW" / "FgdLookahead-KxW" (K candidates, a window of W pods; a trailing
-// "f" turns frag_tiebreak on).
+// (TesseraFGD with kLookaheadCandidates x kLookaheadWindow), "TesseraPlan" and, for
+// experiments, "TesseraLookahead-KxW" / "FgdLookahead-KxW" (K candidates, a window of W pods; a
+// trailing "f" turns frag_tiebreak on) and TesseraPlan with parts changed or left out:
+// "TesseraPlan-bfd" (best fit decreasing instead of MBS'), "-noshares", "-nogangs",
+// "-nobalance", "-nomodels", "-hNN" (horizon NN% of the cluster's GPUs), combined in any order
+// ("TesseraPlan-bfd-nogangs").
 inline constexpr int kLookaheadCandidates = 8;
 inline constexpr int kLookaheadWindow = 32;
 [[nodiscard]] absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name);
@@ -104,6 +112,13 @@ struct RunResult {
 RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload,
                            const PolicySpec& policy, uint64_t seed,
                            const ExperimentOptions& options = {});
+
+// Places workload.pods[order[0]], workload.pods[order[1]], ... one at a time as a run does after
+// its shuffle, with node i at first-fit rank rank[i] (lower first) and random draws (Random)
+// from `seed`. Returns each position's node, -1 where the pod fit nowhere. For tests and tools.
+std::vector<int32_t> PlaceQueue(const Cluster& cluster, const Workload& workload,
+                                const PolicySpec& policy, const std::vector<int32_t>& order,
+                                const std::vector<int32_t>& rank, uint64_t seed = 0);
 inline RunResult RunFgdExperiment(const Cluster& cluster, const Workload& workload, Policy policy,
                                   uint64_t seed, const ExperimentOptions& options = {}) {
   return RunFgdExperiment(cluster, workload, PolicySpec(policy), seed, options);

@@ -1,12 +1,15 @@
 #include "fgd/experiment.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include "fgd/grid.h"
 #include "fgd/trace_csv.h"
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 
 namespace tessera::fgd {
@@ -161,6 +164,133 @@ TEST(Grid, SeedsAndExpectedValues) {
   EXPECT_EQ(s.str().find("http://www.w3.org/2000/svg\" width"), s.str().find("http://"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/runs.json"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/summary.csv"));
+}
+
+TEST(Policies, ParsesPolicySpecs) {
+  for (const char* name : {"FGD", "TesseraFGD", "TesseraLookahead", "TesseraLookahead-4x16f"}) {
+    ASSERT_TRUE(ParsePolicySpec(name).ok()) << name;
+    EXPECT_EQ(ParsePolicySpec(name)->Name(), name);
+    EXPECT_FALSE(ParsePolicySpec(name)->plan);
+  }
+  absl::StatusOr<PolicySpec> plan = ParsePolicySpec("TesseraPlan");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->plan);
+  EXPECT_EQ(plan->base, Policy::kTesseraFgd);
+  EXPECT_EQ(plan->plan_options, PlanOptions{});
+  EXPECT_EQ(plan->Name(), "TesseraPlan");
+
+  absl::StatusOr<PolicySpec> variant = ParsePolicySpec("TesseraPlan-bfd-nogangs-h90");
+  ASSERT_TRUE(variant.ok()) << variant.status();
+  PlanOptions expected;
+  expected.packing = SharePacking::kBestFitDecreasing;
+  expected.gang_reservations = false;
+  expected.horizon = 0.9;
+  EXPECT_EQ(variant->plan_options, expected);
+  absl::StatusOr<PolicySpec> bare =
+      ParsePolicySpec("TesseraPlan-noshares-nobalance-nomodels-nogangs");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_FALSE(bare->plan_options.share_plan || bare->plan_options.balance ||
+               bare->plan_options.model_pressure || bare->plan_options.gang_reservations);
+  for (const char* bad : {"TesseraPlan-", "TesseraPlan-x", "TesseraPlan-h0", "TesseraPlan-h",
+                          "TesseraPlanx", "Tessera"}) {
+    EXPECT_FALSE(ParsePolicySpec(bad).ok()) << bad;
+  }
+}
+
+// Tiny clusters and queues for TesseraPlan's placements, pod by pod (PlaceQueue).
+struct Tiny {
+  Cluster cluster;
+  Workload workload;
+  std::vector<int32_t> order;
+  std::vector<int32_t> rank;
+};
+// The queue is the workload's first pods in order; `others` are pods of the workload that do not
+// arrive (they shape FGD's typical pods only).
+Tiny MakeTiny(const std::vector<TraceNode>& nodes, const std::vector<PodShape>& queue,
+              const std::vector<PodShape>& others = {}) {
+  Tiny t;
+  t.cluster = MakeCluster(nodes);
+  std::vector<TracePod> pods;
+  for (const PodShape& p : queue) pods.push_back(TracePod{fmt::format("p{}", pods.size()), p});
+  for (const PodShape& p : others) pods.push_back(TracePod{fmt::format("p{}", pods.size()), p});
+  t.workload = MakeWorkload("tiny", std::move(pods));
+  t.order.resize(queue.size());
+  std::iota(t.order.begin(), t.order.end(), 0);
+  t.rank.resize(nodes.size());
+  std::iota(t.rank.begin(), t.rank.end(), 0);
+  return t;
+}
+PodShape Shape(int64_t cpu, int32_t num_gpu, int32_t milli) {
+  return PodShape{cpu, 1024, num_gpu, milli, 0, ""};
+}
+
+TEST(TesseraPlan, SharingPodsGoWhereTheirBinIs) {
+  // One node, 2 GPUs; the queue is 500, 300, 500, 700. The plan pairs 500 with 500 and 300
+  // with 700, which fills both GPUs. FGD's typical pods are mostly whole-GPU pods (of the
+  // workload, not of this queue): it keeps the second GPU whole, puts the 300 next to the first
+  // 500 and has no room left for the 700.
+  const std::vector<PodShape> whole(10, Shape(4000, 1, 1000));
+  const Tiny t = MakeTiny(
+      {{"n0", 64000, 1 << 20, 2, 0}},
+      {Shape(4000, 1, 500), Shape(4000, 1, 300), Shape(4000, 1, 500), Shape(4000, 1, 700)}, whole);
+  EXPECT_EQ(PlaceQueue(t.cluster, t.workload, *ParsePolicySpec("TesseraPlan"), t.order, t.rank),
+            (std::vector<int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(PlaceQueue(t.cluster, t.workload, Policy::kFgd, t.order, t.rank),
+            (std::vector<int32_t>{0, 0, 0, -1}));
+}
+
+TEST(TesseraPlan, APodThatFitsOnlyIntoHeldRoomStillGoesThere) {
+  // One node, 2 GPUs, 16 cores. The two 470s form a bin that holds 8 cores from the first one
+  // on; the CPU-only pod of 10 cores fits only with held cores: it is placed, and the second 470
+  // then finds its cores taken and nothing else: dropped, as it fits nowhere.
+  const Tiny t = MakeTiny({{"n0", 16000, 1 << 20, 2, 0}},
+                          {Shape(4000, 1, 470), Shape(10000, 0, 0), Shape(4000, 1, 470)});
+  EXPECT_EQ(PlaceQueue(t.cluster, t.workload, *ParsePolicySpec("TesseraPlan"), t.order, t.rank),
+            (std::vector<int32_t>{0, 0, -1}));
+}
+
+TEST(TesseraPlan, MultiGpuPodsHoldTheirNodeFromTheStart) {
+  // Node 0 (first in the first-fit order) is the only one with the CPU for the 4-GPU pod at the
+  // end of the queue. 4-GPU pods are too rare in the workload to be one of FGD's typical pods:
+  // TesseraFGD fills node 0 with the 1-GPU pods first; TesseraPlan holds it for the 4-GPU pod.
+  const std::vector<PodShape> ones(40, Shape(2000, 1, 1000));
+  const Tiny t = MakeTiny(
+      {{"big", 64000, 1 << 20, 4, 0}, {"small", 16000, 1 << 20, 4, 0}},
+      {Shape(2000, 1, 1000), Shape(2000, 1, 1000), Shape(2000, 1, 1000), Shape(40000, 4, 1000)},
+      ones);
+  EXPECT_EQ(PlaceQueue(t.cluster, t.workload, Policy::kTesseraFgd, t.order, t.rank),
+            (std::vector<int32_t>{0, 0, 0, -1}));
+  EXPECT_EQ(PlaceQueue(t.cluster, t.workload, *ParsePolicySpec("TesseraPlan"), t.order, t.rank),
+            (std::vector<int32_t>{1, 1, 1, 0}));
+}
+
+TEST(TesseraPlan, RunsAreCompleteAndDoNotDependOnThreads) {
+  const auto in = Load({"pods.csv", "pods_multigpu.csv"});
+  GridSpec spec;
+  for (const auto& w : in->workloads) spec.workloads.push_back(w.get());
+  for (const char* name : {"TesseraPlan", "TesseraPlan-bfd-nogangs", "TesseraPlan-noshares"}) {
+    spec.policies.push_back(*ParsePolicySpec(name));
+  }
+  spec.seeds = {1, 2, 3};
+  spec.threads = 1;
+  const std::vector<RunResult> one = RunGrid(in->cluster, spec);
+  spec.threads = 3;
+  const std::vector<RunResult> three = RunGrid(in->cluster, spec);
+  ASSERT_EQ(one.size(), 18u);
+  EXPECT_EQ(CurvesCsv(one, 1.3, false), CurvesCsv(three, 1.3, false));
+  EXPECT_EQ(CurvesCsv(one, 1.3, true), CurvesCsv(three, 1.3, true));
+  for (const RunResult& r : one) {
+    EXPECT_EQ(r.pods_placed + r.pods_failed, r.pods_arrived);
+    EXPECT_GT(r.pods_placed, 0);
+    if (r.workload == "pods.csv") {
+      EXPECT_TRUE(r.UnallocatedAt100().has_value());
+    }
+    for (size_t x = 0; x < kLoadColumns; ++x) {
+      if (r.alloc_percent[x]) {
+        EXPECT_LE(*r.alloc_percent[x], static_cast<double>(x) + 2.0);
+      }
+    }
+  }
 }
 
 // The full openb experiment, when the shared traces are present: FGD on the default trace with
