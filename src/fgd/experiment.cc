@@ -158,10 +158,15 @@ absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name) {
                      part.data() + part.size() &&
                  percent >= 1 && percent <= 1000) {
         spec.plan_options.horizon = percent / 100.0;
+      } else if (part.size() > 1 && part[0] == 'p' &&
+                 std::from_chars(part.data() + 1, part.data() + part.size(), percent).ptr ==
+                     part.data() + part.size() &&
+                 percent >= 1 && percent <= 1000) {
+        spec.plan_options.pressure_threshold = percent / 100.0;
       } else {
         return absl::InvalidArgumentError(fmt::format(
             "policy '{}': unknown part '{}' (TesseraPlan-[bfd|noshares|nogangs|nobalance|"
-            "nomodels|hNN]...)",
+            "nomodels|hNN|pNN]...)",
             name, part));
       }
     }
@@ -839,12 +844,13 @@ Replay ReplayPlan(const Cluster& cluster, const Workload& workload, const Policy
     }
   }
   const ModelPressure pressure(queue, gpus_per_model);
-  const bool use_pressure = options.model_pressure && pressure.any();
+  const bool use_pressure = options.model_pressure && pressure.Worthwhile();
   if (use_pressure) fill.EnablePressure();
   const auto update_pressure = [&](size_t t) {
     if (!use_pressure) return;
     for (const int32_t m : pressure.models()) {
-      fill.SetPressure(m, pressure.UnderPressure(t, m, fill.ModelIdle(m)));
+      fill.SetPressure(m,
+                       pressure.UnderPressure(t, m, fill.ModelIdle(m), options.pressure_threshold));
     }
   };
 

@@ -179,12 +179,13 @@ TEST(Policies, ParsesPolicySpecs) {
   EXPECT_EQ(plan->plan_options, PlanOptions{});
   EXPECT_EQ(plan->Name(), "TesseraPlan");
 
-  absl::StatusOr<PolicySpec> variant = ParsePolicySpec("TesseraPlan-bfd-nogangs-h90");
+  absl::StatusOr<PolicySpec> variant = ParsePolicySpec("TesseraPlan-bfd-nogangs-h90-p110");
   ASSERT_TRUE(variant.ok()) << variant.status();
   PlanOptions expected;
   expected.packing = SharePacking::kBestFitDecreasing;
   expected.gang_reservations = false;
   expected.horizon = 0.9;
+  expected.pressure_threshold = 1.1;
   EXPECT_EQ(variant->plan_options, expected);
   absl::StatusOr<PolicySpec> bare =
       ParsePolicySpec("TesseraPlan-noshares-nobalance-nomodels-nogangs");

@@ -171,7 +171,11 @@ ModelPressure::ModelPressure(std::span<const PodShape* const> queue,
   };
   std::vector<char> used(kMaxGpuModels, 0);
   for (const PodShape* p : queue) {
-    if (p->models == 0 || p->num_gpu <= 0 || p->gpu_milli <= 0) continue;
+    if (p->num_gpu <= 0 || p->gpu_milli <= 0) continue;
+    if (p->models == 0) {
+      flexible_ += static_cast<double>(p->num_gpu) * p->gpu_milli;
+      continue;
+    }
     for (int32_t m = 0; m < kMaxGpuModels; ++m) {
       if (((p->models >> m) & 1u) && gpus(m) > 0) used[static_cast<size_t>(m)] = 1;
     }
@@ -184,6 +188,11 @@ ModelPressure::ModelPressure(std::span<const PodShape* const> queue,
   }
   if (models_.empty()) return;
   const size_t k = models_.size();
+  const auto finish = [&] {
+    for (int32_t m = 0; m < kMaxGpuModels; ++m) {
+      slack_ += std::max(0.0, gpus(m) * kMilliPerGpu - Demand(0, m));
+    }
+  };
   demand_.assign((queue.size() + 1) * k, 0.0);
   for (size_t t = queue.size(); t-- > 0;) {
     std::copy_n(demand_.begin() + static_cast<std::ptrdiff_t>((t + 1) * k), k,
@@ -201,6 +210,7 @@ ModelPressure::ModelPressure(std::span<const PodShape* const> queue,
       if ((p.models >> m) & 1u) demand_[t * k + j] += milli * gpus(m) / total;
     }
   }
+  finish();
 }
 
 double ModelPressure::Demand(size_t t, int32_t model) const {

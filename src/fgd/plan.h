@@ -40,8 +40,10 @@ struct PlanOptions {
   bool gang_reservations = true;
   // CPU/memory balance among nodes of equal FGD score.
   bool balance = true;
-  // Pods that may use several GPU models keep off models under pressure.
+  // Pods that may use several GPU models keep off models under pressure: models whose
+  // constrained demand still to come reaches this multiple of their free GPU milli.
   bool model_pressure = true;
+  double pressure_threshold = 0.9;
   // The plan covers the pods that arrive before this fraction of the cluster's GPU milli has
   // arrived (the experiment measures at 100%; pods planned past the measuring point would hold
   // GPUs that are still empty there).
@@ -94,6 +96,12 @@ int64_t BalanceGain(const NodeGpuState& node, const PodRequest& pod, const Balan
 // The GPU milli that pods constrained to some GPU models (a non-empty model mask) still ask for,
 // per model, from each position of the queue on. A pod allowed on several models counts on each
 // in proportion to the model's GPUs in the cluster.
+//
+// Keeping flexible pods (no model constraint) off a model for its constrained pods pays only when
+// the flexible pods can all go elsewhere: when what the constrained pods leave of every model
+// (the slack: the sum over models of capacity minus constrained demand, where positive) holds
+// the flexible demand with room to spare. Otherwise the flexible pods need those GPUs as much,
+// and the constrained pods' demand, an estimate, holds GPUs that end up empty.
 class ModelPressure {
  public:
   // `queue`: the pods in arrival order (up to the plan's horizon); `gpus_per_model`: the
@@ -102,22 +110,29 @@ class ModelPressure {
 
   // Whether any pod of the queue is constrained to models (otherwise there is no pressure).
   bool any() const { return !models_.empty(); }
+  // GPU milli of the queue's pods without a model constraint, and the slack (above).
+  double flexible_demand() const { return flexible_; }
+  double slack() const { return slack_; }
+  // any(), and the flexible demand is at most kSlackShare of the slack.
+  bool Worthwhile() const { return any() && flexible_ <= kSlackShare * slack_; }
+  static constexpr double kSlackShare = 0.9;
   // The model ids some pod of the queue is constrained to, ascending.
   const std::vector<int32_t>& models() const { return models_; }
   // The constrained GPU milli of positions t.. that may use `model` (0 past the queue).
   double Demand(size_t t, int32_t model) const;
   // Whether `model` is under pressure at position t with `free_milli` of its GPU milli free:
-  // the demand still to come reaches kPressureThreshold of what is free.
-  bool UnderPressure(size_t t, int32_t model, double free_milli) const {
+  // the demand still to come reaches `threshold` x what is free.
+  bool UnderPressure(size_t t, int32_t model, double free_milli, double threshold) const {
     const double d = Demand(t, model);
-    return d > 0 && d >= kPressureThreshold * free_milli;
+    return d > 0 && d >= threshold * free_milli;
   }
-  static constexpr double kPressureThreshold = 0.9;
 
  private:
   std::vector<int32_t> models_;    // the models some pod is constrained to
   std::vector<int32_t> index_of_;  // model id -> index in models_, -1 if none
   std::vector<double> demand_;     // (queue size + 1) x models_.size(), suffix sums
+  double flexible_ = 0;
+  double slack_ = 0;
 };
 
 }  // namespace tessera::fgd

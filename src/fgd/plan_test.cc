@@ -150,12 +150,28 @@ TEST(ModelPressure, DemandFromEachPositionSplitByGpus) {
   EXPECT_DOUBLE_EQ(p.Demand(5, 1), 0);
   EXPECT_DOUBLE_EQ(p.Demand(99, 1), 0);
   EXPECT_DOUBLE_EQ(p.Demand(0, 2), 0);
-  EXPECT_TRUE(p.UnderPressure(0, 1, 1600));   // 1500 >= 0.9 x 1600
-  EXPECT_FALSE(p.UnderPressure(0, 1, 2000));  // 1500 < 1800
-  EXPECT_FALSE(p.UnderPressure(5, 1, 0));     // nothing left to come
+  EXPECT_TRUE(p.UnderPressure(0, 1, 1600, 0.9));   // 1500 >= 0.9 x 1600
+  EXPECT_FALSE(p.UnderPressure(0, 1, 2000, 0.9));  // 1500 < 1800
+  EXPECT_FALSE(p.UnderPressure(0, 1, 1400, 1.1));  // 1500 < 1540
+  EXPECT_FALSE(p.UnderPressure(5, 1, 0, 0.9));     // nothing left to come
+
+  // Flexible demand 1000; slack (6000 - 1500) + (2000 - 1500) = 5000: worth keeping flexible
+  // pods off pressed models.
+  EXPECT_DOUBLE_EQ(p.flexible_demand(), 1000);
+  EXPECT_DOUBLE_EQ(p.slack(), 5000);
+  EXPECT_TRUE(p.Worthwhile());
+
+  // Ten flexible GPUs against a slack of 6000 + 1500: they need the constrained models' GPUs too.
+  std::vector<const PodShape*> crowded(10, &any);
+  crowded.push_back(&only1);
+  const ModelPressure c(crowded, gpus);
+  EXPECT_TRUE(c.any());
+  EXPECT_DOUBLE_EQ(c.slack(), 7500);
+  EXPECT_FALSE(c.Worthwhile());
 
   const std::vector<const PodShape*> free_queue = {&any, &any};
   EXPECT_FALSE(ModelPressure(free_queue, gpus).any());
+  EXPECT_FALSE(ModelPressure(free_queue, gpus).Worthwhile());
 }
 
 }  // namespace
