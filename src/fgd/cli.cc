@@ -153,7 +153,8 @@ Command AddFgdCommand(CLI::App& sim) {
                    "Comma-separated: Random,DotProd,GpuClustering,GpuPacking,BestFit,FGD,"
                    "TesseraFGD,TesseraPlan,TesseraLookahead (or TesseraLookahead-KxW: K "
                    "candidates, a window of W pods; TesseraPlan-bfd|noshares|nogangs|"
-                   "nobalance|nomodels|hNN: TesseraPlan with a part changed, see docs/fgd.md)")
+                   "nobalance|nomodels|hNN|pNN|wN: TesseraPlan with a part changed, see "
+                   "docs/fgd.md)")
       ->capture_default_str();
   c.app->add_option("--seeds", args->seeds, "Seeds: 42-51 or 1,2,5-7")->capture_default_str();
   c.app->add_option("--csv", args->csv, "Write GPU allocation % per arrived load (0..130)");

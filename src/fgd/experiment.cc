@@ -158,6 +158,11 @@ absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name) {
                      part.data() + part.size() &&
                  percent >= 1 && percent <= 1000) {
         spec.plan_options.horizon = percent / 100.0;
+      } else if (part.size() > 1 && part[0] == 'w' &&
+                 std::from_chars(part.data() + 1, part.data() + part.size(), percent).ptr ==
+                     part.data() + part.size() &&
+                 percent >= 2) {
+        spec.plan_options.window = static_cast<size_t>(percent);
       } else if (part.size() > 1 && part[0] == 'p' &&
                  std::from_chars(part.data() + 1, part.data() + part.size(), percent).ptr ==
                      part.data() + part.size() &&
@@ -166,7 +171,7 @@ absl::StatusOr<PolicySpec> ParsePolicySpec(std::string_view name) {
       } else {
         return absl::InvalidArgumentError(fmt::format(
             "policy '{}': unknown part '{}' (TesseraPlan-[bfd|noshares|nogangs|nobalance|"
-            "nomodels|hNN|pNN]...)",
+            "nomodels|hNN|pNN|wN]...)",
             name, part));
       }
     }
@@ -858,49 +863,63 @@ Replay ReplayPlan(const Cluster& cluster, const Workload& workload, const Policy
     int32_t node = -1;
     GpuSet gpus = 0;
   };
+  // The plan is made for the pods in [from, to) of the horizon that no earlier plan covers:
+  // their sharing pods are packed into bins, their multi-GPU pods reserve their GPUs.
   std::vector<ShareBin> bins;
   std::vector<int32_t> bin_of(order.size(), -1);
-  if (options.share_plan) {
-    std::vector<ShareItem> items;
-    for (size_t t = 0; t < horizon; ++t) {
-      const PodRequest p = request(t);
-      if (p.IsShare() && p.gpu_milli > 0) items.push_back(ShareItem{t, p.gpu_milli, p.models});
-    }
-    bins = PackShares(items, options.packing);
-    for (size_t b = 0; b < bins.size(); ++b) {
-      for (const size_t t : bins[b].members) bin_of[t] = static_cast<int32_t>(b);
-    }
-  }
-  std::vector<Hold> bin_hold(bins.size());
-  std::vector<uint8_t> bin_broken(bins.size(), 0);
-
+  std::vector<Hold> bin_hold;
+  std::vector<uint8_t> bin_broken;
   std::vector<Hold> gang(order.size());
-  if (options.gang_reservations) {
-    std::vector<size_t> multi;
-    for (size_t t = 0; t < horizon; ++t) {
-      if (request(t).num_gpu >= 2) multi.push_back(t);
+  std::vector<uint8_t> planned(order.size(), 0);
+  const auto plan = [&](size_t from, size_t to) {
+    to = std::min(to, horizon);
+    if (options.share_plan) {
+      std::vector<ShareItem> items;
+      for (size_t t = from; t < to; ++t) {
+        const PodRequest p = request(t);
+        if (!planned[t] && p.IsShare() && p.gpu_milli > 0) {
+          items.push_back(ShareItem{t, p.gpu_milli, p.models});
+        }
+      }
+      for (ShareBin& bin : PackShares(items, options.packing)) {
+        for (const size_t t : bin.members) bin_of[t] = static_cast<int32_t>(bins.size());
+        bins.push_back(std::move(bin));
+      }
+      bin_hold.resize(bins.size());
+      bin_broken.resize(bins.size(), 0);
     }
-    // The largest first (GPUs, then CPU, then memory); equal: the earlier.
-    std::stable_sort(multi.begin(), multi.end(), [&](size_t a, size_t b) {
-      const PodRequest x = request(a);
-      const PodRequest y = request(b);
-      return std::make_tuple(x.num_gpu, x.cpu_milli, x.mem_mib) >
-             std::make_tuple(y.num_gpu, y.cpu_milli, y.mem_mib);
-    });
-    update_pressure(0);
-    for (const size_t t : multi) {
-      const PodRequest p = request(t);
-      const Fill::Choice c = fill.GreedyShape(fill.ShapeOf(order[t]), p);
-      if (c.node < 0) continue;
-      const GpuSet gpus = fill.GpusOf(c, p, rng);
-      fill.Reserve(c.node, gpus, p);
-      gang[t] = Hold{c.node, gpus};
+    if (options.gang_reservations) {
+      std::vector<size_t> multi;
+      for (size_t t = from; t < to; ++t) {
+        if (!planned[t] && request(t).num_gpu >= 2) multi.push_back(t);
+      }
+      // The largest first (GPUs, then CPU, then memory); equal: the earlier.
+      std::stable_sort(multi.begin(), multi.end(), [&](size_t a, size_t b) {
+        const PodRequest x = request(a);
+        const PodRequest y = request(b);
+        return std::make_tuple(x.num_gpu, x.cpu_milli, x.mem_mib) >
+               std::make_tuple(y.num_gpu, y.cpu_milli, y.mem_mib);
+      });
+      for (const size_t t : multi) {
+        const PodRequest p = request(t);
+        const Fill::Choice c = fill.GreedyShape(fill.ShapeOf(order[t]), p);
+        if (c.node < 0) continue;
+        const GpuSet gpus = fill.GpusOf(c, p, rng);
+        fill.Reserve(c.node, gpus, p);
+        gang[t] = Hold{c.node, gpus};
+      }
     }
-  }
+    for (size_t t = from; t < to; ++t) planned[t] = 1;
+  };
+  // The whole horizon at once, or a window of the next `window` pods, made again every half
+  // window.
+  const size_t window = options.window > 0 ? options.window : horizon;
+  const size_t step = std::max<size_t>(1, window / 2);
 
   for (size_t t = 0; t < order.size(); ++t) {
     const PodRequest pod = request(t);
     update_pressure(t);
+    if (t < horizon && t % step == 0) plan(t, t + window);
     int32_t node = -1;
     const int32_t b = bin_of[t];
     if (gang[t].node >= 0) {

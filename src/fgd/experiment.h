@@ -81,7 +81,8 @@ struct PolicySpec {
 // experiments, "TesseraLookahead-KxW" / "FgdLookahead-KxW" (K candidates, a window of W pods; a
 // trailing "f" turns frag_tiebreak on) and TesseraPlan with parts changed or left out:
 // "TesseraPlan-bfd" (best fit decreasing instead of MBS'), "-noshares", "-nogangs",
-// "-nobalance", "-nomodels", "-hNN" (horizon NN% of the cluster's GPUs), combined in any order
+// "-nobalance", "-nomodels", "-hNN" (horizon NN% of the cluster's GPUs), "-pNN" (pressure
+// threshold NN%), "-wN" (plans of the next N pods only), combined in any order
 // ("TesseraPlan-bfd-nogangs").
 inline constexpr int kLookaheadCandidates = 8;
 inline constexpr int kLookaheadWindow = 32;

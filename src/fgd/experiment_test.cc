@@ -179,13 +179,14 @@ TEST(Policies, ParsesPolicySpecs) {
   EXPECT_EQ(plan->plan_options, PlanOptions{});
   EXPECT_EQ(plan->Name(), "TesseraPlan");
 
-  absl::StatusOr<PolicySpec> variant = ParsePolicySpec("TesseraPlan-bfd-nogangs-h90-p110");
+  absl::StatusOr<PolicySpec> variant = ParsePolicySpec("TesseraPlan-bfd-nogangs-h90-p110-w500");
   ASSERT_TRUE(variant.ok()) << variant.status();
   PlanOptions expected;
   expected.packing = SharePacking::kBestFitDecreasing;
   expected.gang_reservations = false;
   expected.horizon = 0.9;
   expected.pressure_threshold = 1.1;
+  expected.window = 500;
   EXPECT_EQ(variant->plan_options, expected);
   absl::StatusOr<PolicySpec> bare =
       ParsePolicySpec("TesseraPlan-noshares-nobalance-nomodels-nogangs");
@@ -193,7 +194,7 @@ TEST(Policies, ParsesPolicySpecs) {
   EXPECT_FALSE(bare->plan_options.share_plan || bare->plan_options.balance ||
                bare->plan_options.model_pressure || bare->plan_options.gang_reservations);
   for (const char* bad : {"TesseraPlan-", "TesseraPlan-x", "TesseraPlan-h0", "TesseraPlan-h",
-                          "TesseraPlanx", "Tessera"}) {
+                          "TesseraPlan-w1", "TesseraPlan-w-5", "TesseraPlanx", "Tessera"}) {
     EXPECT_FALSE(ParsePolicySpec(bad).ok()) << bad;
   }
 }
@@ -237,6 +238,9 @@ TEST(TesseraPlan, SharingPodsGoWhereTheirBinIs) {
   EXPECT_EQ(PlaceQueue(t.cluster, t.workload, *ParsePolicySpec("TesseraPlan"), t.order, t.rank),
             (std::vector<int32_t>{0, 0, 0, 0}));
   EXPECT_EQ(PlaceQueue(t.cluster, t.workload, Policy::kFgd, t.order, t.rank),
+            (std::vector<int32_t>{0, 0, 0, -1}));
+  // A plan of the next two pods only pairs 500 with 300 and cannot do better than FGD.
+  EXPECT_EQ(PlaceQueue(t.cluster, t.workload, *ParsePolicySpec("TesseraPlan-w2"), t.order, t.rank),
             (std::vector<int32_t>{0, 0, 0, -1}));
 }
 

@@ -48,6 +48,10 @@ struct PlanOptions {
   // arrived (the experiment measures at 100%; pods planned past the measuring point would hold
   // GPUs that are still empty there).
   double horizon = 0.95;
+  // 0: one plan for the whole horizon, made at the start. Otherwise a plan for the next `window`
+  // pods only, made again every window / 2 pods for the pods not planned yet: a bin's pods, and
+  // a multi-GPU pod's reservation, lie within one window.
+  size_t window = 0;
 
   bool operator==(const PlanOptions&) const = default;
 };
