@@ -169,13 +169,10 @@ ModelPressure::ModelPressure(std::span<const PodShape* const> queue,
                ? static_cast<double>(gpus_per_model[static_cast<size_t>(m)])
                : 0.0;
   };
+  for (int32_t m = 0; m < kMaxGpuModels; ++m) cluster_milli_ += gpus(m) * kMilliPerGpu;
   std::vector<char> used(kMaxGpuModels, 0);
   for (const PodShape* p : queue) {
-    if (p->num_gpu <= 0 || p->gpu_milli <= 0) continue;
-    if (p->models == 0) {
-      flexible_ += static_cast<double>(p->num_gpu) * p->gpu_milli;
-      continue;
-    }
+    if (p->models == 0 || p->num_gpu <= 0 || p->gpu_milli <= 0) continue;
     for (int32_t m = 0; m < kMaxGpuModels; ++m) {
       if (((p->models >> m) & 1u) && gpus(m) > 0) used[static_cast<size_t>(m)] = 1;
     }
@@ -189,8 +186,8 @@ ModelPressure::ModelPressure(std::span<const PodShape* const> queue,
   if (models_.empty()) return;
   const size_t k = models_.size();
   const auto finish = [&] {
-    for (int32_t m = 0; m < kMaxGpuModels; ++m) {
-      slack_ += std::max(0.0, gpus(m) * kMilliPerGpu - Demand(0, m));
+    for (const int32_t m : models_) {
+      oversubscribed_ += std::max(0.0, Demand(0, m) - gpus(m) * kMilliPerGpu);
     }
   };
   demand_.assign((queue.size() + 1) * k, 0.0);

@@ -102,10 +102,12 @@ int64_t BalanceGain(const NodeGpuState& node, const PodRequest& pod, const Balan
 // in proportion to the model's GPUs in the cluster.
 //
 // Keeping flexible pods (no model constraint) off a model for its constrained pods pays only when
-// the flexible pods can all go elsewhere: when what the constrained pods leave of every model
-// (the slack: the sum over models of capacity minus constrained demand, where positive) holds
-// the flexible demand with room to spare. Otherwise the flexible pods need those GPUs as much,
-// and the constrained pods' demand, an estimate, holds GPUs that end up empty.
+// the flexible pods lose nothing by it: when some model's constrained pods ask for more than the
+// model has. Those pods will be dropped whatever the policy does, so at the measuring point (the
+// cluster's GPUs arrived) GPUs of other models are left over, room for the flexible pods.
+// Otherwise every GPU is needed, and the constrained demand (an estimate: pods allowed on several
+// models are spread over them, and a model's nodes may lack the CPU for its pods) holds GPUs that
+// end up empty.
 class ModelPressure {
  public:
   // `queue`: the pods in arrival order (up to the plan's horizon); `gpus_per_model`: the
@@ -114,12 +116,14 @@ class ModelPressure {
 
   // Whether any pod of the queue is constrained to models (otherwise there is no pressure).
   bool any() const { return !models_.empty(); }
-  // GPU milli of the queue's pods without a model constraint, and the slack (above).
-  double flexible_demand() const { return flexible_; }
-  double slack() const { return slack_; }
-  // any(), and the flexible demand is at most kSlackShare of the slack.
-  bool Worthwhile() const { return any() && flexible_ <= kSlackShare * slack_; }
-  static constexpr double kSlackShare = 0.9;
+  // The GPU milli that constrained pods ask for beyond their models' capacity: the sum over
+  // models of demand from the first position minus capacity, where positive.
+  double oversubscribed() const { return oversubscribed_; }
+  // any(), and oversubscribed() reaches kOversubscribedShare of the cluster's GPU milli.
+  bool Worthwhile() const {
+    return any() && oversubscribed_ >= kOversubscribedShare * cluster_milli_;
+  }
+  static constexpr double kOversubscribedShare = 0.01;
   // The model ids some pod of the queue is constrained to, ascending.
   const std::vector<int32_t>& models() const { return models_; }
   // The constrained GPU milli of positions t.. that may use `model` (0 past the queue).
@@ -135,8 +139,8 @@ class ModelPressure {
   std::vector<int32_t> models_;    // the models some pod is constrained to
   std::vector<int32_t> index_of_;  // model id -> index in models_, -1 if none
   std::vector<double> demand_;     // (queue size + 1) x models_.size(), suffix sums
-  double flexible_ = 0;
-  double slack_ = 0;
+  double oversubscribed_ = 0;
+  double cluster_milli_ = 0;
 };
 
 }  // namespace tessera::fgd

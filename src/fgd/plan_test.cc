@@ -155,19 +155,16 @@ TEST(ModelPressure, DemandFromEachPositionSplitByGpus) {
   EXPECT_FALSE(p.UnderPressure(0, 1, 1400, 1.1));  // 1500 < 1540
   EXPECT_FALSE(p.UnderPressure(5, 1, 0, 0.9));     // nothing left to come
 
-  // Flexible demand 1000; slack (6000 - 1500) + (2000 - 1500) = 5000: worth keeping flexible
-  // pods off pressed models.
-  EXPECT_DOUBLE_EQ(p.flexible_demand(), 1000);
-  EXPECT_DOUBLE_EQ(p.slack(), 5000);
-  EXPECT_TRUE(p.Worthwhile());
+  // Nothing asks for more than its model has: not worth keeping flexible pods off models.
+  EXPECT_DOUBLE_EQ(p.oversubscribed(), 0);
+  EXPECT_FALSE(p.Worthwhile());
 
-  // Ten flexible GPUs against a slack of 6000 + 1500: they need the constrained models' GPUs too.
-  std::vector<const PodShape*> crowded(10, &any);
-  crowded.push_back(&only1);
+  // Model 1's pods ask for 2500 of its 2000 milli: 500 over, at least 1% of the 8000.
+  std::vector<const PodShape*> crowded(5, &only1);
+  crowded.push_back(&any);
   const ModelPressure c(crowded, gpus);
-  EXPECT_TRUE(c.any());
-  EXPECT_DOUBLE_EQ(c.slack(), 7500);
-  EXPECT_FALSE(c.Worthwhile());
+  EXPECT_DOUBLE_EQ(c.oversubscribed(), 500);
+  EXPECT_TRUE(c.Worthwhile());
 
   const std::vector<const PodShape*> free_queue = {&any, &any};
   EXPECT_FALSE(ModelPressure(free_queue, gpus).any());
