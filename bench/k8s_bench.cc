@@ -64,6 +64,21 @@ double CpuSecondsOf(int pid) {
   return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
+// Waits until the API server and etcd are idle (together under 15% of a core over half a
+// second), at most `max_s`: each round starts on a settled server, not on the tail of the last
+// round's deletions and creations. Returns the seconds waited.
+double Settle(int api_pid, int etcd_pid, double max_s = 60) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const double before = CpuSecondsOf(api_pid) + CpuSecondsOf(etcd_pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double used = CpuSecondsOf(api_pid) + CpuSecondsOf(etcd_pid) - before;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (used < 0.075 || waited >= max_s) return waited;
+  }
+}
+
 double SelfCpuSeconds() {
   rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -227,6 +242,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
 
   const int api_pid = ReadPid(c.dir() + "/apiserver.pid");
   const int etcd_pid = ReadPid(c.dir() + "/etcd.pid");
+  std::cerr << fmt::format("  server settled in {:.1f} s\n", Settle(api_pid, etcd_pid));
   const double api0 = CpuSecondsOf(api_pid), etcd0 = CpuSecondsOf(etcd_pid);
   double sched0 = 0;
   int ks_pid = -1;
