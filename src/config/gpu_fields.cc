@@ -61,14 +61,16 @@ std::string ApplyGpuReplicas(const std::string& text, Node& node) {
     return fmt::format(
         "the node advertises {} nvidia.com/gpu, not a whole number of GPUs of {} replicas", slots,
         replicas);
-  const int physical = slots / replicas;
   node.gpu_replicas = replicas;
-  if (static_cast<int>(node.gpus.size()) == physical && replicas > 1) {
-    std::vector<GpuDevice> per_slot(slots);
-    for (int s = 0; s < slots; ++s) per_slot[s] = node.gpus[s % physical];
-    node.gpus = std::move(per_slot);
-  }
   return "";
+}
+
+void ExpandLayoutToSlots(Node& node) {
+  const int physical = node.physical_gpus();
+  if (node.gpu_replicas <= 1 || static_cast<int>(node.gpus.size()) != physical) return;
+  std::vector<GpuDevice> per_slot(node.gpu_count());
+  for (int s = 0; s < node.gpu_count(); ++s) per_slot[s] = node.gpus[s % physical];
+  node.gpus = std::move(per_slot);
 }
 
 std::string ApplyMigMode(const std::string& value, Node& node) {
@@ -110,19 +112,11 @@ std::vector<FieldProblem> ApplyNodeGpuFields(const Labels& annotations, Node& no
     replicas_text = lt->second;
     replicas_in_labels = true;
   }
-  const int replicas_before = node.gpu_replicas;
   if (!replicas_text.empty()) {
-    // The layout is expanded below, once it is read.
-    std::vector<GpuDevice> layout = std::move(node.gpus);
-    node.gpus.clear();
-    std::string err = ApplyGpuReplicas(replicas_text, node);
-    node.gpus = std::move(layout);
-    if (!err.empty()) {
-      node.gpu_replicas = replicas_before;
+    if (std::string err = ApplyGpuReplicas(replicas_text, node); !err.empty())
       out.push_back({true, replicas_in_labels,
                      std::string(replicas_in_labels ? kGpuReplicasLabel : kGpuReplicasAnnotation),
                      err});
-    }
   }
   if (auto it = node.labels.find(std::string(kGpuCountLabel));
       it != node.labels.end() && it->second != std::to_string(node.physical_gpus())) {
@@ -143,12 +137,7 @@ std::vector<FieldProblem> ApplyNodeGpuFields(const Labels& annotations, Node& no
       out.push_back({true, false, std::string(kGpuLayoutAnnotation), err});
     }
   }
-  if (node.gpu_replicas > 1 && static_cast<int>(node.gpus.size()) == node.physical_gpus()) {
-    // A layout of the physical GPUs (the annotation, or a NodePool's): one entry per slot.
-    std::vector<GpuDevice> per_slot(node.gpu_count());
-    for (int s = 0; s < node.gpu_count(); ++s) per_slot[s] = node.gpus[s % node.physical_gpus()];
-    node.gpus = std::move(per_slot);
-  }
+  ExpandLayoutToSlots(node);  // the annotation's layout, or a NodePool's
   if (auto it = annotations.find(std::string(kMigAnnotation)); it != annotations.end()) {
     std::string err = ApplyMigMode(it->second, node);
     if (!err.empty()) out.push_back({true, false, std::string(kMigAnnotation), err});

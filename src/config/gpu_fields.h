@@ -47,9 +47,13 @@ inline constexpr std::string_view kPreferredTopologyAnnotation =
 std::string ParseGpuLayoutText(const std::string& text, int gpus, std::vector<GpuDevice>& out);
 
 // Time-slicing: `text` replicas per physical GPU (1..64). Checks that the node's nvidia.com/gpu
-// is a whole number of GPUs of that many replicas, sets node.gpu_replicas and expands a layout
-// of the physical GPUs (node.gpus) to the replica slots. Returns the error message, or "".
+// is a whole number of GPUs of that many replicas and sets node.gpu_replicas (left as it was on
+// error). Returns the error message, or "".
 std::string ApplyGpuReplicas(const std::string& text, Node& node);
+
+// On a time-sliced node, a layout of the physical GPUs (node.gpus) becomes one entry per replica
+// slot (slot s: GPU s % physical). Nothing otherwise, nor for a layout of the slots already.
+void ExpandLayoutToSlots(Node& node);
 
 // Sets node.mig_dynamic for a tessera.dev/mig value ("dynamic" or "static"); returns the error
 // message, or "". Needs node.gpu_memory_mib / node.gpu_model (or the product label) first.

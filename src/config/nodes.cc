@@ -220,9 +220,8 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (!count || ctx.failed()) return;
   if (gpu_model && !gpu_model->empty()) base.gpu_model = *gpu_model;
   // Time-slicing (spec.gpuReplicas) first: the layout lists the physical GPUs.
-  std::optional<std::string> replicas;
   if (YAML::Node r = Child(spec, "gpuReplicas"); !IsNullish(r)) {
-    replicas = ScalarString(ctx, r, "spec.gpuReplicas");
+    std::optional<std::string> replicas = ScalarString(ctx, r, "spec.gpuReplicas");
     if (!replicas) return;
     if (std::string err = ApplyGpuReplicas(*replicas, base); !err.empty()) {
       ctx.Error(r, "spec.gpuReplicas", err);
@@ -233,7 +232,7 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     if (!ParseGpuLayout(ctx, Child(spec, "gpuLayout"), "spec.gpuLayout", *layout,
                         base.physical_gpus(), base.gpus))
       return;
-    if (replicas) (void)ApplyGpuReplicas(*replicas, base);  // the layout, one entry per slot
+    ExpandLayoutToSlots(base);
   }
   bool pods_named = Contains(named, kPods);
   std::optional<std::string> mig = GetString(ctx, spec, "mig", "spec.mig");

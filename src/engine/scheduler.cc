@@ -1844,7 +1844,8 @@ std::vector<WorkloadId> SchedulerImpl::PreemptionCandidates(
       if (!borrows || fair) {
         if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority)
           slices.push_back({q, rec.priority, false, false});
-        if (pc.reclaim_within_cohort == ReclaimPolicy::kAny) slices.push_back({q, kTop, true, false});
+        if (pc.reclaim_within_cohort == ReclaimPolicy::kAny)
+          slices.push_back({q, kTop, true, false});
       } else if (pc.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority) {
         if (pc.max_priority_threshold && *pc.max_priority_threshold < rec.priority) {
           slices.push_back({q, *pc.max_priority_threshold, true, false});
