@@ -3,14 +3,15 @@
 // nodes and the same pods, one after the other in one run.
 //
 //   k8s_bench [--nodes 5000] [--gpus 8] [--pods 10000] [--gangs 1000] [--gang-size 8]
-//             [--bind-workers 64] [--no-kube-scheduler] [--no-events]
+//             [--bind-workers 64] [--no-kube-scheduler] [--no-events] [--json]
 //             [--profile-apiserver SECONDS]
 //
 // For each workload (single one-GPU pods; gangs of one-GPU pods with a PodGroup) and each
 // scheduler: the pods are created with no scheduler running, then the scheduler starts and the
 // clock runs until a watch has seen every pod bound. Reported: pods/s from the scheduler's start
 // (includes its cache sync) and from its first bind to its last, and where the CPU went (the
-// scheduler process, kube-apiserver, etcd), read from /proc.
+// scheduler process, kube-apiserver, etcd), read from /proc. The benchmark's own watch reads
+// protobuf, as kube-scheduler's and Tessera's do (`--json`: Tessera and the watch read JSON).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -45,7 +46,8 @@ struct Flags {
   int bind_workers = 64;
   bool kube_scheduler = true;
   bool events = true;
-  int profile_s = 0;  // > 0: a CPU profile of the API server during Tessera's first round
+  bool protobuf = true;  // Tessera's pod and node informers, and the benchmark's watch
+  int profile_s = 0;     // > 0: a CPU profile of the API server during Tessera's first round
 };
 
 double CpuSecondsOf(int pid) {
@@ -97,9 +99,10 @@ int ReadPid(const std::string& file) {
 // last bind seen.
 class BindWatcher {
  public:
-  BindWatcher(KubeClient* client, const std::string& ns)
-      : informer_(client, "bench-pods", fmt::format("/api/v1/namespaces/{}/pods", ns),
-                  [this](WatchEvent ev) { OnEvent(std::move(ev)); }) {
+  BindWatcher(KubeClient* client, const std::string& ns, bool protobuf)
+      : informer_(
+            client, "bench-pods", fmt::format("/api/v1/namespaces/{}/pods", ns),
+            [this](WatchEvent ev) { OnEvent(std::move(ev)); }, /*optional=*/false, protobuf) {
     informer_.Start();
   }
   ~BindWatcher() { informer_.Stop(); }
@@ -261,7 +264,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
       CreateWorkload(c, ns, tessera ? "tessera" : "default-scheduler", singles, gangs, f.gang_size);
   std::cerr << fmt::format("  {}: created {} pods in {:.1f} s\n", r.scheduler, r.pods,
                            std::chrono::duration<double>(Clock::now() - t_create).count());
-  BindWatcher watcher(&c.client(), ns);
+  BindWatcher watcher(&c.client(), ns, f.protobuf);
   TestCluster::WaitFor([&] { return watcher.seen() == r.pods; }, 120);
 
   const int api_pid = ReadPid(c.dir() + "/apiserver.pid");
@@ -296,6 +299,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
     ControllerOptions o;
     o.bind_workers = f.bind_workers;
     o.scheduled_events = f.events;
+    o.protobuf = f.protobuf;
     controller = std::make_unique<Controller>(&c.client(), o, metrics.get());
     controller->Start();
   } else {
@@ -365,6 +369,8 @@ int Main(int argc, char** argv) {
       f.kube_scheduler = false;
     else if (a == "--no-events")
       f.events = false;
+    else if (a == "--json")
+      f.protobuf = false;
     else if (a == "--profile-apiserver")
       f.profile_s = next();
     else {

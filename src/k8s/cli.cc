@@ -35,6 +35,7 @@ struct ServeFlags {
   std::string identity;
   int bind_workers = 64;
   bool no_scheduled_events = false;
+  bool json_only = false;
   bool http2 = false;
   std::string log_level = "info";
 };
@@ -70,6 +71,7 @@ int Serve(const ServeFlags& f) {
   options.scheduler_name = f.scheduler_name;
   options.bind_workers = f.bind_workers;
   options.scheduled_events = !f.no_scheduled_events;
+  options.protobuf = !f.json_only;
   options.instance = identity;
   k8s::Controller controller(&client, options, &metrics);
   std::atomic<bool> lost{false};
@@ -148,6 +150,8 @@ Command AddServeCommand(CLI::App& app) {
       ->check(CLI::Range(1, 256));
   s->add_flag("--no-scheduled-events", flags->no_scheduled_events,
               "do not post a 'Scheduled' Event for every bound pod");
+  s->add_flag("--json-only", flags->json_only,
+              "read pods and nodes as JSON (default: protobuf where the server offers it)");
   s->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
   c.run = [flags] { return Serve(*flags); };

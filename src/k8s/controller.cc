@@ -183,7 +183,8 @@ struct Controller::Impl {
     cv.notify_one();
   }
 
-  void AddInformer(const std::string& resource, const std::string& path, bool optional) {
+  void AddInformer(const std::string& resource, const std::string& path, bool optional,
+                   bool protobuf = false) {
     informers.push_back(std::make_unique<Informer>(
         client, resource, path,
         [this](WatchEvent ev) {
@@ -192,7 +193,7 @@ struct Controller::Impl {
           le.watch = std::move(ev);
           Push(std::move(le));
         },
-        optional));
+        optional, protobuf));
   }
 
   void Start() {
@@ -210,12 +211,14 @@ struct Controller::Impl {
     eviction_version = "policy/v1beta1";
     if (auto r = client->Get("/apis/policy/v1"); r.ok() && r->status == 200)
       eviction_version = "policy/v1";
-    AddInformer("nodes", "/api/v1/nodes", false);
+    // Nodes and pods, the big lists and the busy watch, in protobuf where the server offers it
+    // (see proto.h); the rest are small, or CRDs, which only have JSON.
+    AddInformer("nodes", "/api/v1/nodes", false, options.protobuf);
     // Finished pods hold nothing; the server filters them out, as kube-scheduler's informer does.
     AddInformer(
         "pods",
         "/api/v1/pods?fieldSelector=" + UrlEncode("status.phase!=Succeeded,status.phase!=Failed"),
-        false);
+        false, options.protobuf);
     AddInformer("priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", false);
     AddInformer("namespaces", "/api/v1/namespaces", false);
     AddInformer("jobs", "/apis/batch/v1/jobs", true);

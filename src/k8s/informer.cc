@@ -4,17 +4,23 @@
 #include <chrono>
 
 #include "fmt/format.h"
+#include "k8s/proto.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
 
 Informer::Informer(KubeClient* client, std::string resource, std::string path, Handler handler,
-                   bool optional)
+                   bool optional, bool protobuf)
     : client_(client),
       resource_(std::move(resource)),
       path_(std::move(path)),
       handler_(std::move(handler)),
-      optional_(optional) {}
+      optional_(optional),
+      protobuf_(protobuf) {}
+
+std::string_view Informer::Accept() const {
+  return protobuf_ ? proto::kAccept : std::string_view("application/json");
+}
 
 Informer::~Informer() { Stop(); }
 
@@ -48,7 +54,7 @@ bool Informer::List() {
     std::string path = first_list_ ? fmt::format("{}{}resourceVersion=0", path_, Sep())
                                    : fmt::format("{}{}limit=500", path_, Sep());
     if (!cont.empty()) path += "&continue=" + UrlEncode(cont);
-    auto resp = client_->Get(path);
+    auto resp = client_->Get(path, Accept());
     if (!resp.ok()) {
       ++stats_.errors;
       spdlog::warn("informer {}: list: {}", resource_, std::string(resp.status().message()));
@@ -78,10 +84,22 @@ bool Informer::List() {
         return false;
       }
       spdlog::warn("informer {}: list: HTTP {}: {}", resource_, resp->status,
-                   resp->body.substr(0, 300));
+                   proto::ErrorText(resp->body, resp->content_type));
       return false;
     }
-    auto doc = nlohmann::json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json doc;
+    if (proto::IsProtobuf(resp->content_type)) {
+      auto decoded = proto::DecodeObject(resp->body);
+      if (!decoded.ok()) {
+        ++stats_.errors;
+        spdlog::warn("informer {}: list: {}", resource_, std::string(decoded.status().message()));
+        return false;
+      }
+      ++stats_.protobuf_messages;
+      doc = std::move(*decoded);
+    } else {
+      doc = nlohmann::json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+    }
     if (doc.is_discarded() || !doc.is_object()) {
       ++stats_.errors;
       spdlog::warn("informer {}: list: the answer is not JSON", resource_);
@@ -116,8 +134,24 @@ Informer::WatchEnd Informer::Watch() {
   bool need_relist = false;
   auto resp = client_->Stream(
       path,
-      [&](std::string_view line) {
-        auto doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      [&](std::string_view message, bool framed) {
+        nlohmann::json doc;
+        if (framed) {
+          auto decoded = proto::DecodeWatchEvent(message);
+          if (!decoded.ok()) {
+            // An event we cannot read would leave the cache wrong until some later relist:
+            // relist now.
+            ++stats_.errors;
+            spdlog::warn("informer {}: {}; relisting", resource_,
+                         std::string(decoded.status().message()));
+            need_relist = true;
+            return false;
+          }
+          ++stats_.protobuf_messages;
+          doc = std::move(*decoded);
+        } else {
+          doc = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
+        }
         if (doc.is_discarded() || !doc.is_object()) return true;
         const std::string type = doc.value("type", "");
         auto& obj = doc["object"];
@@ -155,7 +189,7 @@ Informer::WatchEnd Informer::Watch() {
         handler_(std::move(ev));
         return true;
       },
-      &stop_);
+      &stop_, Accept());
   if (!resp.ok()) {
     ++stats_.errors;
     spdlog::debug("informer {}: {}", resource_, std::string(resp.status().message()));

@@ -38,6 +38,7 @@ struct InformerStats {
   std::atomic<int64_t> errors{0};  // transport errors and unexpected statuses
   std::atomic<int64_t> bookmarks{0};
   std::atomic<int64_t> events{0};
+  std::atomic<int64_t> protobuf_messages{0};  // lists and watch events that came as protobuf
 };
 
 class Informer {
@@ -47,8 +48,10 @@ class Informer {
   // `path` is the collection's path, e.g. "/api/v1/pods" or
   // "/apis/scheduling.x-k8s.io/v1alpha1/podgroups". `optional`: a 404 on list (a CRD that is not
   // installed) is retried slowly and quietly instead of being reported as an error.
+  // `protobuf`: offer the server protobuf for lists and watches (only for the kinds proto.h
+  // decodes: Pods and Nodes); objects then hold the fields objects.h reads, not every field.
   Informer(KubeClient* client, std::string resource, std::string path, Handler handler,
-           bool optional = false);
+           bool optional = false, bool protobuf = false);
   ~Informer();
 
   void Start();
@@ -68,12 +71,14 @@ class Informer {
   WatchEnd Watch();
   void Sleep(int ms);
   char Sep() const { return path_.find('?') == std::string::npos ? '?' : '&'; }
+  std::string_view Accept() const;
 
   KubeClient* const client_;
   const std::string resource_;
   const std::string path_;
   const Handler handler_;
   const bool optional_;
+  const bool protobuf_;
   std::string rv_;
   bool first_list_ = true;  // the informer thread's
   std::atomic<bool> stop_{false};

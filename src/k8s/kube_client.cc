@@ -8,6 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "fmt/format.h"
+#include "k8s/proto.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tessera::k8s {
@@ -49,6 +50,12 @@ absl::StatusOr<std::string> Decode(std::string_view b64, std::string_view where)
   if (!absl::Base64Unescape(absl::string_view(b64.data(), b64.size()), &out))
     return absl::InvalidArgumentError(fmt::format("{}: not valid base64", where));
   return out;
+}
+
+std::string ContentType(CURL* c) {
+  char* ct = nullptr;
+  curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+  return ct ? std::string(ct) : std::string();
 }
 
 size_t WriteToString(char* data, size_t size, size_t n, void* user) {
@@ -252,13 +259,14 @@ absl::StatusOr<HttpResponse> KubeClient::Patch(std::string_view path, std::strin
 
 absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::string_view path,
                                                  std::string_view body,
-                                                 std::string_view content_type) {
+                                                 std::string_view content_type,
+                                                 std::string_view accept) {
   auto h = Borrow();
   Configure(*h, method, path);
   CURL* c = h->curl;
   if (h->headers) curl_slist_free_all(h->headers);
   h->headers = nullptr;
-  h->headers = curl_slist_append(h->headers, "Accept: application/json");
+  h->headers = curl_slist_append(h->headers, fmt::format("Accept: {}", accept).c_str());
   h->headers = curl_slist_append(h->headers, fmt::format("Content-Type: {}", content_type).c_str());
   if (!config_.token.empty())
     h->headers = curl_slist_append(h->headers,
@@ -281,6 +289,7 @@ absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::s
     return absl::UnavailableError(msg);
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+  resp.content_type = ContentType(c);
   Return(std::move(h));
   return resp;
 }
@@ -288,28 +297,50 @@ absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::s
 namespace {
 
 struct StreamState {
-  const std::function<bool(std::string_view)>* on_line;
+  const std::function<bool(std::string_view, bool)>* on_message;
   const std::atomic<bool>* stop;
   std::string buffer;
   long status = 0;
+  bool framed = false;  // protobuf: length-prefixed frames instead of lines
   CURL* curl = nullptr;
   bool stopped = false;
+  bool bad_frame = false;
 };
+
+// A watch event larger than this is not one (a Pod is at most about 1.5 MB, etcd's limit).
+constexpr uint32_t kMaxFrame = 64u << 20;
 
 size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
   auto* s = static_cast<StreamState*>(user);
   const size_t len = size * n;
-  if (s->status == 0) curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->status);
+  if (s->status == 0) {
+    curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->status);
+    s->framed = proto::IsProtobuf(ContentType(s->curl));
+  }
   s->buffer.append(data, len);
   if (s->status != 200) return len;  // an error body: kept whole for the caller
   size_t start = 0;
   for (;;) {
-    size_t nl = s->buffer.find('\n', start);
-    if (nl == std::string::npos) break;
-    std::string_view line(s->buffer.data() + start, nl - start);
-    start = nl + 1;
-    if (line.empty()) continue;
-    if (!(*s->on_line)(line)) {
+    std::string_view message;
+    if (s->framed) {
+      if (s->buffer.size() - start < 4) break;
+      const auto* p = reinterpret_cast<const unsigned char*>(s->buffer.data() + start);
+      const uint32_t n = uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
+      if (n > kMaxFrame) {
+        s->bad_frame = true;
+        return 0;  // not a frame boundary: the stream cannot be followed; aborts the transfer
+      }
+      if (s->buffer.size() - start - 4 < n) break;
+      message = std::string_view(s->buffer.data() + start + 4, n);
+      start += 4 + n;
+    } else {
+      size_t nl = s->buffer.find('\n', start);
+      if (nl == std::string::npos) break;
+      message = std::string_view(s->buffer.data() + start, nl - start);
+      start = nl + 1;
+      if (message.empty()) continue;
+    }
+    if (!(*s->on_message)(message, s->framed)) {
       s->stopped = true;
       return 0;  // aborts the transfer
     }
@@ -334,20 +365,20 @@ int StreamProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 }  // namespace
 
 absl::StatusOr<HttpResponse> KubeClient::Stream(
-    std::string_view path, const std::function<bool(std::string_view)>& on_line,
-    const std::atomic<bool>* stop) {
+    std::string_view path, const std::function<bool(std::string_view, bool)>& on_message,
+    const std::atomic<bool>* stop, std::string_view accept) {
   // Watches get their own handle, never pooled: it may be cut at any point.
   Handle h;
   h.curl = curl_easy_init();
   Configure(h, "GET", path);
   CURL* c = h.curl;
-  h.headers = curl_slist_append(h.headers, "Accept: application/json");
+  h.headers = curl_slist_append(h.headers, fmt::format("Accept: {}", accept).c_str());
   if (!config_.token.empty())
     h.headers = curl_slist_append(h.headers,
                                   fmt::format("Authorization: Bearer {}", config_.token).c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, h.headers);
   StreamState st;
-  st.on_line = &on_line;
+  st.on_message = &on_message;
   st.stop = stop;
   st.curl = c;
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, StreamWrite);
@@ -362,7 +393,11 @@ absl::StatusOr<HttpResponse> KubeClient::Stream(
   CURLcode rc = curl_easy_perform(c);
   HttpResponse resp;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+  resp.content_type = ContentType(c);
   resp.body = std::move(st.buffer);
+  if (st.bad_frame)
+    return absl::DataLossError(
+        fmt::format("watch {}{}: a frame longer than {} bytes", config_.server, path, kMaxFrame));
   if (st.stopped) return resp;
   if (rc != CURLE_OK)
     return absl::UnavailableError(

@@ -45,6 +45,7 @@ struct KubeConfig {
 struct HttpResponse {
   long status = 0;  // HTTP status code
   std::string body;
+  std::string content_type;  // the response's Content-Type, as sent
 };
 
 enum class PatchType { kMerge, kStrategicMerge, kJson };
@@ -59,11 +60,15 @@ class KubeClient {
   const KubeConfig& config() const { return config_; }
 
   // One request; a transport failure is an Unavailable status, any HTTP status is a response.
+  // `accept` may offer protobuf (proto::kAccept); the server picks, so look at the answer's
+  // content_type.
   [[nodiscard]] absl::StatusOr<HttpResponse> Request(
       std::string_view method, std::string_view path, std::string_view body = "",
-      std::string_view content_type = "application/json");
-  [[nodiscard]] absl::StatusOr<HttpResponse> Get(std::string_view path) {
-    return Request("GET", path);
+      std::string_view content_type = "application/json",
+      std::string_view accept = "application/json");
+  [[nodiscard]] absl::StatusOr<HttpResponse> Get(std::string_view path,
+                                                 std::string_view accept = "application/json") {
+    return Request("GET", path, "", "application/json", accept);
   }
   [[nodiscard]] absl::StatusOr<HttpResponse> Post(std::string_view path, std::string_view body) {
     return Request("POST", path, body);
@@ -78,14 +83,17 @@ class KubeClient {
     return Request("DELETE", path, body);
   }
 
-  // A long GET whose body is a stream of newline-separated JSON objects (a watch). `on_line`
-  // gets each complete line and returns false to stop. Returns when the server closes the
-  // stream, on a transport error, or soon after `*stop` becomes true (checked about every
-  // 100 ms even when nothing arrives). The HTTP status is in the response; its body holds what
-  // was not a complete line (an error object for non-200 statuses).
+  // A long GET whose body is a stream of messages (a watch): newline-separated JSON objects, or,
+  // when the server answers protobuf (`accept` offered it), frames of a 4-byte big-endian length
+  // and that many bytes. `on_message` gets each complete message, and whether it is a protobuf
+  // frame, and returns false to stop.
+  // Returns when the server closes the stream, on a transport error, or soon after `*stop`
+  // becomes true (checked about every 100 ms even when nothing arrives). The HTTP status and
+  // Content-Type are in the response; its body holds what was not a complete message (an error
+  // object for non-200 statuses).
   [[nodiscard]] absl::StatusOr<HttpResponse> Stream(
-      std::string_view path, const std::function<bool(std::string_view)>& on_line,
-      const std::atomic<bool>* stop);
+      std::string_view path, const std::function<bool(std::string_view, bool)>& on_message,
+      const std::atomic<bool>* stop, std::string_view accept = "application/json");
 
  private:
   struct Handle;

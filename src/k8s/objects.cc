@@ -6,6 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "config/gpu_fields.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 
@@ -322,6 +323,33 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
     for (int32_t s : ParseGpuIndices(it->second))
       if (s <= 7) p.mig_starts.push_back(static_cast<int8_t>(s));
   return p;
+}
+
+std::string Describe(const PodInfo& p) {
+  std::string s = fmt::format(
+      "{} uid={} rv={} scheduler={} node={} phase={} deleting={} created={} priorityClass={} "
+      "priority={} grace={} queue={} workloadPriorityClass={} group={} total={} groupError={} "
+      "replicaset={} condition={} requests=[{}] topology={}/{}/{} antiAffinity={}",
+      p.Key(), p.uid, p.resource_version, p.scheduler_name, p.node_name, p.phase, p.deleting,
+      p.created, p.priority_class, p.priority ? std::to_string(*p.priority) : "none",
+      p.grace_period, p.queue_name, p.workload_priority_class, p.GroupKey(), p.group_total,
+      p.group_error, p.owner_replicaset, p.scheduled_condition, p.set.requests.ToString(),
+      p.set.topology.level, p.set.topology.tier, p.set.topology.required,
+      static_cast<int>(p.set.anti_affinity));
+  s += " gpus=" + FormatGpuIndices(p.gpu_indices);
+  s += " migStarts=" +
+       FormatGpuIndices(std::vector<int32_t>(p.mig_starts.begin(), p.mig_starts.end()));
+  for (const auto& [k, v] : p.labels) s += fmt::format(" label:{}={}", k, v);
+  for (const auto& [k, v] : p.annotations) s += fmt::format(" annotation:{}={}", k, v);
+  for (const auto& [k, v] : p.set.node_selector) s += fmt::format(" nodeSelector:{}={}", k, v);
+  for (const auto& t : p.set.tolerations)
+    s += fmt::format(" toleration:{}/{}/{}/{}", t.key, static_cast<int>(t.op), t.value,
+                     t.effect ? static_cast<int>(*t.effect) : -1);
+  for (size_t i = 0; i < p.set.affinity.required_terms.size(); ++i)
+    for (const auto& r : p.set.affinity.required_terms[i].match_expressions)
+      s += fmt::format(" term{}:{}/{}/{}", i, r.key, static_cast<int>(r.op),
+                       fmt::join(r.values, ","));
+  return s;
 }
 
 absl::StatusOr<Node> ParseNode(const json& obj, bool* ready, std::vector<std::string>* problems) {

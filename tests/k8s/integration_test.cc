@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -15,8 +16,11 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "k8s/controller.h"
+#include "k8s/informer.h"
 #include "k8s/leader_election.h"
 #include "k8s/metrics.h"
+#include "k8s/objects.h"
+#include "k8s/proto.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {
@@ -448,7 +452,10 @@ TEST_F(K8sIntegration, ApiServerRestartLosesNothingAndDoubleBindsNothing) {
 
 TEST_F(K8sIntegration, SchedulerRestartRebuildsFromTheServer) {
   cluster_->CreateNodes(2, 8, "gpu");
-  StartTessera();
+  // The first instance reads JSON (--json-only), the second protobuf: either learns the same.
+  ControllerOptions json_only;
+  json_only.protobuf = false;
+  StartTessera(json_only);
   CreateGang("default", "g", 4, 1);
   for (int i = 0; i < 4; ++i)
     cluster_->Create(cluster_->PodSpec("default", fmt::format("a-{}", i), 1));
@@ -705,6 +712,127 @@ TEST_F(K8sIntegration, GpuSharesTimeSlicingAndAntiAffinityFromPodAndNodeFields) 
   ASSERT_TRUE(
       TestCluster::WaitFor([&] { return !WaitMessage("default", "whole").empty(); }, kTimeout));
   EXPECT_EQ(cluster_->BoundPods("default"), 8);
+}
+
+// The API server's protobuf for pods and nodes (what Tessera's informers read by default) gives
+// the same pods and nodes as its JSON, through a get, a list and a watch: the field numbers in
+// proto.h are right for a real server, not only for the unit test's own encoder.
+TEST_F(K8sIntegration, ProtobufReadsPodsAndNodesAsJsonDoes) {
+  cluster_->Create(json::parse(R"({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+      "metadata": {"name": "proto-high"}, "value": 1000})"));
+  cluster_->CreateNodes(
+      1, 4, "gpu",
+      {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}, {"nvidia.com/gpu.replicas", "2"}},
+      json::parse(R"([{"key": "dedicated", "value": "ml",
+                                         "effect": "NoSchedule"}])"));
+  cluster_->CreateNamespace("proto");
+  json pod = cluster_->PodSpec("proto", "rich", 1, "tessera",
+                               {{"kueue.x-k8s.io/queue-name", "team-a"}, {"app", "train"}},
+                               {{"gpu-fraction", "0.5"}, {"tessera.dev/note", "x"}});
+  pod["metadata"]["ownerReferences"] = {{{"apiVersion", "batch/v1"},
+                                         {"kind", "Job"},
+                                         {"name", "train"},
+                                         {"uid", "0b7a2c1e-0000-4000-8000-000000000002"}}};
+  pod["spec"]["priorityClassName"] = "proto-high";
+  pod["spec"]["nodeSelector"] = {{"pool", "gpu"}};
+  pod["spec"]["initContainers"] = json::parse(R"([{"name": "setup", "image": "x",
+      "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}])");
+  pod["spec"]["tolerations"] = json::parse(R"([
+      {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+      {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}])");
+  pod["spec"]["affinity"] = json::parse(R"({
+      "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                               "values": ["NVIDIA-A100-SXM4-80GB", "NVIDIA-H100"]}]},
+        {"matchExpressions": [{"key": "pool", "operator": "Exists"}]}]}},
+      "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+          "labelSelector": {"matchExpressions": [
+            {"key": "app", "operator": "In", "values": ["train"]}]}}}]}})");
+  cluster_->Create(pod);
+  auto& client = cluster_->client();
+
+  auto as_json = [&](const std::string& path) {
+    auto r = client.Get(path);
+    EXPECT_TRUE(r.ok() && r->status == 200) << path;
+    EXPECT_FALSE(proto::IsProtobuf(r->content_type));
+    return json::parse(r->body);
+  };
+  auto as_proto = [&](const std::string& path) -> json {
+    auto r = client.Get(path, proto::kAccept);
+    EXPECT_TRUE(r.ok() && r->status == 200) << path;
+    EXPECT_TRUE(proto::IsProtobuf(r->content_type)) << r->content_type;
+    auto decoded = proto::DecodeObject(r->body);
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    return decoded.ok() ? *decoded : json();
+  };
+  auto describe = [](const json& obj) {
+    auto p = ParsePod(obj);
+    return p.ok() ? Describe(*p) : std::string(p.status().message());
+  };
+  const std::string pod_path = "/api/v1/namespaces/proto/pods/rich";
+  const std::string want = describe(as_json(pod_path));
+  // Spot checks that the pod has what it should, so that equality means something.
+  auto parsed = ParsePod(as_json(pod_path));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->priority, 1000);  // filled in by the Priority admission plugin
+  EXPECT_EQ(parsed->group_kind, "Job");
+  EXPECT_EQ(parsed->set.affinity.required_terms.size(), 2u);
+  EXPECT_EQ(parsed->set.anti_affinity, HostnameAntiAffinity::kPreferred);
+  EXPECT_EQ(parsed->set.tolerations.size(), 2u);
+  EXPECT_EQ(describe(as_proto(pod_path)), want);
+  json list = as_proto("/api/v1/namespaces/proto/pods");
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(describe(list["items"][0]), want);
+  EXPECT_FALSE(list["metadata"].value("resourceVersion", "").empty());
+
+  auto node_text = [](const json& obj) {
+    bool ready = false;
+    auto n = ParseNode(obj, &ready, nullptr);
+    if (!n.ok()) return std::string(n.status().message());
+    std::string s =
+        fmt::format("{} ready={} unschedulable={} alloc=[{}] model={} replicas={}", n->name, ready,
+                    n->unschedulable, n->allocatable.ToString(), n->gpu_model, n->gpu_replicas);
+    for (const auto& t : n->taints)
+      s += fmt::format(" taint:{}={}:{}", t.key, t.value, static_cast<int>(t.effect));
+    for (const auto& [k, v] : n->labels) s += fmt::format(" {}={}", k, v);
+    return s;
+  };
+  const std::string node_want = node_text(as_json("/api/v1/nodes/gpu-0"));
+  EXPECT_NE(node_want.find("taint:dedicated=ml"), std::string::npos) << node_want;
+  EXPECT_NE(node_want.find("replicas=2"), std::string::npos) << node_want;
+  EXPECT_EQ(node_text(as_proto("/api/v1/nodes/gpu-0")), node_want);
+  EXPECT_EQ(node_text(as_proto("/api/v1/nodes")["items"][0]), node_want);
+
+  // A watch in protobuf sees the bind, with the annotation the Binding carried.
+  std::mutex mu;
+  json last;
+  Informer informer(
+      &client, "proto-pods", "/api/v1/namespaces/proto/pods",
+      [&](WatchEvent ev) {
+        std::lock_guard<std::mutex> l(mu);
+        if (ev.type == WatchEvent::Type::kModified) last = ev.object;
+      },
+      /*optional=*/false, /*protobuf=*/true);
+  informer.Start();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return informer.synced(); }, kTimeout));
+  auto bind = client.Post("/api/v1/namespaces/proto/pods/rich/binding", R"({
+      "apiVersion": "v1", "kind": "Binding",
+      "metadata": {"name": "rich", "annotations": {"tessera.dev/gpu-indices": "1"}},
+      "target": {"apiVersion": "v1", "kind": "Node", "name": "gpu-0"}})");
+  ASSERT_TRUE(bind.ok() && bind->status == 201) << (bind.ok() ? bind->body : "");
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> l(mu);
+        return last.is_object() && last["spec"].value("nodeName", "") == "gpu-0";
+      },
+      kTimeout));
+  informer.Stop();
+  EXPECT_GT(informer.stats().protobuf_messages.load(), 1);
+  EXPECT_EQ(informer.stats().errors.load(), 0);
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(describe(last), describe(as_json(pod_path)));
+  EXPECT_NE(describe(last).find("gpus=1"), std::string::npos);
 }
 
 TEST_F(K8sIntegration, AdmittedGangThatGrowsIsUpdatedWithoutARebuild) {
