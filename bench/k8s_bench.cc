@@ -15,12 +15,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "fmt/format.h"
@@ -243,6 +247,44 @@ void CompactEtcd(TestCluster& c) {
                            compact.ok() ? compact->status : 0, defrag.ok() ? defrag->status : 0);
 }
 
+// The API server's request counts (apiserver_request_total from /metrics) by verb, resource
+// and subresource: what a round asked of the server.
+std::map<std::string, double> RequestCounts(KubeClient& client) {
+  std::map<std::string, double> out;
+  auto resp = client.Get("/metrics");
+  if (!resp.ok() || resp->status != 200) return out;
+  std::istringstream in(resp->body);
+  std::string line;
+  auto label = [](const std::string& l, const std::string& name) {
+    auto at = l.find(name + "=\"");
+    if (at == std::string::npos) return std::string();
+    at += name.size() + 2;
+    return l.substr(at, l.find('"', at) - at);
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("apiserver_request_total{", 0) != 0) continue;
+    std::string key = label(line, "verb") + " " + label(line, "resource");
+    if (auto sub = label(line, "subresource"); !sub.empty()) key += "/" + sub;
+    out[key] += std::atof(line.substr(line.rfind(' ') + 1).c_str());
+  }
+  return out;
+}
+
+// The requests of the round, largest first, as "8000 POST pods/binding, ...".
+std::string RequestDelta(const std::map<std::string, double>& before,
+                         const std::map<std::string, double>& after) {
+  std::vector<std::pair<double, std::string>> d;
+  for (const auto& [k, v] : after) {
+    auto it = before.find(k);
+    const double n = v - (it == before.end() ? 0 : it->second);
+    if (n >= 1) d.emplace_back(n, k);
+  }
+  std::sort(d.rbegin(), d.rend());
+  std::string s;
+  for (const auto& [n, k] : d) s += fmt::format("{}{:.0f} {}", s.empty() ? "" : ", ", n, k);
+  return s;
+}
+
 struct Result {
   std::string scheduler, workload;
   int pods = 0;
@@ -270,6 +312,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
   const int api_pid = ReadPid(c.dir() + "/apiserver.pid");
   const int etcd_pid = ReadPid(c.dir() + "/etcd.pid");
   std::cerr << fmt::format("  server settled in {:.1f} s\n", Settle(api_pid, etcd_pid));
+  const auto requests0 = RequestCounts(c.client());
   const double api0 = CpuSecondsOf(api_pid), etcd0 = CpuSecondsOf(etcd_pid);
   double sched0 = 0;
   int ks_pid = -1;
@@ -317,6 +360,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
   r.binding_s = std::chrono::duration<double>(watcher.last() - watcher.first()).count();
   r.apiserver_cpu = CpuSecondsOf(api_pid) - api0;
   r.etcd_cpu = CpuSecondsOf(etcd_pid) - etcd0;
+  const std::string requests = RequestDelta(requests0, RequestCounts(c.client()));
   if (tessera) {
     r.sched_cpu = SelfCpuSeconds() - sched0;  // includes this driver's watch: small
     auto snap = controller->snapshot();
@@ -334,6 +378,10 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
   if (!done) r.notes += fmt::format(" INCOMPLETE: {} of {} bound", watcher.bound(), r.pods);
   std::cerr << fmt::format("  {} / {}: {:.1f} s, {:.0f} pods/s; {}\n", r.scheduler, r.workload,
                            r.total_s, r.pods / r.total_s, r.notes);
+  std::cerr << fmt::format(
+      "  requests by the time all were bound (every client, this driver's "
+      "included): {}\n",
+      requests);
   // Clean up: the next round needs the GPUs. One DELETE per pod, many at once (a
   // deletecollection of 10,000 pods is much slower).
   Parallel(static_cast<int>(names.size()), 16, [&](int i) {
