@@ -85,6 +85,14 @@ double Settle(int api_pid, int etcd_pid, double max_s = 60) {
   }
 }
 
+double ResidentMiB(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024;
+  return 0;
+}
+
 double SelfCpuSeconds() {
   rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -311,7 +319,8 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
 
   const int api_pid = ReadPid(c.dir() + "/apiserver.pid");
   const int etcd_pid = ReadPid(c.dir() + "/etcd.pid");
-  std::cerr << fmt::format("  server settled in {:.1f} s\n", Settle(api_pid, etcd_pid));
+  std::cerr << fmt::format("  server settled in {:.1f} s; API server resident {:.0f} MiB\n",
+                           Settle(api_pid, etcd_pid), ResidentMiB(api_pid));
   const auto requests0 = RequestCounts(c.client());
   const double api0 = CpuSecondsOf(api_pid), etcd0 = CpuSecondsOf(etcd_pid);
   double sched0 = 0;

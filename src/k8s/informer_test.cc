@@ -4,12 +4,15 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <thread>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/proto.h"
+#include "k8s/proto_testing.h"
 
 namespace tessera::k8s {
 namespace {
@@ -149,6 +152,85 @@ TEST(Informer, OptionalKindThatIsNotServedCountsAsEmpty) {
   t.join();
   EXPECT_EQ(replaces.load(), 1);
   EXPECT_FALSE(served.load());
+}
+
+// The same informer over protobuf: a PodList, then a watch stream of length-prefixed frames that
+// arrive cut at arbitrary points (3-byte chunks); a frame that cannot be decoded makes it relist.
+TEST(Informer, ReadsProtobufListsAndFramedWatchesAndRelistsOnABadFrame) {
+  using proto::testing::Envelope;
+  using proto::testing::Pb;
+  using proto::testing::WatchFrame;
+  auto pod = [](const char* name, const char* rv) {
+    return Pb().Msg(1, Pb().Bytes(1, name).Bytes(3, "d").Bytes(6, rv));
+  };
+  httplib::Server server;
+  std::mutex mu;
+  int lists = 0, watches = 0;
+  std::vector<std::string> accepts;
+  server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> l(mu);
+    accepts.push_back(req.get_header_value("Accept"));
+    if (!req.has_param("watch")) {
+      ++lists;
+      res.set_content(Envelope("PodList", Pb().Msg(1, Pb().Bytes(2, "10")).Msg(2, pod("a", "10"))),
+                      "application/vnd.kubernetes.protobuf");
+      return;
+    }
+    ++watches;
+    std::string body;
+    if (watches == 1) {
+      body = WatchFrame("ADDED", Envelope("Pod", pod("b", "11"))) +
+             WatchFrame("BOOKMARK", Envelope("Pod", Pb().Msg(1, Pb().Bytes(6, "12"))));
+    } else if (watches == 2) {
+      body = WatchFrame("MODIFIED", "not an object");
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    res.set_chunked_content_provider("application/vnd.kubernetes.protobuf;stream=watch",
+                                     [body](size_t, httplib::DataSink& sink) {
+                                       for (size_t at = 0; at < body.size(); at += 3)
+                                         sink.write(body.data() + at,
+                                                    std::min<size_t>(3, body.size() - at));
+                                       sink.done();
+                                       return true;
+                                     });
+  });
+  server.set_keep_alive_max_count(1);
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  KubeConfig kc;
+  kc.server = fmt::format("http://127.0.0.1:{}", port);
+  KubeClient client(kc);
+  std::vector<std::string> seen;
+  Informer informer(
+      &client, "pods", "/api/v1/pods",
+      [&](WatchEvent ev) {
+        std::lock_guard<std::mutex> l(mu);
+        if (ev.type == WatchEvent::Type::kReplace) {
+          seen.push_back(fmt::format("replace:{}", ev.objects.size()));
+        } else {
+          seen.push_back("added:" + ev.object["metadata"].value("name", "") + "@" +
+                         ev.object["metadata"].value("resourceVersion", ""));
+        }
+      },
+      /*optional=*/false, /*protobuf=*/true);
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> l(mu);
+    return lists >= 2 && watches >= 3;
+  }));
+  informer.Stop();
+  server.stop();
+  t.join();
+  std::lock_guard<std::mutex> l(mu);
+  ASSERT_GE(seen.size(), 3u);
+  EXPECT_EQ(seen[0], "replace:1");
+  EXPECT_EQ(seen[1], "added:b@11");
+  EXPECT_EQ(seen[2], "replace:1");  // the relist after the frame it could not read
+  EXPECT_EQ(informer.stats().bookmarks.load(), 1);
+  EXPECT_GE(informer.stats().errors.load(), 1);
+  EXPECT_GE(informer.stats().protobuf_messages.load(), 4);
+  EXPECT_EQ(accepts.at(0), std::string(proto::kAccept));
 }
 
 }  // namespace

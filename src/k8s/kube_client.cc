@@ -325,14 +325,15 @@ size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
     if (s->framed) {
       if (s->buffer.size() - start < 4) break;
       const auto* p = reinterpret_cast<const unsigned char*>(s->buffer.data() + start);
-      const uint32_t n = uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
-      if (n > kMaxFrame) {
+      const uint32_t frame =
+          uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
+      if (frame > kMaxFrame) {
         s->bad_frame = true;
         return 0;  // not a frame boundary: the stream cannot be followed; aborts the transfer
       }
-      if (s->buffer.size() - start - 4 < n) break;
-      message = std::string_view(s->buffer.data() + start + 4, n);
-      start += 4 + n;
+      if (s->buffer.size() - start - 4 < frame) break;
+      message = std::string_view(s->buffer.data() + start + 4, frame);
+      start += 4 + frame;
     } else {
       size_t nl = s->buffer.find('\n', start);
       if (nl == std::string::npos) break;
