@@ -1,5 +1,5 @@
 // A small Kubernetes REST client on libcurl: kubeconfig / in-cluster credentials, plain requests
-// and streaming watches. JSON bodies are strings; callers parse them with nlohmann::json.
+// and streaming watches. Bodies are strings: JSON, or protobuf where a caller offered it (proto.h).
 //
 // Thread-safety: KubeClient is thread-safe. Each call borrows a curl handle from a pool, so that
 // connections (and TLS sessions) are reused across calls and many requests can be in flight from
