@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -92,6 +93,29 @@ class FakeServer {
   std::vector<std::string> watch_rvs_, list_rvs_;
 };
 
+// Serves `server` on a free port of 127.0.0.1 until destroyed, with a client that talks to it.
+class Serving {
+ public:
+  explicit Serving(httplib::Server& server) : server_(server) {
+    server_.set_keep_alive_max_count(1);  // so that stop() need not wait for idle connections
+    const int port = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    KubeConfig kc;
+    kc.server = fmt::format("http://127.0.0.1:{}", port);
+    client_ = std::make_unique<KubeClient>(kc);
+  }
+  ~Serving() {
+    server_.stop();
+    thread_.join();
+  }
+  KubeClient& client() { return *client_; }
+
+ private:
+  httplib::Server& server_;
+  std::thread thread_;
+  std::unique_ptr<KubeClient> client_;
+};
+
 TEST(Informer, RewatchesFromBookmarksAndRelistsOnGone) {
   FakeServer server;
   KubeConfig kc;
@@ -130,12 +154,8 @@ TEST(Informer, RewatchesFromBookmarksAndRelistsOnGone) {
 
 TEST(Informer, OptionalKindThatIsNotServedCountsAsEmpty) {
   httplib::Server server;
-  server.set_keep_alive_max_count(1);
-  int port = server.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { server.listen_after_bind(); });
-  KubeConfig kc;
-  kc.server = fmt::format("http://127.0.0.1:{}", port);
-  KubeClient client(kc);
+  Serving serving(server);
+  KubeClient& client = serving.client();
   std::atomic<int> replaces{0};
   std::atomic<bool> served{true};
   Informer informer(
@@ -148,8 +168,6 @@ TEST(Informer, OptionalKindThatIsNotServedCountsAsEmpty) {
   informer.Start();
   EXPECT_TRUE(WaitFor([&] { return informer.synced(); }));
   informer.Stop();
-  server.stop();
-  t.join();
   EXPECT_EQ(replaces.load(), 1);
   EXPECT_FALSE(served.load());
 }
@@ -195,12 +213,8 @@ TEST(Informer, ReadsProtobufListsAndFramedWatchesAndRelistsOnABadFrame) {
                                        return true;
                                      });
   });
-  server.set_keep_alive_max_count(1);
-  int port = server.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { server.listen_after_bind(); });
-  KubeConfig kc;
-  kc.server = fmt::format("http://127.0.0.1:{}", port);
-  KubeClient client(kc);
+  Serving serving(server);
+  KubeClient& client = serving.client();
   std::vector<std::string> seen;
   Informer informer(
       &client, "pods", "/api/v1/pods",
@@ -220,8 +234,6 @@ TEST(Informer, ReadsProtobufListsAndFramedWatchesAndRelistsOnABadFrame) {
     return lists >= 2 && watches >= 3;
   }));
   informer.Stop();
-  server.stop();
-  t.join();
   std::lock_guard<std::mutex> l(mu);
   ASSERT_GE(seen.size(), 3u);
   EXPECT_EQ(seen[0], "replace:1");
