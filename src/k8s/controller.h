@@ -46,6 +46,10 @@ struct ControllerSnapshot {
   double decision_seconds = 0;  // total time in engine cycles and rebuilds
   int64_t events_created = 0;   // Events POSTed
   int64_t events_patched = 0;   // Events whose count was raised
+  // Event occurrences (EventRecorderStats): Events are written behind the binds, so a burst of
+  // binds leaves some to write after it.
+  int64_t events_recorded = 0, events_written = 0, events_dropped = 0, events_queued = 0;
+  int64_t status_writes_queued = 0;  // PodGroup / ClusterQueue / pod status writes not yet sent
 };
 
 class Controller {

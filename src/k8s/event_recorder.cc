@@ -92,7 +92,15 @@ void EventRecorder::Record(const ObjectRef& obj, const std::string& type, const 
     to_write = Occurrence(obj, type, reason, message);
   }
   // Outside the lock: an inline executor writes at once.
-  if (to_write) executor_([this, to_write] { Write(to_write); });
+  if (to_write) Hand(std::move(to_write));
+}
+
+void EventRecorder::Hand(std::shared_ptr<Entry> e) {
+  executor_([this, e] {
+    Write(e);
+    std::lock_guard<std::mutex> l(mu_);
+    --stats_.queued;
+  });
 }
 
 std::shared_ptr<EventRecorder::Entry> EventRecorder::Occurrence(const ObjectRef& obj,
@@ -124,13 +132,15 @@ std::shared_ptr<EventRecorder::Entry> EventRecorder::Occurrence(const ObjectRef&
     Evict();
   }
   ++e->count;
+  ++stats_.recorded;
   e->last_timestamp = wall_();
   if (e->in_flight) return nullptr;  // the write in flight picks this occurrence up when done
-  if (!TakeToken(object_key)) {
+  if (static_cast<size_t>(stats_.queued) >= options_.max_queued || !TakeToken(object_key)) {
     ++stats_.held;
     return nullptr;
   }
   e->in_flight = true;
+  ++stats_.queued;
   return e;
 }
 
@@ -140,13 +150,15 @@ void EventRecorder::Flush() {
     std::lock_guard<std::mutex> l(mu_);
     if (stopped_) return;
     for (const auto& e : lru_) {
+      if (static_cast<size_t>(stats_.queued) >= options_.max_queued) break;
       if (!e->in_flight && e->count > e->written && TakeToken(e->object_key)) {
         e->in_flight = true;
+        ++stats_.queued;
         to_write.push_back(e);
       }
     }
   }
-  for (auto& e : to_write) executor_([this, e] { Write(e); });
+  for (auto& e : to_write) Hand(std::move(e));
 }
 
 void EventRecorder::Evict() {
@@ -155,7 +167,10 @@ void EventRecorder::Evict() {
   // occurrence of the same Event starts a new one. (Skipping entries in flight made every
   // Record walk them all when thousands of Scheduled Events were queued at once.)
   while (lru_.size() > options_.cache_size) {
-    index_.erase(lru_.back()->key);
+    const Entry& old = *lru_.back();
+    // A write in flight still takes what this Event counted; otherwise it is lost.
+    if (!old.in_flight) stats_.dropped += old.count - old.written;
+    index_.erase(old.key);
     lru_.pop_back();
   }
   if (buckets_.size() > bucket_sweep_at_) {
@@ -178,6 +193,8 @@ void EventRecorder::Write(std::shared_ptr<Entry> e) {
     {
       std::lock_guard<std::mutex> l(mu_);
       if (stopped_) {
+        stats_.dropped += e->count - e->written;
+        e->written = e->count;  // given up: a second Stop-ed write does not count it again
         e->in_flight = false;
         return;
       }
@@ -223,6 +240,7 @@ void EventRecorder::Write(std::shared_ptr<Entry> e) {
       } else {
         ++stats_.patched;
       }
+      stats_.written += count - e->written;
       e->written = count;
     } else if (!create && status == 404) {
       // The Event expired on the server (its TTL is an hour): the next write creates it again,

@@ -9,6 +9,13 @@
 // overtakes the POST that creates its Event. An Event the server no longer has (Events expire
 // after an hour) is created again on the PATCH's 404.
 //
+// Events are best effort, as in client-go (whose broadcaster drops what does not fit its queue of
+// 1,000): at most `max_queued` writes wait in the executor. An occurrence beyond that stays
+// counted in its Event and a later Flush writes it when there is room; if the Event is forgotten
+// first (the LRU), its unwritten occurrences are dropped and counted in stats().dropped. Without
+// the bound, a scheduler binding faster than the server takes Events would queue them without
+// limit.
+//
 // Thread-safety: every method is thread-safe.
 #pragma once
 
@@ -36,13 +43,18 @@ struct EventRecorderOptions {
   size_t cache_size = 4096;           // Events remembered for aggregation (LRU), as client-go
   double burst = 25;                  // writes per object at once ...
   double refill_per_s = 1.0 / 300;    // ... then one per 5 minutes, as client-go's spam filter
+  size_t max_queued = 10000;          // writes handed to the executor and not finished
 };
 
 struct EventRecorderStats {
   int64_t created = 0;  // POSTs that created an Event
   int64_t patched = 0;  // PATCHes of count / lastTimestamp
   int64_t failed = 0;   // writes that failed (the occurrence stays counted for the next one)
-  int64_t held = 0;     // writes held back by the rate limit (occurrences kept)
+  int64_t held = 0;     // writes held back by the rate limit or max_queued (occurrences kept)
+  // Occurrences: counted by Record, on the server, and given up (forgotten before they were
+  // written, or cut short by Stop). recorded - written - dropped are still to be written.
+  int64_t recorded = 0, written = 0, dropped = 0;
+  int64_t queued = 0;  // writes handed to the executor and not finished
 };
 
 class EventRecorder {
@@ -78,6 +90,9 @@ class EventRecorder {
   // REQUIRES: mu_ held.
   std::shared_ptr<Entry> Occurrence(const ObjectRef& obj, const std::string& type,
                                     const std::string& reason, const std::string& message);
+  // Hands a write of `e` (marked in flight) to the executor. Must be called without mu_ held (an
+  // inline executor writes at once); `queued_` was raised under it.
+  void Hand(std::shared_ptr<Entry> e);
   void Write(std::shared_ptr<Entry> e);
   void Evict();  // REQUIRES: mu_ held
 

@@ -9,6 +9,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -216,6 +218,90 @@ TEST_F(EventRecorderTest, ForgetsEventsWhoseWritesAreStillQueued) {
   for (auto& f : queued) f();
   EXPECT_EQ(server_.Events().size(), 11u);
   EXPECT_EQ(rec.stats().patched, 1);
+}
+
+TEST_F(EventRecorderTest, AtMostMaxQueuedWritesWaitAndTheRestAreWrittenLater) {
+  // A burst of binds faster than the server takes Events: the queue stays bounded, and what did
+  // not fit is written by later Flushes, every occurrence once.
+  EventRecorderOptions o;
+  o.max_queued = 2;
+  std::vector<std::function<void()>> queued;
+  EventRecorder rec(
+      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); }, o);
+  auto run = [&] {
+    auto q = std::move(queued);
+    queued.clear();
+    for (auto& f : q) f();
+  };
+  for (int i = 0; i < 5; ++i) rec.Record(Pod(fmt::format("p{}", i)), "Normal", "Scheduled", "x");
+  EXPECT_EQ(queued.size(), 2u);
+  EXPECT_EQ(rec.stats().queued, 2);
+  EXPECT_EQ(rec.stats().held, 3);
+  rec.Flush();  // no room yet
+  EXPECT_EQ(queued.size(), 2u);
+  run();
+  EXPECT_EQ(rec.stats().queued, 0);
+  EXPECT_EQ(rec.stats().written, 2);
+  for (int round = 0; round < 2; ++round) {
+    rec.Flush();
+    EXPECT_LE(queued.size(), 2u);
+    run();
+  }
+  EXPECT_EQ(server_.Events().size(), 5u);
+  EventRecorderStats st = rec.stats();
+  EXPECT_EQ(st.recorded, 5);
+  EXPECT_EQ(st.written, 5);
+  EXPECT_EQ(st.dropped, 0);
+  EXPECT_EQ(st.queued, 0);
+  EXPECT_EQ(st.created, 5);
+}
+
+TEST_F(EventRecorderTest, OccurrencesForgottenBeforeTheirWriteAreCountedAsDropped) {
+  EventRecorderOptions o;
+  o.max_queued = 1;
+  o.cache_size = 2;
+  std::vector<std::function<void()>> queued;
+  EventRecorder rec(
+      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); }, o);
+  auto run = [&] {
+    auto q = std::move(queued);
+    queued.clear();
+    for (auto& f : q) f();
+  };
+  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");  // queued
+  rec.Record(Pod("p1"), "Normal", "Scheduled", "x");  // waits in its Event
+  rec.Record(Pod("p2"), "Normal", "Scheduled", "x");  // waits; p0 forgotten, its write goes on
+  EXPECT_EQ(rec.stats().dropped, 0);
+  rec.Record(Pod("p3"), "Normal", "Scheduled", "x");  // waits; p1 forgotten unwritten
+  EXPECT_EQ(rec.stats().dropped, 1);
+  for (int round = 0; round < 3; ++round) {
+    run();
+    rec.Flush();
+  }
+  std::set<std::string> names;
+  for (const auto& e : server_.Events()) names.insert(e["involvedObject"]["name"]);
+  EXPECT_EQ(names, (std::set<std::string>{"p0", "p2", "p3"}));
+  EventRecorderStats st = rec.stats();
+  EXPECT_EQ(st.recorded, 4);
+  EXPECT_EQ(st.written, 3);
+  EXPECT_EQ(st.dropped, 1);
+  EXPECT_EQ(st.queued, 0);
+}
+
+TEST_F(EventRecorderTest, WritesQueuedWhenStoppedAreCountedAsDropped) {
+  std::vector<std::function<void()>> queued;
+  EventRecorder rec(
+      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); },
+      EventRecorderOptions{});
+  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");
+  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");  // coalesced into the queued write
+  rec.Stop();
+  for (auto& f : queued) f();
+  EXPECT_EQ(server_.posts(), 0);
+  EventRecorderStats st = rec.stats();
+  EXPECT_EQ(st.recorded, 2);
+  EXPECT_EQ(st.dropped, 2);
+  EXPECT_EQ(st.queued, 0);
 }
 
 TEST_F(EventRecorderTest, NothingIsWrittenOnceStopped) {

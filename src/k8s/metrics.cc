@@ -138,6 +138,16 @@ std::string Metrics::Render() const {
                 "Workloads taken out of the engine and put back with their pods as they are now "
                 "(a gang that grew or lost a pod), without a rebuild.",
                 {{"", resubmits.load()}}, out);
+  RenderCounter("tessera_events_total",
+                "Event occurrences written to the API server, and dropped (Events are best "
+                "effort: writes wait behind binds, at most 10,000 queued).",
+                {{"result=\"written\"", events_written.load()},
+                 {"result=\"dropped\"", events_dropped.load()}},
+                out);
+  out += fmt::format(
+      "# HELP tessera_events_queued Event writes waiting for a writer.\n"
+      "# TYPE tessera_events_queued gauge\ntessera_events_queued {}\n",
+      events_queued.load());
   return out;
 }
 

@@ -11,6 +11,8 @@
 //   scheduling_cycles_total, engine_rebuilds_total   counters
 //   workload_resubmits_total                counter, one workload updated in place
 //   cycle_duration_seconds                  histogram, one engine RunCycle
+//   events_total{result}                    counter, Event occurrences (written, dropped)
+//   events_queued                           gauge, Event writes waiting for a writer
 //
 // Thread-safety: every method is thread-safe.
 #pragma once
@@ -56,6 +58,8 @@ class Metrics {
   std::atomic<int64_t> preemptions{0};
   std::atomic<int64_t> evictions_ok{0}, evictions_error{0};
   std::atomic<int64_t> cycles{0}, rebuilds{0}, resubmits{0};
+  // Copied from the EventRecorder's stats by the scheduling loop.
+  std::atomic<int64_t> events_written{0}, events_dropped{0}, events_queued{0};
 
   // Replaces the per-queue and per-flavor gauges (the scheduling loop sets them after a cycle).
   void SetGauges(std::map<std::string, int64_t> pending, std::map<std::string, int64_t> admitted,

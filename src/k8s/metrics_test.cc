@@ -10,6 +10,8 @@ TEST(Metrics, RendersPrometheusText) {
   m.bind_latency.Observe(0.002);
   m.bind_latency.Observe(0.004);
   ++m.binds_ok;
+  m.events_dropped = 7;
+  m.events_queued = 3;
   m.SetGauges({{"team-a", 3}}, {{"team-a", 1}}, {{"a100", 8}});
   std::string text = m.Render();
   EXPECT_NE(text.find("tessera_pending_workloads{cluster_queue=\"team-a\"} 3"), std::string::npos);
@@ -17,6 +19,8 @@ TEST(Metrics, RendersPrometheusText) {
   EXPECT_NE(text.find("tessera_bind_latency_seconds_count 2"), std::string::npos);
   EXPECT_NE(text.find("tessera_binds_total{result=\"ok\"} 1"), std::string::npos);
   EXPECT_NE(text.find("# TYPE tessera_admission_wait_seconds histogram"), std::string::npos);
+  EXPECT_NE(text.find("tessera_events_total{result=\"dropped\"} 7"), std::string::npos);
+  EXPECT_NE(text.find("\ntessera_events_queued 3\n"), std::string::npos);
 }
 
 TEST(Histogram, QuantileIsABucketBound) {

@@ -240,6 +240,8 @@ TEST_F(K8sIntegration, GangBindsNoneUntilItFitsThenAll) {
   auto m = http.Get("/metrics");
   ASSERT_TRUE(m.ok());
   EXPECT_NE(m->body.find("tessera_binds_total{result=\"ok\"} 8"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("tessera_events_total{result=\"dropped\"} 0"), std::string::npos)
+      << m->body;
   auto ready = http.Get("/readyz");
   ASSERT_TRUE(ready.ok());
   EXPECT_EQ(ready->status, 200);
