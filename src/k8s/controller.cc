@@ -108,6 +108,7 @@ struct Controller::Impl {
     std::string node;
     std::vector<int32_t> gpus;
     std::vector<int8_t> mig_starts;
+    bool bind_ok = false;  // the server accepted the bind; its watch event has not come yet
   };
 
   struct PendingBind {
@@ -315,7 +316,15 @@ struct Controller::Impl {
       EventRecorderStats es = events->stats();
       s.events_created = es.created;
       s.events_patched = es.patched;
+      s.events_recorded = es.recorded;
+      s.events_written = es.written;
+      s.events_dropped = es.dropped;
+      s.events_queued = es.queued;
+      metrics->events_written = es.written;
+      metrics->events_dropped = es.dropped;
+      metrics->events_queued = es.queued;
     }
+    if (status_pool) s.status_writes_queued = static_cast<int64_t>(status_pool->queued());
     std::lock_guard<std::mutex> l(snap_mu);
     snap = s;
   }
@@ -1039,6 +1048,8 @@ struct Controller::Impl {
     if (status == 200 || status == 201) {
       ++metrics->binds_ok;
       ++pods_bound;
+      if (auto a = assumed.find(key); a != assumed.end() && a->second.node == node)
+        a->second.bind_ok = true;
       auto it = pods.find(key);
       if (it != pods.end() && options.scheduled_events)
         PostEvent(it->second, "Normal", "Scheduled",
@@ -1168,7 +1179,11 @@ struct Controller::Impl {
         for (const auto& k : git->second.pods) {
           ++members;
           auto p = pods.find(k);
-          if (p != pods.end() && p->second.Bound()) ++scheduled;
+          auto a = assumed.find(k);
+          // A bind the server accepted counts before the pod's watch event brings it: else a
+          // gang whose last binds just returned is written as Scheduling 5/8, then again.
+          if ((p != pods.end() && p->second.Bound()) || (a != assumed.end() && a->second.bind_ok))
+            ++scheduled;
           binding = binding || binds_in_flight.count(k) > 0;
         }
       }
