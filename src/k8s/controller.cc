@@ -1,6 +1,7 @@
 #include "k8s/controller.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -18,6 +19,7 @@
 #include "k8s/event_recorder.h"
 #include "k8s/informer.h"
 #include "k8s/objects.h"
+#include "k8s/proto.h"
 #include "k8s/task_pool.h"
 #include "spdlog/spdlog.h"
 
@@ -111,6 +113,21 @@ struct Controller::Impl {
     bool bind_ok = false;  // the server accepted the bind; its watch event has not come yet
   };
 
+  // A Binding to send: the pod, its node, and annotations the server copies onto the pod.
+  struct BindingBody {
+    std::string ns, name, uid, node;
+    std::vector<std::pair<std::string, std::string>> annotations;
+  };
+
+  static std::string BindingJson(const BindingBody& b) {
+    json body = {{"apiVersion", "v1"},
+                 {"kind", "Binding"},
+                 {"metadata", {{"name", b.name}, {"namespace", b.ns}, {"uid", b.uid}}},
+                 {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", b.node}}}};
+    for (const auto& [k, v] : b.annotations) body["metadata"]["annotations"][k] = v;
+    return body.dump();
+  }
+
   struct PendingBind {
     std::string pod, node;
     std::vector<int32_t> gpus;
@@ -155,6 +172,7 @@ struct Controller::Impl {
   std::unordered_map<std::string, Group> groups;
   std::unordered_map<std::string, Assumed> assumed;
   std::unordered_set<std::string> binds_in_flight;  // pods/binding sent, no answer yet
+  std::atomic<bool> json_binds{false};  // the server refused a protobuf Binding: JSON from now
   std::unordered_map<std::string, int> victims_on_node;
   std::vector<PendingBind> nominated;
   std::set<std::string> dirty;   // groups to (re)consider for submission
@@ -985,20 +1003,16 @@ struct Controller::Impl {
     auto it = pods.find(key);
     if (it == pods.end()) return;
     const PodInfo& p = it->second;
-    json body = {{"apiVersion", "v1"},
-                 {"kind", "Binding"},
-                 {"metadata", {{"name", p.name}, {"namespace", p.ns}, {"uid", p.uid}}},
-                 {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
     // The server copies a Binding's annotations onto the pod in the same write.
-    if (!gpus.empty())
-      body["metadata"]["annotations"] = {{kGpuIndicesAnnotation, FormatGpuIndices(gpus)}};
+    BindingBody b{p.ns, p.name, p.uid, node, {}};
+    if (!gpus.empty()) b.annotations.emplace_back(kGpuIndicesAnnotation, FormatGpuIndices(gpus));
     if (!mig_starts.empty())
-      body["metadata"]["annotations"][kMigStartsAnnotation] =
-          FormatGpuIndices(std::vector<int32_t>(mig_starts.begin(), mig_starts.end()));
+      b.annotations.emplace_back(kMigStartsAnnotation, FormatGpuIndices(std::vector<int32_t>(
+                                                           mig_starts.begin(), mig_starts.end())));
     std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", p.ns, p.name);
-    std::string payload = body.dump();
     binds_in_flight.insert(key);
-    bind_pool->Post([this, key, node, path, payload] {
+    bind_pool->Post([this, key, path, b = std::move(b)] {
+      const std::string& node = b.node;
       // Queued binds are dropped once this replica stops or stops leading: only binds already
       // sent finish. The pod stays pending, and the next leader (or this one, rebuilt) decides.
       if (stop || !active) {
@@ -1010,11 +1024,28 @@ struct Controller::Impl {
         Push(std::move(dropped));
         return;
       }
+      // As protobuf unless --json-only: the server decodes it for less than JSON. Encoded here,
+      // off the scheduling loop.
+      bool pb = options.protobuf && !json_binds;
+      std::string payload =
+          pb ? proto::EncodeBinding(b.ns, b.name, b.uid, b.annotations, node) : BindingJson(b);
       long status = 0;
       for (int attempt = 0; attempt < 4 && !stop; ++attempt) {
         auto t0 = Clock::now();
-        auto resp = client->Post(path, payload);
+        auto resp = pb ? client->Request("POST", path, payload, proto::kMediaType, proto::kAccept)
+                       : client->Post(path, payload);
         metrics->bind_latency.Observe(std::chrono::duration<double>(Clock::now() - t0).count());
+        if (pb && resp.ok() && resp->status == 415) {
+          // A server (or proxy) that takes no protobuf bodies: JSON from now on.
+          if (!json_binds.exchange(true))
+            spdlog::warn(
+                "tessera: the API server refused a protobuf Binding (415); binding "
+                "with JSON");
+          pb = false;
+          payload = BindingJson(b);
+          --attempt;
+          continue;
+        }
         if (resp.ok() && resp->status < 500 && resp->status != 429) {
           status = resp->status;
           break;

@@ -26,10 +26,10 @@ struct ControllerOptions {
   int status_workers = 4;                  // conditions and status writes in flight
   int event_workers = 2;                   // Event writes in flight
   bool scheduled_events = true;            // a "Scheduled" Event per bound pod
-  bool protobuf = true;                    // read pods and nodes as protobuf (proto.h)
-  std::string instance = "tessera";        // reportingInstance of Events
-  double status_period_s = 1.0;            // PodGroup / ClusterQueue status and gauges
-  double min_rebuild_interval_s = 0.2;     // batches node/queue churn into one rebuild
+  bool protobuf = true;  // read pods and nodes, and send Bindings, as protobuf (proto.h)
+  std::string instance = "tessera";     // reportingInstance of Events
+  double status_period_s = 1.0;         // PodGroup / ClusterQueue status and gauges
+  double min_rebuild_interval_s = 0.2;  // batches node/queue churn into one rebuild
   // A gang still pending for the same reason after a cycle gets its FailedScheduling Event's
   // count raised at most this often (-1: only when the reason changes).
   double failed_event_interval_s = 10;

@@ -618,4 +618,68 @@ std::string ErrorText(std::string_view body, std::string_view content_type) {
   return std::string(body.substr(0, 300));
 }
 
+// ---------------------------------------------------------------- writing
+
+void Writer::Key(int field, int wire) { Raw(static_cast<uint64_t>(field) << 3 | wire); }
+
+void Writer::Raw(uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+Writer& Writer::Varint(int field, uint64_t v) {
+  Key(field, 0);
+  Raw(v);
+  return *this;
+}
+
+Writer& Writer::Bytes(int field, std::string_view b) {
+  Key(field, 2);
+  Raw(b.size());
+  out.append(b);
+  return *this;
+}
+
+Writer& Writer::Fixed32(int field, uint32_t v) {
+  Key(field, 5);
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  return *this;
+}
+
+Writer& Writer::Fixed64(int field, uint64_t v) {
+  Key(field, 1);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  return *this;
+}
+
+Writer& Writer::Entry(int field, std::string_view k, std::string_view v) {
+  return Msg(field, Writer().Bytes(1, k).Bytes(2, v));
+}
+
+Writer& Writer::Quantity(int field, std::string_view k, std::string_view v) {
+  return Msg(field, Writer().Bytes(1, k).Msg(2, Writer().Bytes(1, v)));
+}
+
+std::string Envelope(std::string_view api_version, std::string_view kind, std::string_view raw) {
+  Writer unknown;
+  unknown.Msg(1, Writer().Bytes(1, api_version).Bytes(2, kind)).Bytes(2, raw);
+  return std::string("k8s\0", 4) + unknown.out;
+}
+
+std::string EncodeBinding(std::string_view ns, std::string_view name, std::string_view uid,
+                          const std::vector<std::pair<std::string, std::string>>& annotations,
+                          std::string_view node) {
+  // Binding {metadata = 1 (ObjectMeta {name = 1, namespace = 3, uid = 5, annotations = 12}),
+  // target = 2 (ObjectReference {kind = 1, name = 3, apiVersion = 5})}.
+  Writer meta;
+  meta.Bytes(1, name).Bytes(3, ns).Bytes(5, uid);
+  for (const auto& [k, v] : annotations) meta.Entry(12, k, v);
+  Writer binding;
+  binding.Msg(1, meta).Msg(2, Writer().Bytes(1, "Node").Bytes(3, node).Bytes(5, "v1"));
+  return Envelope("v1", "Binding", binding.out);
+}
+
 }  // namespace tessera::k8s::proto

@@ -1,6 +1,7 @@
 // Reads the API server's protobuf encoding (`application/vnd.kubernetes.protobuf`) of the few
 // built-in kinds whose streams are large (Pods and Nodes, their lists, watch events, Status) into
-// the JSON shape that objects.h parses, holding only the fields those parsers read.
+// the JSON shape that objects.h parses, holding only the fields those parsers read; and writes
+// the one body Tessera sends thousands of times a second, the pods/binding Binding.
 //
 // Why: on a busy cluster the pod watch is most of what Tessera reads and much of what the API
 // server writes. Encoding a Pod as protobuf costs the server a fraction of encoding it as JSON
@@ -16,8 +17,11 @@
 // Thread-safety: free functions without shared state.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
@@ -41,6 +45,37 @@ bool IsProtobuf(std::string_view content_type);
 // "MODIFIED", "DELETED", "BOOKMARK", "ERROR") and its object, decoded as by DecodeObject.
 // The result has the shape of a JSON watch line: {"type": ..., "object": {...}}.
 [[nodiscard]] absl::StatusOr<nlohmann::json> DecodeWatchEvent(std::string_view frame);
+
+// Writes protobuf wire format (the encoder below; tests build the server's messages with it).
+class Writer {
+ public:
+  Writer& Varint(int field, uint64_t v);
+  Writer& Bytes(int field, std::string_view b);
+  Writer& Msg(int field, const Writer& m) { return Bytes(field, m.out); }
+  Writer& Fixed32(int field, uint32_t v);
+  Writer& Fixed64(int field, uint64_t v);
+  // A map<string, string> entry (labels, annotations).
+  Writer& Entry(int field, std::string_view k, std::string_view v);
+  // A map<string, resource.Quantity> entry (requests, capacity).
+  Writer& Quantity(int field, std::string_view k, std::string_view v);
+
+  std::string out;
+
+ private:
+  void Key(int field, int wire);
+  void Raw(uint64_t v);
+};
+
+// An object as the server reads and writes it: "k8s\0", then runtime.Unknown {typeMeta
+// {apiVersion, kind}, raw}.
+std::string Envelope(std::string_view api_version, std::string_view kind, std::string_view raw);
+
+// The body of a POST to pods/NAME/binding (Content-Type kMediaType): a v1 Binding of pod
+// `ns`/`name` (`uid`: the server refuses it for another pod of that name) to node `node`, with
+// annotations the server copies onto the pod in the same write.
+std::string EncodeBinding(std::string_view ns, std::string_view name, std::string_view uid,
+                          const std::vector<std::pair<std::string, std::string>>& annotations,
+                          std::string_view node);
 
 // A readable message for an error response in either encoding (a Status object's message, or
 // the start of a JSON or text body).
