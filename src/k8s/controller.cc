@@ -224,6 +224,7 @@ struct Controller::Impl {
     EventRecorderOptions eo;
     eo.component = options.scheduler_name;
     eo.instance = options.instance;
+    eo.protobuf = options.protobuf;
     events = std::make_unique<EventRecorder>(
         client, [this](std::function<void()> f) { event_pool->Post(std::move(f)); }, eo);
     // The Eviction API moved to policy/v1 in Kubernetes 1.22; older servers only have v1beta1.
@@ -1169,7 +1170,10 @@ struct Controller::Impl {
       std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name);
       std::string payload = patch.dump();
       status_pool->Post([this, path, payload] {
-        if (!stop) (void)client->Patch(path, payload, PatchType::kStrategicMerge);
+        // The answer is the whole pod: protobuf costs the server less to encode.
+        if (!stop)
+          (void)client->Patch(path, payload, PatchType::kStrategicMerge,
+                              options.protobuf ? proto::kAccept : "application/json");
       });
     }
   }

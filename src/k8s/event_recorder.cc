@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "k8s/proto.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -230,7 +231,10 @@ void EventRecorder::Write(std::shared_ptr<Entry> e) {
         body = json{{"count", count}, {"lastTimestamp", e->last_timestamp}}.dump();
       }
     }
-    auto resp = create ? client_->Post(path, body) : client_->Patch(path, body, PatchType::kMerge);
+    // The answer (the Event as stored) is not read: protobuf costs the server less to encode.
+    const std::string_view accept = options_.protobuf ? proto::kAccept : "application/json";
+    auto resp = create ? client_->Post(path, body, accept)
+                       : client_->Patch(path, body, PatchType::kMerge, accept);
     const long status = resp.ok() ? resp->status : 0;
     std::lock_guard<std::mutex> l(mu_);
     if (status == 200 || status == 201) {

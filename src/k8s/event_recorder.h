@@ -44,6 +44,7 @@ struct EventRecorderOptions {
   double burst = 25;                  // writes per object at once ...
   double refill_per_s = 1.0 / 300;    // ... then one per 5 minutes, as client-go's spam filter
   size_t max_queued = 10000;          // writes handed to the executor and not finished
+  bool protobuf = false;  // offer protobuf for the answers (the created Event), as proto.h
 };
 
 struct EventRecorderStats {

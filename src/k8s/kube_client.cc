@@ -250,11 +250,11 @@ void KubeClient::Configure(Handle& h, std::string_view method, std::string_view 
 }
 
 absl::StatusOr<HttpResponse> KubeClient::Patch(std::string_view path, std::string_view body,
-                                               PatchType type) {
+                                               PatchType type, std::string_view accept) {
   const char* ct = type == PatchType::kMerge            ? "application/merge-patch+json"
                    : type == PatchType::kStrategicMerge ? "application/strategic-merge-patch+json"
                                                         : "application/json-patch+json";
-  return Request("PATCH", path, body, ct);
+  return Request("PATCH", path, body, ct, accept);
 }
 
 absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::string_view path,

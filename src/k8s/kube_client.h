@@ -70,14 +70,18 @@ class KubeClient {
                                                  std::string_view accept = "application/json") {
     return Request("GET", path, "", "application/json", accept);
   }
-  [[nodiscard]] absl::StatusOr<HttpResponse> Post(std::string_view path, std::string_view body) {
-    return Request("POST", path, body);
+  // Writes whose answer is not read but on errors may offer protobuf too: the server encodes the
+  // object it returns (a created Event, a patched Pod) for less than as JSON.
+  [[nodiscard]] absl::StatusOr<HttpResponse> Post(std::string_view path, std::string_view body,
+                                                  std::string_view accept = "application/json") {
+    return Request("POST", path, body, "application/json", accept);
   }
   [[nodiscard]] absl::StatusOr<HttpResponse> Put(std::string_view path, std::string_view body) {
     return Request("PUT", path, body);
   }
   [[nodiscard]] absl::StatusOr<HttpResponse> Patch(std::string_view path, std::string_view body,
-                                                   PatchType type = PatchType::kMerge);
+                                                   PatchType type = PatchType::kMerge,
+                                                   std::string_view accept = "application/json");
   [[nodiscard]] absl::StatusOr<HttpResponse> Delete(std::string_view path,
                                                     std::string_view body = "") {
     return Request("DELETE", path, body);
