@@ -151,7 +151,8 @@ Command AddServeCommand(CLI::App& app) {
   s->add_flag("--no-scheduled-events", flags->no_scheduled_events,
               "do not post a 'Scheduled' Event for every bound pod");
   s->add_flag("--json-only", flags->json_only,
-              "read pods and nodes as JSON (default: protobuf where the server offers it)");
+              "read pods and nodes, and send Bindings, as JSON (default: protobuf where the "
+              "server offers it)");
   s->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
   c.run = [flags] { return Serve(*flags); };
