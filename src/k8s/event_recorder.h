@@ -92,7 +92,7 @@ class EventRecorder {
   std::shared_ptr<Entry> Occurrence(const ObjectRef& obj, const std::string& type,
                                     const std::string& reason, const std::string& message);
   // Hands a write of `e` (marked in flight) to the executor. Must be called without mu_ held (an
-  // inline executor writes at once); `queued_` was raised under it.
+  // inline executor writes at once); stats_.queued was raised under it.
   void Hand(std::shared_ptr<Entry> e);
   void Write(std::shared_ptr<Entry> e);
   void Evict();  // REQUIRES: mu_ held
