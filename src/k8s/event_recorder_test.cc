@@ -112,6 +112,17 @@ class EventRecorderTest : public ::testing::Test {
         [this] { return fmt::format("2026-01-01T00:00:{:02d}Z", static_cast<int>(now_) % 60); });
   }
 
+  // Writes wait in queued_ until RunQueued(), as behind a slow server.
+  std::unique_ptr<EventRecorder> QueuingRecorder(EventRecorderOptions o) {
+    return std::make_unique<EventRecorder>(
+        client_.get(), [this](std::function<void()> f) { queued_.push_back(std::move(f)); }, o);
+  }
+  void RunQueued() {
+    auto q = std::move(queued_);
+    queued_.clear();
+    for (auto& f : q) f();
+  }
+
   ObjectRef Pod(const std::string& name) {
     // Built whole rather than assigned field by field: GCC 12 at -O3 reports a false
     // -Wrestrict on `r.ns = "d"` after inlining.
@@ -121,6 +132,7 @@ class EventRecorderTest : public ::testing::Test {
   EventsServer server_;
   std::unique_ptr<KubeClient> client_;
   double now_ = 0;
+  std::vector<std::function<void()>> queued_;
 };
 
 TEST_F(EventRecorderTest, RepeatedOccurrencesAreOneEventWithACount) {
@@ -204,20 +216,17 @@ TEST_F(EventRecorderTest, ForgetsEventsWhoseWritesAreStillQueued) {
   // queued write still happens, and an Event forgotten meanwhile is created anew.
   EventRecorderOptions o;
   o.cache_size = 2;
-  std::vector<std::function<void()>> queued;
-  EventRecorder rec(
-      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); }, o);
-  for (int i = 0; i < 10; ++i) rec.Record(Pod(fmt::format("p{}", i)), "Normal", "Scheduled", "x");
-  EXPECT_EQ(queued.size(), 10u);
-  for (auto& f : queued) f();
-  queued.clear();
+  auto rec = QueuingRecorder(o);
+  for (int i = 0; i < 10; ++i) rec->Record(Pod(fmt::format("p{}", i)), "Normal", "Scheduled", "x");
+  EXPECT_EQ(queued_.size(), 10u);
+  RunQueued();
   EXPECT_EQ(server_.Events().size(), 10u);
-  EXPECT_EQ(rec.stats().created, 10);
-  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");  // forgotten: a new Event
-  rec.Record(Pod("p9"), "Normal", "Scheduled", "x");  // still cached: its count goes up
-  for (auto& f : queued) f();
+  EXPECT_EQ(rec->stats().created, 10);
+  rec->Record(Pod("p0"), "Normal", "Scheduled", "x");  // forgotten: a new Event
+  rec->Record(Pod("p9"), "Normal", "Scheduled", "x");  // still cached: its count goes up
+  RunQueued();
   EXPECT_EQ(server_.Events().size(), 11u);
-  EXPECT_EQ(rec.stats().patched, 1);
+  EXPECT_EQ(rec->stats().patched, 1);
 }
 
 TEST_F(EventRecorderTest, AtMostMaxQueuedWritesWaitAndTheRestAreWrittenLater) {
@@ -225,30 +234,23 @@ TEST_F(EventRecorderTest, AtMostMaxQueuedWritesWaitAndTheRestAreWrittenLater) {
   // not fit is written by later Flushes, every occurrence once.
   EventRecorderOptions o;
   o.max_queued = 2;
-  std::vector<std::function<void()>> queued;
-  EventRecorder rec(
-      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); }, o);
-  auto run = [&] {
-    auto q = std::move(queued);
-    queued.clear();
-    for (auto& f : q) f();
-  };
-  for (int i = 0; i < 5; ++i) rec.Record(Pod(fmt::format("p{}", i)), "Normal", "Scheduled", "x");
-  EXPECT_EQ(queued.size(), 2u);
-  EXPECT_EQ(rec.stats().queued, 2);
-  EXPECT_EQ(rec.stats().held, 3);
-  rec.Flush();  // no room yet
-  EXPECT_EQ(queued.size(), 2u);
-  run();
-  EXPECT_EQ(rec.stats().queued, 0);
-  EXPECT_EQ(rec.stats().written, 2);
+  auto rec = QueuingRecorder(o);
+  for (int i = 0; i < 5; ++i) rec->Record(Pod(fmt::format("p{}", i)), "Normal", "Scheduled", "x");
+  EXPECT_EQ(queued_.size(), 2u);
+  EXPECT_EQ(rec->stats().queued, 2);
+  EXPECT_EQ(rec->stats().held, 3);
+  rec->Flush();  // no room yet
+  EXPECT_EQ(queued_.size(), 2u);
+  RunQueued();
+  EXPECT_EQ(rec->stats().queued, 0);
+  EXPECT_EQ(rec->stats().written, 2);
   for (int round = 0; round < 2; ++round) {
-    rec.Flush();
-    EXPECT_LE(queued.size(), 2u);
-    run();
+    rec->Flush();
+    EXPECT_LE(queued_.size(), 2u);
+    RunQueued();
   }
   EXPECT_EQ(server_.Events().size(), 5u);
-  EventRecorderStats st = rec.stats();
+  EventRecorderStats st = rec->stats();
   EXPECT_EQ(st.recorded, 5);
   EXPECT_EQ(st.written, 5);
   EXPECT_EQ(st.dropped, 0);
@@ -260,28 +262,21 @@ TEST_F(EventRecorderTest, OccurrencesForgottenBeforeTheirWriteAreCountedAsDroppe
   EventRecorderOptions o;
   o.max_queued = 1;
   o.cache_size = 2;
-  std::vector<std::function<void()>> queued;
-  EventRecorder rec(
-      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); }, o);
-  auto run = [&] {
-    auto q = std::move(queued);
-    queued.clear();
-    for (auto& f : q) f();
-  };
-  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");  // queued
-  rec.Record(Pod("p1"), "Normal", "Scheduled", "x");  // waits in its Event
-  rec.Record(Pod("p2"), "Normal", "Scheduled", "x");  // waits; p0 forgotten, its write goes on
-  EXPECT_EQ(rec.stats().dropped, 0);
-  rec.Record(Pod("p3"), "Normal", "Scheduled", "x");  // waits; p1 forgotten unwritten
-  EXPECT_EQ(rec.stats().dropped, 1);
+  auto rec = QueuingRecorder(o);
+  rec->Record(Pod("p0"), "Normal", "Scheduled", "x");  // queued
+  rec->Record(Pod("p1"), "Normal", "Scheduled", "x");  // waits in its Event
+  rec->Record(Pod("p2"), "Normal", "Scheduled", "x");  // waits; p0 forgotten, its write goes on
+  EXPECT_EQ(rec->stats().dropped, 0);
+  rec->Record(Pod("p3"), "Normal", "Scheduled", "x");  // waits; p1 forgotten unwritten
+  EXPECT_EQ(rec->stats().dropped, 1);
   for (int round = 0; round < 3; ++round) {
-    run();
-    rec.Flush();
+    RunQueued();
+    rec->Flush();
   }
   std::set<std::string> names;
   for (const auto& e : server_.Events()) names.insert(e["involvedObject"]["name"]);
   EXPECT_EQ(names, (std::set<std::string>{"p0", "p2", "p3"}));
-  EventRecorderStats st = rec.stats();
+  EventRecorderStats st = rec->stats();
   EXPECT_EQ(st.recorded, 4);
   EXPECT_EQ(st.written, 3);
   EXPECT_EQ(st.dropped, 1);
@@ -289,16 +284,13 @@ TEST_F(EventRecorderTest, OccurrencesForgottenBeforeTheirWriteAreCountedAsDroppe
 }
 
 TEST_F(EventRecorderTest, WritesQueuedWhenStoppedAreCountedAsDropped) {
-  std::vector<std::function<void()>> queued;
-  EventRecorder rec(
-      client_.get(), [&](std::function<void()> f) { queued.push_back(std::move(f)); },
-      EventRecorderOptions{});
-  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");
-  rec.Record(Pod("p0"), "Normal", "Scheduled", "x");  // coalesced into the queued write
-  rec.Stop();
-  for (auto& f : queued) f();
+  auto rec = QueuingRecorder(EventRecorderOptions{});
+  rec->Record(Pod("p0"), "Normal", "Scheduled", "x");
+  rec->Record(Pod("p0"), "Normal", "Scheduled", "x");  // coalesced into the queued write
+  rec->Stop();
+  RunQueued();
   EXPECT_EQ(server_.posts(), 0);
-  EventRecorderStats st = rec.stats();
+  EventRecorderStats st = rec->stats();
   EXPECT_EQ(st.recorded, 2);
   EXPECT_EQ(st.dropped, 2);
   EXPECT_EQ(st.queued, 0);
