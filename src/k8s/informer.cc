@@ -190,6 +190,7 @@ Informer::WatchEnd Informer::Watch() {
         return true;
       },
       &stop_, Accept());
+  if (stop_) return WatchEnd::kRewatch;  // cut short by Stop: not an error (the loop ends)
   if (!resp.ok()) {
     ++stats_.errors;
     spdlog::debug("informer {}: {}", resource_, std::string(resp.status().message()));
