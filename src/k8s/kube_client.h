@@ -70,8 +70,8 @@ class KubeClient {
                                                  std::string_view accept = "application/json") {
     return Request("GET", path, "", "application/json", accept);
   }
-  // Writes whose answer is not read but on errors may offer protobuf too: the server encodes the
-  // object it returns (a created Event, a patched Pod) for less than as JSON.
+  // A write whose answer is read only on errors may offer protobuf (proto::kAccept): the server
+  // encodes the object it returns (a created Event, a patched Pod) for less than as JSON.
   [[nodiscard]] absl::StatusOr<HttpResponse> Post(std::string_view path, std::string_view body,
                                                   std::string_view accept = "application/json") {
     return Request("POST", path, body, "application/json", accept);

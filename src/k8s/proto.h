@@ -14,7 +14,7 @@
 // fields are skipped, so newer servers' objects decode. Malformed input is an error that names
 // the message, never a crash.
 //
-// Thread-safety: free functions without shared state.
+// Thread-safety: free functions without shared state; Writer is a value type.
 #pragma once
 
 #include <cstdint>
