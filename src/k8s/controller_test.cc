@@ -15,6 +15,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/http_testing.h"
 #include "k8s/metrics.h"
 #include "k8s/proto.h"
 #include "nlohmann/json.hpp"
@@ -95,16 +96,9 @@ class ProxyLikeServer {
     server_.Patch(R"(/.*)", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("{}", "application/json");
     });
-    server_.set_keep_alive_max_count(1);  // so that stop() need not wait for idle connections
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    serving_ = std::make_unique<testing::Serving>(server_);
   }
-  ~ProxyLikeServer() {
-    server_.stop();
-    thread_.join();
-  }
-  int port() const { return port_; }
+  KubeClient& client() { return serving_->client(); }
 
   struct Bind {
     std::string pod, content_type, body;
@@ -117,10 +111,9 @@ class ProxyLikeServer {
  private:
   const std::vector<std::string> pods_;
   httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
   std::mutex mu_;
   std::vector<Bind> binds_;
+  std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
 bool WaitFor(const std::function<bool()>& cond) {
@@ -133,14 +126,11 @@ bool WaitFor(const std::function<bool()>& cond) {
 
 TEST(Controller, BindsWithJsonOnceAServerRefusesProtobufBindings) {
   ProxyLikeServer server({"p0", "p1"});
-  KubeConfig kc;
-  kc.server = fmt::format("http://127.0.0.1:{}", server.port());
-  KubeClient client(kc);
   Metrics metrics;
   ControllerOptions o;
   o.protobuf = true;
   o.bind_workers = 1;  // one bind at a time: the second pod's comes after the first's 415
-  Controller controller(&client, o, &metrics);
+  Controller controller(&server.client(), o, &metrics);
   controller.SetActive(true);
   controller.Start();
   ASSERT_TRUE(WaitFor([&] { return metrics.binds_ok.load() == 2; }))

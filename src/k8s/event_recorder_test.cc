@@ -16,6 +16,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/http_testing.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::k8s {
@@ -53,17 +54,9 @@ class EventsServer {
                     it->second.merge_patch(json::parse(req.body));
                     res.set_content(it->second.dump(), "application/json");
                   });
-    server_.set_keep_alive_max_count(1);
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // stop() before the listener runs would be lost, and the destructor would wait forever.
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    serving_ = std::make_unique<testing::Serving>(server_);
   }
-  ~EventsServer() {
-    server_.stop();
-    thread_.join();
-  }
-  int port() const { return port_; }
+  KubeClient& client() { return serving_->client(); }
   std::vector<json> Events() {
     std::lock_guard<std::mutex> l(mu_);
     std::vector<json> out;
@@ -85,21 +78,14 @@ class EventsServer {
 
  private:
   httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
   std::mutex mu_;
   std::map<std::string, json> events_;
   int posts_ = 0, patches_ = 0;
+  std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
 class EventRecorderTest : public ::testing::Test {
  protected:
-  EventRecorderTest() {
-    KubeConfig kc;
-    kc.server = fmt::format("http://127.0.0.1:{}", server_.port());
-    client_ = std::make_unique<KubeClient>(kc);
-  }
-
   // Writes run inline, so that each Record's effect is on the server when it returns; time is
   // ours to move.
   std::unique_ptr<EventRecorder> Recorder(double burst = 25, double refill_per_s = 1.0 / 300) {
@@ -108,14 +94,14 @@ class EventRecorderTest : public ::testing::Test {
     o.burst = burst;
     o.refill_per_s = refill_per_s;
     return std::make_unique<EventRecorder>(
-        client_.get(), [](std::function<void()> f) { f(); }, o, [this] { return now_; },
+        client_, [](std::function<void()> f) { f(); }, o, [this] { return now_; },
         [this] { return fmt::format("2026-01-01T00:00:{:02d}Z", static_cast<int>(now_) % 60); });
   }
 
   // Writes wait in queued_ until RunQueued(), as behind a slow server.
   std::unique_ptr<EventRecorder> QueuingRecorder(EventRecorderOptions o) {
     return std::make_unique<EventRecorder>(
-        client_.get(), [this](std::function<void()> f) { queued_.push_back(std::move(f)); }, o);
+        client_, [this](std::function<void()> f) { queued_.push_back(std::move(f)); }, o);
   }
   void RunQueued() {
     auto q = std::move(queued_);
@@ -130,7 +116,7 @@ class EventRecorderTest : public ::testing::Test {
   }
 
   EventsServer server_;
-  std::unique_ptr<KubeClient> client_;
+  KubeClient* const client_ = &server_.client();
   double now_ = 0;
   std::vector<std::function<void()>> queued_;
 };
@@ -200,7 +186,7 @@ TEST_F(EventRecorderTest, ForgetsTheLeastRecentlyUsedBeyondItsCache) {
   EventRecorderOptions o;
   o.cache_size = 2;
   EventRecorder rec(
-      client_.get(), [](std::function<void()> f) { f(); }, o);
+      client_, [](std::function<void()> f) { f(); }, o);
   rec.Record(Pod("a"), "Normal", "Scheduled", "x");
   rec.Record(Pod("b"), "Normal", "Scheduled", "x");
   rec.Record(Pod("c"), "Normal", "Scheduled", "x");  // forgets a

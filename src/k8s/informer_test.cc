@@ -12,6 +12,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/http_testing.h"
 #include "k8s/proto.h"
 #include "k8s/proto_testing.h"
 
@@ -62,15 +63,9 @@ class FakeServer {
       }
       res.set_content(body, "application/json");
     });
-    server_.set_keep_alive_max_count(1);  // so that stop() need not wait for idle connections
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    serving_ = std::make_unique<testing::Serving>(server_);
   }
-  ~FakeServer() {
-    server_.stop();
-    thread_.join();
-  }
-  int port() const { return port_; }
+  KubeClient& client() { return serving_->client(); }
   int lists() {
     std::lock_guard<std::mutex> l(mu_);
     return lists_;
@@ -86,41 +81,15 @@ class FakeServer {
 
  private:
   httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
   std::mutex mu_;
   int lists_ = 0, watches_ = 0, list_rv_ = 10;
   std::vector<std::string> watch_rvs_, list_rvs_;
-};
-
-// Serves `server` on a free port of 127.0.0.1 until destroyed, with a client that talks to it.
-class Serving {
- public:
-  explicit Serving(httplib::Server& server) : server_(server) {
-    server_.set_keep_alive_max_count(1);  // so that stop() need not wait for idle connections
-    const int port = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    KubeConfig kc;
-    kc.server = fmt::format("http://127.0.0.1:{}", port);
-    client_ = std::make_unique<KubeClient>(kc);
-  }
-  ~Serving() {
-    server_.stop();
-    thread_.join();
-  }
-  KubeClient& client() { return *client_; }
-
- private:
-  httplib::Server& server_;
-  std::thread thread_;
-  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
 TEST(Informer, RewatchesFromBookmarksAndRelistsOnGone) {
   FakeServer server;
-  KubeConfig kc;
-  kc.server = fmt::format("http://127.0.0.1:{}", server.port());
-  KubeClient client(kc);
+  KubeClient& client = server.client();
   std::mutex mu;
   std::vector<std::string> seen;
   Informer informer(&client, "pods", "/api/v1/pods", [&](WatchEvent ev) {
@@ -154,7 +123,7 @@ TEST(Informer, RewatchesFromBookmarksAndRelistsOnGone) {
 
 TEST(Informer, OptionalKindThatIsNotServedCountsAsEmpty) {
   httplib::Server server;
-  Serving serving(server);
+  testing::Serving serving(server);
   KubeClient& client = serving.client();
   std::atomic<int> replaces{0};
   std::atomic<bool> served{true};
@@ -213,7 +182,7 @@ TEST(Informer, ReadsProtobufListsAndFramedWatchesAndRelistsOnABadFrame) {
                                        return true;
                                      });
   });
-  Serving serving(server);
+  testing::Serving serving(server);
   KubeClient& client = serving.client();
   std::vector<std::string> seen;
   Informer informer(
