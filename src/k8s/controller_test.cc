@@ -1,7 +1,11 @@
 // The controller against a scripted API server (cpp-httplib), for what a real kube-apiserver
-// never does: refuse a protobuf Binding with 415 Unsupported Media Type, as a proxy in front of it
-// might. Tessera binds the pod with JSON instead, and keeps to JSON afterwards. Everything else
-// the controller does is tested against a real API server (tests/k8s/integration_test.cc).
+// does not do, or not on cue:
+// - refuse a protobuf Binding with 415 Unsupported Media Type, as a proxy in front of it might:
+//   Tessera binds the pod with JSON instead, and keeps to JSON afterwards;
+// - answer binds whose watch events never come: a gang's PodGroup status is still written once,
+//   as Scheduled, from the answers alone.
+// Everything else the controller does is tested against a real API server
+// (tests/k8s/integration_test.cc).
 #include "k8s/controller.h"
 
 #include <httplib.h>
@@ -40,24 +44,34 @@ json Node(const std::string& name) {
             {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
 }
 
-json Pod(const std::string& name) {
+// A pending one-GPU pod of Tessera's in namespace "d", of PodGroup `group` unless empty.
+json Pod(const std::string& name, const std::string& group) {
   json res = {{"cpu", "1"}, {"nvidia.com/gpu", "1"}};
+  json labels = json::object();
+  if (!group.empty()) labels["scheduling.x-k8s.io/pod-group"] = group;
   return {
       {"apiVersion", "v1"},
       {"kind", "Pod"},
       {"metadata",
-       {{"name", name}, {"namespace", "d"}, {"uid", "uid-" + name}, {"resourceVersion", "1"}}},
+       {{"name", name},
+        {"namespace", "d"},
+        {"uid", "uid-" + name},
+        {"resourceVersion", "1"},
+        {"labels", labels}}},
       {"spec",
        {{"schedulerName", "tessera"},
         {"containers", {{{"name", "main"}, {"resources", {{"requests", res}, {"limits", res}}}}}}}},
       {"status", {{"phase", "Pending"}}}};
 }
 
-// Serves one node and the pods given, empty lists of the other built-in kinds, 404 for the
-// CRDs, watches that stay quiet, and pods/binding that refuses protobuf bodies.
-class ProxyLikeServer {
+// Serves one node and the pods given (all of PodGroup `group`, with minMember their number,
+// unless `group` is empty), empty lists of the other built-in kinds, 404 for the other CRDs,
+// and watches that stay quiet; pods/binding answers 201, or 415 to protobuf bodies when
+// `refuse_protobuf`. Binds and PATCHes are recorded.
+class ScriptedServer {
  public:
-  explicit ProxyLikeServer(std::vector<std::string> pods) : pods_(std::move(pods)) {
+  ScriptedServer(std::vector<std::string> pods, std::string group, bool refuse_protobuf)
+      : pods_(std::move(pods)), group_(std::move(group)) {
     server_.Get(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
       if (req.has_param("watch")) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -68,7 +82,12 @@ class ProxyLikeServer {
       if (req.path == "/api/v1/nodes") {
         items.push_back(Node("gpu-0"));
       } else if (req.path == "/api/v1/pods") {
-        for (const auto& p : pods_) items.push_back(Pod(p));
+        for (const auto& p : pods_) items.push_back(Pod(p, group_));
+      } else if (req.path == "/apis/scheduling.x-k8s.io/v1alpha1/podgroups" && !group_.empty()) {
+        items.push_back({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                         {"kind", "PodGroup"},
+                         {"metadata", {{"name", group_}, {"namespace", "d"}}},
+                         {"spec", {{"minMember", pods_.size()}}}});
       } else if (req.path != "/api/v1/namespaces" &&
                  req.path != "/apis/scheduling.k8s.io/v1/priorityclasses") {
         res.status = 404;
@@ -78,11 +97,11 @@ class ProxyLikeServer {
       res.set_content(list.dump(), "application/json");
     });
     server_.Post(R"(/api/v1/namespaces/d/pods/([^/]+)/binding)",
-                 [this](const httplib::Request& req, httplib::Response& res) {
+                 [this, refuse_protobuf](const httplib::Request& req, httplib::Response& res) {
                    std::lock_guard<std::mutex> l(mu_);
                    const std::string type = req.get_header_value("Content-Type");
                    binds_.push_back({std::string(req.matches[1]), type, req.body});
-                   if (type.find("protobuf") != std::string::npos) {
+                   if (refuse_protobuf && type.find("protobuf") != std::string::npos) {
                      res.status = 415;
                      return;
                    }
@@ -93,7 +112,9 @@ class ProxyLikeServer {
       res.status = 201;  // Events
       res.set_content("{}", "application/json");
     });
-    server_.Patch(R"(/.*)", [](const httplib::Request&, httplib::Response& res) {
+    server_.Patch(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu_);
+      patches_.push_back({req.path, req.body});
       res.set_content("{}", "application/json");
     });
     serving_ = std::make_unique<testing::Serving>(server_);
@@ -107,12 +128,22 @@ class ProxyLikeServer {
     std::lock_guard<std::mutex> l(mu_);
     return binds_;
   }
+  // PATCHes whose path starts with `prefix`: (path, body).
+  std::vector<std::pair<std::string, std::string>> patches(const std::string& prefix) {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& p : patches_)
+      if (p.first.rfind(prefix, 0) == 0) out.push_back(p);
+    return out;
+  }
 
  private:
   const std::vector<std::string> pods_;
+  const std::string group_;
   httplib::Server server_;
   std::mutex mu_;
   std::vector<Bind> binds_;
+  std::vector<std::pair<std::string, std::string>> patches_;
   std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
@@ -125,7 +156,7 @@ bool WaitFor(const std::function<bool()>& cond) {
 }
 
 TEST(Controller, BindsWithJsonOnceAServerRefusesProtobufBindings) {
-  ProxyLikeServer server({"p0", "p1"});
+  ScriptedServer server({"p0", "p1"}, "", /*refuse_protobuf=*/true);
   Metrics metrics;
   ControllerOptions o;
   o.protobuf = true;
@@ -154,6 +185,29 @@ TEST(Controller, BindsWithJsonOnceAServerRefusesProtobufBindings) {
   EXPECT_EQ(binds[0].pod, binds[1].pod);  // the refused bind, sent again
   EXPECT_NE(binds[1].pod, binds[2].pod);
   EXPECT_EQ(metrics.binds_error.load(), 0);
+}
+
+TEST(Controller, GangStatusIsWrittenOnceFromTheBindAnswersAlone) {
+  // The server answers the binds, but its watch never shows the pods bound (a watch that lags
+  // behind the answers, stretched without end): the PodGroup is written once, Scheduled 3/3,
+  // and never as Scheduling or Pending in between.
+  ScriptedServer server({"p0", "p1", "p2"}, "train", /*refuse_protobuf=*/false);
+  Metrics metrics;
+  ControllerOptions o;
+  o.status_period_s = 0.05;  // many status rounds while the test waits
+  Controller controller(&server.client(), o, &metrics);
+  controller.SetActive(true);
+  controller.Start();
+  const std::string path = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/d/podgroups/train/status";
+  ASSERT_TRUE(WaitFor([&] { return !server.patches(path).empty(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // ten more status rounds
+  controller.Stop();
+  EXPECT_EQ(metrics.binds_ok.load(), 3);
+  auto patches = server.patches(path);
+  ASSERT_EQ(patches.size(), 1u);
+  json status = json::parse(patches[0].second)["status"];
+  EXPECT_EQ(status["phase"], "Scheduled");
+  EXPECT_EQ(status["scheduled"], 3);
 }
 
 }  // namespace
