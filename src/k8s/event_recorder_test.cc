@@ -17,6 +17,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "k8s/http_testing.h"
+#include "k8s/proto.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::k8s {
@@ -34,6 +35,7 @@ class EventsServer {
                    json ev = json::parse(req.body);
                    const std::string name = ev["metadata"]["name"];
                    ++posts_;
+                   accepts_.push_back(req.get_header_value("Accept"));
                    if (events_.count(name)) {
                      res.status = 409;
                      return;
@@ -46,6 +48,7 @@ class EventsServer {
                   [this](const httplib::Request& req, httplib::Response& res) {
                     std::lock_guard<std::mutex> l(mu_);
                     ++patches_;
+                    accepts_.push_back(req.get_header_value("Accept"));
                     auto it = events_.find(req.matches[1]);
                     if (it == events_.end()) {
                       res.status = 404;
@@ -75,12 +78,18 @@ class EventsServer {
     std::lock_guard<std::mutex> l(mu_);
     return patches_;
   }
+  // The Accept header of each write, in order.
+  std::vector<std::string> accepts() {
+    std::lock_guard<std::mutex> l(mu_);
+    return accepts_;
+  }
 
  private:
   httplib::Server server_;
   std::mutex mu_;
   std::map<std::string, json> events_;
   int posts_ = 0, patches_ = 0;
+  std::vector<std::string> accepts_;
   std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
@@ -280,6 +289,23 @@ TEST_F(EventRecorderTest, WritesQueuedWhenStoppedAreCountedAsDropped) {
   EXPECT_EQ(st.recorded, 2);
   EXPECT_EQ(st.dropped, 2);
   EXPECT_EQ(st.queued, 0);
+}
+
+TEST_F(EventRecorderTest, AsksForProtobufAnswersOnlyWhenTold) {
+  // The created or patched Event that comes back is not read: with `protobuf` the server may
+  // encode it for less.
+  for (bool protobuf : {false, true}) {
+    EventRecorderOptions o;
+    o.protobuf = protobuf;
+    EventRecorder rec(
+        client_, [](std::function<void()> f) { f(); }, o);
+    const std::string pod = protobuf ? "pb" : "js";
+    rec.Record(Pod(pod), "Normal", "Scheduled", "x");  // POST
+    rec.Record(Pod(pod), "Normal", "Scheduled", "x");  // PATCH
+  }
+  EXPECT_EQ(server_.accepts(),
+            (std::vector<std::string>{"application/json", "application/json",
+                                      std::string(proto::kAccept), std::string(proto::kAccept)}));
 }
 
 TEST_F(EventRecorderTest, NothingIsWrittenOnceStopped) {
