@@ -64,10 +64,18 @@ struct Decision {
   std::vector<PodPlacement> pods;
 };
 
+// One action of the cycle (SchedulerConfig.actions): how often it ran and its wall time.
+struct ActionStats {
+  std::string name;
+  int64_t runs = 0;
+  double seconds = 0;
+};
+
 struct CycleStats {
   int64_t attempts = 0;
   int64_t admitted = 0;
   int64_t preempted = 0;
+  std::vector<ActionStats> actions;  // in the order they run
 };
 
 class Scheduler {

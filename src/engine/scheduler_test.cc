@@ -313,6 +313,45 @@ TEST(SchedulerTest, PodsBeyondMinCountArePlacedLater) {
   EXPECT_TRUE(s->Verify().ok());
 }
 
+// spec.actions: without `preempt` a higher-priority head waits; without `scale-up` pods beyond
+// minCount stay unplaced; each action that runs is counted in stats().
+TEST(SchedulerTest, ActionsChosenByConfigAreTheOnlyOnesThatRun) {
+  Model m = MakeModel(
+      {MakeNode("n1", 8)},
+      {CQ("q").Gpus("gpu", 8).WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Obj()});
+  m.workloads.push_back(WL("low").Queue("q").Pods(1, 8).Priority("low").Obj());
+  m.workloads.push_back(WL("high").Queue("q").Pods(1, 8).Priority("high").Obj());
+  m.config.actions = {"admit", "scale-up"};
+  auto s = Start(m);
+  s->Submit(0, 0);
+  s->RunCycle(0);
+  s->Submit(1, 1);
+  auto d = s->RunCycle(1);
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(State(*s, 0), WorkloadState::kAdmitted);
+  EXPECT_EQ(State(*s, 1), WorkloadState::kPending);
+  ASSERT_EQ(s->stats().actions.size(), 2u);
+  EXPECT_EQ(s->stats().actions[0].name, "admit");
+  EXPECT_EQ(s->stats().actions[0].runs, 2);
+  EXPECT_EQ(s->stats().actions[1].name, "scale-up");
+
+  Model e = MakeModel({MakeNode("n1", 4), MakeNode("n2", 4)}, {CQ("q").Gpus("gpu", 8).Obj()});
+  e.workloads.push_back(WL("blocker").Queue("q").Pods(1, 4).Obj());
+  e.workloads.push_back(WL("elastic").Queue("q").Pods(6, 1).Min(2).Obj());
+  e.config.actions = {"admit", "preempt"};
+  auto t = Start(e);
+  SubmitAll(*t);
+  t->Finish(0, 1);
+  EXPECT_TRUE(t->RunCycle(1).empty());
+  EXPECT_EQ(t->status(1).pods.size(), 4u);
+
+  Model bad = MakeModel({MakeNode("n1", 8)}, {CQ("q").Gpus("gpu", 8).Obj()});
+  bad.config.actions = {"admit", "allocate"};
+  auto made = Scheduler::Create(std::move(bad));
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("unknown action \"allocate\""), std::string::npos);
+}
+
 TEST(SchedulerTest, FairSharingAdmitsTheQueueWithTheLowerShareFirst) {
   // 16 GPUs; a borrows 4 already, b sits at nominal. 4 GPUs left, wanted by a1 (older) and b1.
   // Priority+FIFO picks a1; fair sharing picks b1, whose queue would borrow less.

@@ -38,6 +38,8 @@ struct SchedulerConfig {
       FairSharingStrategy::kLessThanOrEqualToFinalShare,
       FairSharingStrategy::kLessThanInitialShare};
   PlacementPolicy placement = PlacementPolicy::kBinpack;  // spec.placement
+  // spec.actions: the steps of a cycle, in order (engine/actions/action.h).
+  std::vector<std::string> actions = {"admit", "preempt", "scale-up"};
 };
 
 struct Model {

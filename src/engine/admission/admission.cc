@@ -1,0 +1,84 @@
+#include "engine/admission/admission.h"
+
+#include "engine/engine.h"
+
+namespace tessera {
+
+Admission::Admission(Engine& e) : e_(e), s_(e.st) {}
+
+void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double now,
+                      std::vector<Decision>& out) {
+  WorkloadRec& rec = s_.recs[id];
+  WorkloadStatus& st = s_.status[id];
+  rec.chosen = combo;
+  e_.statement.Commit();
+  e_.pending.Dequeue(id);
+  st.state = WorkloadState::kAdmitted;
+  st.reason.clear();
+  s_.recs[id].why.clear();
+  s_.recs[id].reason_stale = false;
+  st.admitted_at = now;
+  e_.placer.PlaceExtra(id);
+  st.pods.clear();
+  for (const auto& p : rec.placed) st.pods.push_back(p.placement);
+  st.flavors.clear();
+  for (size_t g = 0; g < combo.size(); ++g)
+    st.flavors.push_back(combo[g] < 0 ? -1 : s_.queues[rec.cq].groups[g].flavors[combo[g]]);
+  if (static_cast<int>(rec.placed.size()) < s_.model.workloads[id].TotalPods()) {
+    s_.partial.insert(id);
+  }
+  if (rec.cq >= 0) s_.admitted_by_cq[rec.cq].insert({rec.priority, id});
+  ++s_.admit_epoch;
+  ++s_.stats.admitted;
+  Decision d;
+  d.type = Decision::Type::kAdmit;
+  d.workload = id;
+  d.pods = st.pods;
+  out.push_back(std::move(d));
+}
+
+Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<Decision>& out) {
+  WorkloadRec& rec = s_.recs[id];
+  ++s_.stats.attempts;
+  e_.topology.clear_reason();
+  const auto& combos = s_.recs[id].combos;
+  // Why each flavor combination failed, in order: the user sees every flavor that was tried.
+  std::vector<ReasonPart> why;
+  rec.failed_on_placement = false;
+  for (const auto& combo : combos) {
+    const Need& need = e_.flavors.MinQuotaNeed(id, combo);
+    if (rec.cq >= 0) {
+      if (auto shortfall = e_.flavors.QuotaShortfall(id, need)) {
+        why.push_back(std::move(*shortfall));
+        continue;
+      }
+    }
+    e_.statement.Commit();
+    if (e_.placer.PlaceMin(id, combo, 0)) {
+      Admit(id, combo, now, out);
+      return Outcome::kAdmitted;
+    }
+    rec.failed_on_placement = true;
+    ReasonPart part;
+    part.text = (rec.cq >= 0 && !combo.empty() ? "quota fits, but " : "") +
+                e_.placer.PlacementReason(id, combo);
+    why.push_back(std::move(part));
+  }
+  if (preemption_ && rec.can_preempt && rec.cq >= 0 && s_.HasPreemptionPolicy(rec.cq)) {
+    for (const auto& combo : combos) {
+      if (e_.preemptor.TryPreempt(id, combo, now, out)) return Outcome::kAdmitted;
+    }
+  }
+  if (combos.empty()) {
+    e_.pending.SetPending(id, "no flavor of the ClusterQueue is defined");
+  } else {
+    s_.status[id].state = WorkloadState::kPending;
+    rec.why = std::move(why);
+    rec.reason_stale = true;
+  }
+  rec.failed_release_epoch = s_.release_epoch;
+  rec.failed_admit_epoch = s_.admit_epoch;
+  return Outcome::kPending;
+}
+
+}  // namespace tessera

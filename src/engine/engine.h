@@ -1,0 +1,51 @@
+// The engine's rooms together. Every room keeps a reference to this and reads the shared
+// state (EngineState) and the other rooms through it, the way Volcano's actions and plugins
+// reach everything through the scheduling Session:
+//   flavors    admission/flavor_assigner.h  flavor combinations, quota arithmetic, node pools
+//   statement  statement.h                  placements through an undo log; evict / reinstate
+//   topology   placement/topology.h         pod sets inside topology domains
+//   placer     placement/placer.h           node eligibility, placement plugins, gangs whole
+//   pending    pending_queues.h             queues in order, parking and wake-up
+//   admission  admission/admission.h        one attempt for one workload
+//   preemptor  preemption/preemptor.h       candidates, victim search, minimal victim sets
+// The cycle's actions (actions/) and the Scheduler face (scheduler.cc) drive them.
+//
+// Thread-safety: none; owned by one Scheduler.
+#pragma once
+
+#include "engine/admission/admission.h"
+#include "engine/admission/flavor_assigner.h"
+#include "engine/engine_state.h"
+#include "engine/pending_queues.h"
+#include "engine/placement/placer.h"
+#include "engine/placement/topology.h"
+#include "engine/preemption/preemptor.h"
+#include "engine/statement.h"
+
+namespace tessera {
+
+struct Engine {
+  explicit Engine(Model m)
+      : flavors(st),
+        statement(*this),
+        topology(*this),
+        placer(*this),
+        pending(*this),
+        admission(*this),
+        preemptor(*this) {
+    st.model = std::move(m);
+  }
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  EngineState st;
+  FlavorAssigner flavors;
+  Statement statement;
+  TopologyPlacer topology;
+  Placer placer;
+  PendingQueues pending;
+  Admission admission;
+  Preemptor preemptor;
+};
+
+}  // namespace tessera

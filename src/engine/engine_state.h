@@ -1,0 +1,141 @@
+// The engine's state between calls: the model with every name resolved to a dense id, the quota
+// tree and cluster state (the snapshot every decision reads), and one record per workload. The
+// rooms of the engine (admission, placement, preemption, the pending queues, the actions) read
+// and change it; none of them keeps a copy.
+//
+// Thread-safety: none; owned by one Scheduler.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "engine/cluster_state.h"
+#include "engine/quota_tree.h"
+#include "engine/scheduler.h"
+#include "model/model.h"
+
+namespace tessera {
+
+// One flavor combination: per resource group of the ClusterQueue, the index of the chosen
+// flavor in that group (-1: the group is not touched).
+using Combo = std::vector<int32_t>;
+// Quota per flavor-resource, sorted by flavor-resource.
+using Need = std::vector<std::pair<FlavorResource, int64_t>>;
+
+struct ResolvedGroup {
+  std::vector<int32_t> flavors;  // flavor ids in order; -1 for an undefined flavor
+  std::vector<std::string> flavor_names;
+};
+
+struct ResolvedQueue {
+  std::vector<ResolvedGroup> groups;
+  std::array<int8_t, kMaxResources> group_of;  // -1: resource not covered (no quota limit)
+  int tree_node = -1;
+};
+
+// One piece of a pending workload's reason, kept as numbers and formatted only when someone
+// reads the status: a backlog retried every cycle would otherwise spend most of the cycle
+// formatting messages nobody reads.
+struct ReasonPart {
+  bool quota = false;  // a quota shortfall (the numbers below); else `text`
+  FlavorResource fr = 0;
+  int64_t amount = 0, usage = 0, nominal = 0, avail = 0, borrowing_limit = 0;
+  std::string text;
+};
+
+// Where a pending workload waits between attempts.
+enum class Parked : int8_t {
+  kNo,     // in its queue's pending set (or not pending at all)
+  kQuota,  // failed only on quota, one flavor combination: woken when its ClusterQueue could
+           // give it `park_need` of `park_fr` (a release in its cohort tree)
+  kOther,  // woken by epochs: any release (placement), or an admission in its cohort tree
+           // (it may preempt)
+};
+
+// One pod placed, with what it took (needed to release it).
+struct PlacedPod {
+  PodPlacement placement;
+  Need quota;  // charged to the ClusterQueue
+};
+
+struct WorkloadRec {
+  int32_t cq = -1;  // -1: not queued
+  int32_t priority = 0;
+  bool can_preempt = true;
+  std::string unresolved;               // a missing reference: pending with this reason
+  std::vector<int32_t> groups_touched;  // resource groups any pod set requests from
+  std::vector<Combo> combos;            // flavor combinations, computed once at Resolve
+  std::vector<Need> min_need;  // per combo: quota for minCount pods, nothing placed (at Resolve)
+  int64_t gpus_placed = 0;     // GPUs held by placed pods (victim ordering)
+  Combo chosen;                // flavor per group (index into the queue's groups)
+  std::vector<PlacedPod> placed;
+  std::vector<int32_t> placed_per_set;
+  int32_t spread_group = -1;  // hostname anti-affinity scope (see Workload::spread_group)
+  // Skip a retry while nothing that could help has happened since the last failure.
+  int64_t failed_release_epoch = -1;
+  int64_t failed_admit_epoch = -1;
+  bool failed_on_placement = false;  // some combination had quota but no placement
+  Parked parked = Parked::kNo;
+  FlavorResource park_fr = 0;
+  int64_t park_need = 0;
+  int32_t park_pos = -1;  // index in PendingQueues' other-parked list
+  // The pending reason, formatted lazily by status().
+  std::vector<ReasonPart> why;
+  mutable bool reason_stale = false;
+};
+
+using QueueKey = std::tuple<int32_t, double, int32_t>;  // (-priority, created, id)
+
+struct EngineState {
+  Model model;
+  absl::flat_hash_map<std::string, int32_t> flavor_ids, cq_ids, cohort_ids;
+  absl::flat_hash_map<std::string, int32_t> local_queues;  // "ns/name" -> cq (-1: CQ missing)
+  absl::flat_hash_map<std::string, int32_t> priority_classes, workload_priority_classes;
+  std::vector<std::string> cohort_names;
+  std::vector<ResolvedQueue> queues;
+  std::unique_ptr<QuotaTree> quota;
+  std::unique_ptr<ClusterState> cluster;
+  std::vector<std::vector<NodeId>> pools;  // pool 0: all schedulable nodes; f+1: flavor f
+  int32_t default_priority = 0;
+  bool default_preempt_never = false;
+
+  mutable std::vector<WorkloadStatus> status;  // reasons formatted lazily
+  std::vector<WorkloadRec> recs;
+  std::vector<WorkloadId> rejected_unreported;
+  std::set<WorkloadId> partial;  // admitted with pods still to place
+  // Preemption candidates by queue, lowest priority first: a preemptor walks only the prefix
+  // below its own priority, and skips a queue that borrows nothing it needs.
+  std::vector<absl::btree_set<std::pair<int32_t, WorkloadId>>> admitted_by_cq;
+  std::vector<std::vector<int32_t>> cqs_by_root;  // per quota-tree root node
+  // Epochs: a failed workload is retried only after one of them moved.
+  int64_t release_epoch = 0;  // capacity or quota released
+  int64_t admit_epoch = 0;    // something admitted (a preemptor may now find victims)
+  absl::flat_hash_map<std::string, int32_t> spread_group_ids;
+  std::vector<absl::flat_hash_map<NodeId, int32_t>> group_nodes;  // per spread group
+  CycleStats stats;
+
+  static int queue_index(int32_t cq) { return cq + 1; }  // queue 0: workloads without a queue
+  bool HasPreemptionPolicy(int32_t cq) const {
+    const PreemptionConfig& pc = model.cluster_queues[cq].preemption;
+    return pc.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
+           pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
+           pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  }
+  // Hostname anti-affinity: pods of the workload's spread group on node n.
+  bool GroupOnNode(WorkloadId id, NodeId n) const {
+    int32_t g = recs[id].spread_group;
+    auto it = group_nodes[g].find(n);
+    return it != group_nodes[g].end() && it->second > 0;
+  }
+  QueueKey KeyOf(WorkloadId id) const { return {-recs[id].priority, status[id].created, id}; }
+};
+
+}  // namespace tessera

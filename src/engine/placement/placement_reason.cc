@@ -1,0 +1,60 @@
+// Placer::PlacementReason: why minCount pods do not fit on the nodes, with numbers.
+#include <algorithm>
+
+#include "engine/engine.h"
+#include "engine/placement/placer.h"
+#include "fmt/format.h"
+
+namespace tessera {
+
+std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& combo) const {
+  const Workload& w = s_.model.workloads[id];
+  for (const PodSet& ps : w.pod_sets)
+    if (ps.topology.required && !e_.topology.reason().empty()) return e_.topology.reason();
+  int pool = e_.flavors.PoolFor(id, combo);
+  std::string where = pool == 0 ? "the cluster" : "flavor " + s_.model.flavors[pool - 1].name;
+  // The first pod set whose pods do not all fit. Buckets are walked from the most free GPUs
+  // down, so the largest free on an eligible node is the first eligible node met, and nodes
+  // with too few GPUs are passed over once that is known (cheap in a full cluster).
+  int remaining = w.MinPods();
+  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+    const PodSet& set = w.pod_sets[ps];
+    int target = std::min(set.count, remaining);
+    remaining -= set.count;
+    const int g = static_cast<int>(set.requests[kGpu]);
+    int fit_pods = 0, max_free_gpus = -1;
+    for (int k = s_.cluster->max_gpus_per_node(); k >= 0 && fit_pods < target; --k) {
+      if (k < g && max_free_gpus >= 0) break;
+      for (NodeId n : s_.cluster->Bucket(pool, k)) {
+        if (!NodeEligible(id, static_cast<int>(ps), combo, n)) continue;
+        max_free_gpus = std::max(max_free_gpus, k);
+        if (k < g) break;
+        const Resources& free = s_.cluster->free(n);
+        int64_t fits = target;
+        for (int r = 0; r < kMaxResources; ++r)
+          if (set.requests[r] > 0) fits = std::min(fits, free[r] / set.requests[r]);
+        fit_pods += static_cast<int>(fits);
+        if (fit_pods >= target) break;
+      }
+    }
+    if (fit_pods >= target) continue;
+    if (max_free_gpus < 0) {
+      return fmt::format(
+          "no node of {} matches pod set {}'s node selector, affinity{} and tolerations", where,
+          set.name,
+          set.anti_affinity == HostnameAntiAffinity::kRequired
+              ? ", hostname anti-affinity (one pod per node)"
+              : "");
+    }
+    std::string s =
+        fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);
+    if (g > 0) {
+      s += fmt::format("; largest free on any eligible node is {} of {} nvidia.com/gpu per pod",
+                       max_free_gpus, g);
+    }
+    return s;
+  }
+  return fmt::format("the pods do not fit together on the nodes of {}", where);
+}
+
+}  // namespace tessera

@@ -1,0 +1,57 @@
+// Placement of a workload's pods: node eligibility (selectors, affinity, taints and the
+// flavors' tolerations, hostname anti-affinity), one node per pod through the placement plugin,
+// pod sets with a topology through TopologyPlacer, gangs placed whole (minCount pods or none,
+// through the Statement's undo log), pods beyond minCount as room allows, and the reason when
+// nothing fits.
+//
+// Thread-safety: none; part of one engine.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine_state.h"
+#include "engine/placement/plugin.h"
+#include "policy/node_scorer.h"
+
+namespace tessera {
+
+struct Engine;
+
+class Placer {
+ public:
+  explicit Placer(Engine& e);
+  ~Placer();
+  // Chooses the plugin of `policy`; call once before any placement.
+  void Init(PlacementPolicy policy);
+
+  const NodeScorer& scorer() const { return *scorer_; }
+  // `avoid_group_nodes`: also exclude nodes holding pods of the workload's spread group (the
+  // first pass of preferred anti-affinity).
+  bool NodeEligible(WorkloadId id, int ps, const Combo& combo, NodeId n,
+                    bool avoid_group_nodes = false) const;
+  NodeChoice FindNode(WorkloadId id, int ps, const Combo& combo) {
+    return plugin_->FindNode(id, ps, combo);
+  }
+  // The best eligible node of `nodes` (inside a topology domain): binpack's fewest free GPUs,
+  // or spread's most, then the scorer.
+  NodeId FindNodeAmong(WorkloadId id, int ps, const Combo& combo,
+                       const std::vector<NodeId>& nodes) const;
+  // Places pods until minCount are placed; on failure rolls back to `mark` and returns false.
+  bool PlaceMin(WorkloadId id, const Combo& combo, size_t mark);
+  // Places further pods (beyond minCount) while quota and nodes allow; returns them.
+  std::vector<PodPlacement> PlaceExtra(WorkloadId id);
+  // Whether minCount pods would fit now (quota and nodes); changes nothing.
+  bool FitsNow(WorkloadId id, const Combo& combo);
+  // Why minCount pods do not fit on the nodes under `combo`, with numbers.
+  std::string PlacementReason(WorkloadId id, const Combo& combo) const;
+
+ private:
+  Engine& e_;
+  EngineState& s_;
+  std::unique_ptr<NodeScorer> scorer_;
+  std::unique_ptr<PlacementPlugin> plugin_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,47 @@
+// Placement plugins: which node a pod goes to, among the nodes its flavors, selectors,
+// tolerations and anti-affinity allow. One plugin per `spec.placement` policy, made by
+// MakePlacementPlugin, the one place that maps a policy to a class:
+//   binpack, spread                  BucketWalkPlacement (placement/bucket_walk.h)
+//   the FGD family (FGD, TesseraFGD, FgdPlacement (placement/fgd_placement.h)
+//   BestFit, DotProd, GpuPacking,
+//   GpuClustering, Random)
+// A plugin may also pick the GPUs inside the node (NodeChoice::gpus); otherwise the cluster
+// state's own device choice (NVLink / PCIe / NUMA domains, MIG starts, shares) is used.
+//
+// Thread-safety: none; part of one engine.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "engine/engine_state.h"
+#include "fgd/scorer.h"
+
+namespace tessera {
+
+struct Engine;
+class NodeScorer;
+
+// Feasible nodes looked at inside the first free-GPU bucket that has any, before the best
+// score is taken.
+inline constexpr int kCandidatesPerBucket = 8;
+
+struct NodeChoice {
+  NodeId node = -1;
+  fgd::GpuSet gpus = 0;  // the devices the policy picked; 0: let ClusterState choose
+};
+
+class PlacementPlugin {
+ public:
+  virtual ~PlacementPlugin() = default;
+  virtual std::string_view name() const = 0;
+  // A node for one more pod of pod set `ps` of workload `id` under flavor combination `combo`;
+  // node -1 when none can take it now.
+  virtual NodeChoice FindNode(WorkloadId id, int ps, const Combo& combo) = 0;
+};
+
+// `scorer` (binpack or spread) orders the bucket walk; it outlives the plugin.
+std::unique_ptr<PlacementPlugin> MakePlacementPlugin(PlacementPolicy policy, Engine& e,
+                                                     const NodeScorer& scorer);
+
+}  // namespace tessera

@@ -1,0 +1,179 @@
+#include "engine/placement/topology.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/engine.h"
+#include "fmt/format.h"
+
+namespace tessera {
+
+TopologyPlacer::TopologyPlacer(Engine& e) : e_(e), s_(e.st) {}
+
+const TopologyPlacer::DomainIndex& TopologyPlacer::Domains(const std::string& label) const {
+  auto& slot = domains_[label];
+  if (slot) return *slot;
+  slot = std::make_unique<DomainIndex>();
+  absl::flat_hash_map<std::string, int32_t> ids;
+  slot->domain_of.assign(s_.model.nodes.size(), -1);
+  for (size_t n = 0; n < s_.model.nodes.size(); ++n) {
+    auto it = s_.model.nodes[n].labels.find(label);
+    if (it == s_.model.nodes[n].labels.end()) continue;
+    auto [id, inserted] = ids.try_emplace(it->second, static_cast<int32_t>(slot->names.size()));
+    if (inserted) slot->names.push_back(it->second);
+    slot->domain_of[n] = id->second;
+  }
+  return *slot;
+}
+
+bool TopologyPlacer::TopologyLevels(WorkloadId id, int ps, const std::vector<int32_t>& combo,
+                                    std::vector<std::string>& levels, int& requested,
+                                    std::string& why) const {
+  const TopologyRequest& t = s_.model.workloads[id].pod_sets[ps].topology;
+  levels.clear();
+  int pool = e_.flavors.PoolFor(id, combo);
+  if (pool > 0) {
+    const std::string& name = s_.model.flavors[pool - 1].topology_name;
+    for (const Topology& topo : s_.model.topologies)
+      if (topo.name == name) levels = topo.levels;
+  }
+  if (!t.level.empty()) {
+    auto it = std::find(levels.begin(), levels.end(), t.level);
+    if (it == levels.end()) {
+      levels = {t.level};  // a plain node label: one level
+      requested = 0;
+    } else {
+      requested = static_cast<int>(it - levels.begin());
+    }
+    return true;
+  }
+  // A Volcano tier: tier 1 is the innermost level above the nodes themselves.
+  std::vector<std::string> above = levels;
+  if (!above.empty() && above.back() == "kubernetes.io/hostname") above.pop_back();
+  if (above.empty()) {
+    why = fmt::format(
+        "pod set {} asks for network tier {} but {} has no Topology with levels above the "
+        "nodes",
+        s_.model.workloads[id].pod_sets[ps].name, t.tier,
+        pool > 0 ? "flavor " + s_.model.flavors[pool - 1].name : "the cluster");
+    return false;
+  }
+  levels = above;
+  requested = std::max(0, static_cast<int>(above.size()) - t.tier);
+  return true;
+}
+
+bool TopologyPlacer::FillGroups(WorkloadId id, int ps, int count, const std::vector<int32_t>& combo,
+                                const std::vector<std::vector<NodeId>>& groups) {
+  int placed = 0;
+  for (const auto& group : groups) {
+    while (placed < count) {
+      NodeId n = e_.placer.FindNodeAmong(id, ps, combo, group);
+      if (n < 0) break;
+      e_.statement.PlacePod(id, ps, n, combo);
+      ++placed;
+    }
+    if (placed >= count) return true;
+  }
+  return false;
+}
+
+bool TopologyPlacer::PlaceSetInTopology(WorkloadId id, int ps, int count,
+                                        const std::vector<int32_t>& combo, size_t mark) {
+  const PodSet& set = s_.model.workloads[id].pod_sets[ps];
+  const bool required = set.topology.required;
+  std::vector<std::string> levels;
+  int requested = 0;
+  if (!TopologyLevels(id, ps, combo, levels, requested, reason_)) {
+    e_.statement.RollbackTo(mark);
+    return false;
+  }
+  // Nodes that could take a pod now, with an estimate of how many (eligibility is checked when
+  // placing; an estimate that was too high sends the search to the next domain).
+  const Resources& req = set.requests;
+  const int pool = e_.flavors.PoolFor(id, combo);
+  const int g = ClusterState::IsShare(req) ? 0 : static_cast<int>(req[kGpu]);
+  std::vector<std::pair<NodeId, int64_t>> caps;
+  std::vector<int> used_resources;
+  for (int r = 0; r < kMaxResources; ++r)
+    if (req[r] > 0) used_resources.push_back(r);
+  for (int k = g; k <= s_.cluster->max_gpus_per_node(); ++k) {
+    for (NodeId n : s_.cluster->Bucket(pool, k)) {
+      const Resources& free = s_.cluster->free(n);
+      int64_t c = std::numeric_limits<int64_t>::max();
+      for (int r : used_resources) c = std::min(c, free[r] / req[r]);
+      if (c > 0 && !used_resources.empty()) caps.emplace_back(n, c);
+    }
+  }
+  // Groups of `nodes` by their domain at the requested level, the roomiest first: as few
+  // domains as possible.
+  auto groups_by_requested = [&](const std::vector<std::pair<NodeId, int64_t>>& nodes) {
+    const DomainIndex& di = Domains(levels[requested]);
+    std::vector<int64_t> cap(di.names.size(), 0);
+    std::vector<std::vector<NodeId>> members(di.names.size());
+    for (const auto& [n, c] : nodes) {
+      int32_t d = di.domain_of[n];
+      if (d < 0) continue;
+      cap[d] += c;
+      members[d].push_back(n);
+    }
+    std::vector<int32_t> order;
+    for (size_t d = 0; d < cap.size(); ++d)
+      if (cap[d] > 0) order.push_back(static_cast<int32_t>(d));
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return cap[a] != cap[b] ? cap[a] > cap[b] : di.names[a] < di.names[b];
+    });
+    std::vector<std::vector<NodeId>> groups;
+    for (int32_t d : order) groups.push_back(std::move(members[d]));
+    return groups;
+  };
+  auto NodesOf = [](const std::vector<std::pair<NodeId, int64_t>>& v) {
+    std::vector<NodeId> out;
+    out.reserve(v.size());
+    for (const auto& nc : v) out.push_back(nc.first);
+    return out;
+  };
+  const size_t here = e_.statement.mark();
+  int64_t largest = 0;
+  // The requested level first, then (preferred only) outward: the lowest level with a domain
+  // that holds every pod. Among the domains that do, the one that fits best (least capacity
+  // left stranded, so the next big gang still finds a whole domain).
+  constexpr int kDomainsTried = 4;
+  for (int j = requested; j >= (required ? requested : 0); --j) {
+    const DomainIndex& di = Domains(levels[j]);
+    std::vector<int64_t> cap(di.names.size(), 0);
+    std::vector<std::vector<std::pair<NodeId, int64_t>>> members(di.names.size());
+    for (const auto& nc : caps) {
+      int32_t d = di.domain_of[nc.first];
+      if (d < 0) continue;
+      cap[d] += nc.second;
+      members[d].push_back(nc);
+    }
+    std::vector<int32_t> fit;
+    for (size_t d = 0; d < cap.size(); ++d) {
+      if (j == requested) largest = std::max(largest, cap[d]);
+      if (cap[d] >= count) fit.push_back(static_cast<int32_t>(d));
+    }
+    std::sort(fit.begin(), fit.end(), [&](int32_t a, int32_t b) {
+      return cap[a] != cap[b] ? cap[a] < cap[b] : di.names[a] < di.names[b];
+    });
+    for (size_t i = 0; i < fit.size() && i < kDomainsTried; ++i) {
+      bool filled = j == requested
+                        ? FillGroups(id, ps, count, combo, {NodesOf(members[fit[i]])})
+                        : FillGroups(id, ps, count, combo, groups_by_requested(members[fit[i]]));
+      if (filled) return true;
+      e_.statement.RollbackTo(here);
+    }
+  }
+  if (!required) {
+    // No single domain at any level: as few domains of the requested level as possible.
+    if (FillGroups(id, ps, count, combo, groups_by_requested(caps))) return true;
+  }
+  reason_ =
+      fmt::format("no {} domain can hold the {} pods of {} together; the roomiest has room for {}",
+                  levels[requested], count, set.name, largest);
+  e_.statement.RollbackTo(mark);
+  return false;
+}
+
+}  // namespace tessera

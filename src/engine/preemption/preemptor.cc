@@ -1,0 +1,115 @@
+#include "engine/preemption/preemptor.h"
+
+#include <algorithm>
+
+#include "engine/engine.h"
+#include "fmt/format.h"
+
+namespace tessera {
+
+Preemptor::Preemptor(Engine& e) : e_(e), s_(e.st) {}
+Preemptor::~Preemptor() = default;
+
+void Preemptor::Init(const SchedulerConfig& config) { search_ = MakeVictimSearch(config, e_); }
+
+bool Preemptor::TryPreempt(WorkloadId id, const Combo& combo, double now,
+                           std::vector<Decision>& out) {
+  std::vector<WorkloadId> candidates = Candidates(id, combo);
+  if (candidates.empty()) return false;
+  const Need need = e_.flavors.MinQuotaNeed(id, combo);
+  if (!CouldCover(id, need, candidates)) return false;
+  Evicted evicted;
+  const int64_t epoch = s_.release_epoch;  // a search that gives up releases nothing
+  if (!search_->Search(id, combo, need, candidates, evicted)) {
+    for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
+      e_.statement.Reinstate(it->first, it->second);
+    s_.release_epoch = epoch;
+    return false;
+  }
+  Minimize(id, combo, evicted);
+  Commit(id, combo, evicted, now, out);
+  return true;
+}
+
+bool Preemptor::CouldCover(WorkloadId id, const Need& need,
+                           const std::vector<WorkloadId>& candidates) const {
+  // Cheap bound before any eviction: even every candidate gone must cover the quota gap and
+  // the GPUs (one pool, all nodes; exact placement is checked later). Only the
+  // flavor-resources the preemptor needs matter (a handful).
+  std::vector<int64_t> freed(need.size(), 0);
+  int64_t freed_gpus = 0;
+  for (WorkloadId v : candidates) {
+    for (const auto& p : s_.recs[v].placed) {
+      for (const auto& [fr, q] : p.quota)
+        for (size_t i = 0; i < need.size(); ++i)
+          if (need[i].first == fr) freed[i] += q;
+      freed_gpus += static_cast<int64_t>(p.placement.gpus.size());
+    }
+  }
+  for (size_t i = 0; i < need.size(); ++i)
+    if (need[i].second > s_.quota->Available(s_.recs[id].cq, need[i].first) + freed[i])
+      return false;
+  int64_t want_gpus = 0;
+  const Workload& w = s_.model.workloads[id];
+  int remaining = w.MinPods();
+  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+    want_gpus += std::min(w.pod_sets[ps].count, remaining) * w.pod_sets[ps].requests[kGpu];
+    remaining -= w.pod_sets[ps].count;
+  }
+  return want_gpus <= s_.cluster->PoolFreeGpus(0) + freed_gpus;
+}
+
+void Preemptor::Minimize(WorkloadId id, const Combo& combo, Evicted& evicted) {
+  // The last victim made it fit; try every earlier one back, newest eviction first.
+  for (int i = static_cast<int>(evicted.size()) - 2; i >= 0; --i) {
+    e_.statement.Reinstate(evicted[i].first, evicted[i].second);
+    if (e_.placer.FitsNow(id, combo)) {
+      evicted.erase(evicted.begin() + i);
+    } else {
+      e_.statement.Evict(evicted[i].first);
+    }
+  }
+}
+
+void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted, double now,
+                       std::vector<Decision>& out) {
+  const WorkloadRec& rec = s_.recs[id];
+  const std::string& preemptor = s_.model.workloads[id].name;
+  for (const auto& [v, pods] : evicted) {
+    WorkloadStatus& vs = s_.status[v];
+    WorkloadRec& vr = s_.recs[v];
+    s_.partial.erase(v);
+    s_.admitted_by_cq[vr.cq].erase({vr.priority, v});
+    vs.pods.clear();
+    ++vs.preemptions;
+    ++s_.stats.preempted;
+    Decision d;
+    d.type = Decision::Type::kPreempt;
+    d.workload = v;
+    d.preemptor = id;
+    if (vr.cq == rec.cq) {
+      d.reason =
+          fmt::format("preempted within ClusterQueue {} by {} (priority {} > {})",
+                      s_.model.cluster_queues[rec.cq].name, preemptor, rec.priority, vr.priority);
+    } else if (s_.model.config.fair_sharing) {
+      d.reason = fmt::format(
+          "preempted by {} of ClusterQueue {} for fair sharing: {} was above "
+          "its fair share",
+          preemptor, s_.model.cluster_queues[rec.cq].name, s_.model.cluster_queues[vr.cq].name);
+    } else {
+      d.reason =
+          fmt::format("preempted by {}: ClusterQueue {} reclaims quota lent to {}", preemptor,
+                      s_.model.cluster_queues[rec.cq].name, s_.model.cluster_queues[vr.cq].name);
+    }
+    e_.pending.SetPending(v, "requeued after preemption: " + d.reason);
+    vs.admitted_at = -1;
+    e_.pending.Enqueue(v);
+    out.push_back(std::move(d));
+  }
+  e_.statement.Commit();
+  const bool placed = e_.placer.PlaceMin(id, combo, 0);
+  (void)placed;  // cannot fail: FitsNow just held
+  e_.admission.Admit(id, combo, now, out);
+}
+
+}  // namespace tessera

@@ -1,0 +1,46 @@
+// Preemption for a head that does not fit: candidates by its ClusterQueue's policy
+// (withinClusterQueue; reclaimWithinCohort from queues that borrow what it needs;
+// borrowWithinCohort when the preemptor itself would borrow), a cheap bound, a victim search
+// (VictimSearch plugin) that evicts until the preemptor fits, then every victim it can do
+// without given back (a minimal set). Victims are whole workloads and return to their queue.
+//
+// Thread-safety: none; part of one engine.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/engine_state.h"
+#include "engine/preemption/victim_search.h"
+
+namespace tessera {
+
+struct Engine;
+
+class Preemptor {
+ public:
+  explicit Preemptor(Engine& e);
+  ~Preemptor();
+  void Init(const SchedulerConfig& config);
+
+  // Evicts the cheapest set of victims that lets `id` fit under `combo` and admits it; false
+  // (nothing changed) when no allowed set does.
+  bool TryPreempt(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out);
+  // The workloads the preemptor's policy allows it to evict, in the order they are tried.
+  std::vector<WorkloadId> Candidates(WorkloadId id, const Combo& combo) const;
+
+ private:
+  // Even every candidate gone must cover the quota gap and the GPUs.
+  bool CouldCover(WorkloadId id, const Need& need, const std::vector<WorkloadId>& candidates) const;
+  // Gives back every victim the preemptor can do without.
+  void Minimize(WorkloadId id, const Combo& combo, Evicted& evicted);
+  // The preempt decisions, the victims requeued, the preemptor admitted.
+  void Commit(WorkloadId id, const Combo& combo, const Evicted& evicted, double now,
+              std::vector<Decision>& out);
+
+  Engine& e_;
+  EngineState& s_;
+  std::unique_ptr<VictimSearch> search_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,188 @@
+// Scheduler::Restore: a workload admitted at placements that already exist (pods bound before
+// a restart, or by another scheduler). Everything is checked before anything changes.
+#include "engine/restore.h"
+
+#include <algorithm>
+
+#include "engine/engine.h"
+#include "engine/reasons.h"
+#include "fmt/format.h"
+
+namespace tessera {
+namespace {
+
+// Pod sets, nodes and GPU indices that exist and match the workload.
+absl::Status CheckPods(const EngineState& s, const Workload& w,
+                       const std::vector<PodPlacement>& pods) {
+  // Check everything before changing anything.
+  std::vector<int32_t> per_set(w.pod_sets.size(), 0);
+  for (const PodPlacement& p : pods) {
+    if (p.pod_set < 0 || p.pod_set >= static_cast<int32_t>(w.pod_sets.size()))
+      return absl::InvalidArgumentError(fmt::format("{}: no pod set {}", w.Key(), p.pod_set));
+    if (p.node < 0 || p.node >= static_cast<NodeId>(s.model.nodes.size()))
+      return absl::InvalidArgumentError(fmt::format("{}: no node {}", w.Key(), p.node));
+    const PodSet& set = w.pod_sets[p.pod_set];
+    if (++per_set[p.pod_set] > set.count)
+      return absl::InvalidArgumentError(
+          fmt::format("{}: more pods than pod set {} has", w.Key(), set.name));
+    const int64_t devices = ClusterState::IsShare(set.requests) ? 1 : set.requests[kGpu];
+    if (!p.gpus.empty() && p.mig_starts.empty() && static_cast<int64_t>(p.gpus.size()) != devices)
+      return absl::InvalidArgumentError(
+          fmt::format("{}: {} GPU indices for a pod asking {}", w.Key(), p.gpus.size(), devices));
+    for (int32_t g : p.gpus)
+      if (g < 0 || g >= s.model.nodes[p.node].gpu_count())
+        return absl::InvalidArgumentError(
+            fmt::format("{}: node {} has no GPU {}", w.Key(), s.model.nodes[p.node].name, g));
+  }
+  return absl::OkStatus();
+}
+
+// The flavor combination: the first whose flavors' node labels hold on every node used, with
+// the quota of all the pods within what the ClusterQueue may use.
+absl::Status ChooseCombo(Engine& e, WorkloadId id, const std::vector<PodPlacement>& pods,
+                         Combo& combo) {
+  const EngineState& s = e.st;
+  const Workload& w = s.model.workloads[id];
+  const WorkloadRec& rec = s.recs[id];
+  if (rec.cq >= 0) {
+    if (!rec.unresolved.empty())
+      return absl::FailedPreconditionError(fmt::format("{}: {}", w.Key(), rec.unresolved));
+    bool found = false;
+    for (const auto& c : rec.combos) {
+      bool ok = true;
+      const ResolvedQueue& q = s.queues[rec.cq];
+      for (const PodPlacement& p : pods) {
+        for (size_t g = 0; g < c.size() && ok; ++g) {
+          if (c[g] < 0) continue;
+          ok = MatchesNodeSelector(s.model.flavors[q.groups[g].flavors[c[g]]].node_labels,
+                                   s.model.nodes[p.node].labels);
+        }
+        if (!ok) break;
+      }
+      if (ok) {
+        combo = c;
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      return absl::FailedPreconditionError(
+          fmt::format("{}: no flavor of ClusterQueue {} matches the nodes its pods run on", w.Key(),
+                      s.model.cluster_queues[rec.cq].name));
+    std::vector<std::pair<FlavorResource, int64_t>> total;
+    for (const PodPlacement& p : pods)
+      for (const auto& fq : e.flavors.QuotaFor(id, combo, w.pod_sets[p.pod_set].requests))
+        total.push_back(fq);
+    std::sort(total.begin(), total.end());
+    std::vector<std::pair<FlavorResource, int64_t>> merged;
+    for (const auto& [fr, q] : total) {
+      if (!merged.empty() && merged.back().first == fr) {
+        merged.back().second += q;
+      } else {
+        merged.emplace_back(fr, q);
+      }
+    }
+    if (!e.flavors.QuotaFits(rec.cq, merged))
+      return absl::FailedPreconditionError(
+          fmt::format("{}: running pods exceed what ClusterQueue {} may use: {}", w.Key(),
+                      s.model.cluster_queues[rec.cq].name,
+                      FormatQuotaPart(s, id, *e.flavors.QuotaShortfall(id, merged))));
+  }
+  return absl::OkStatus();
+}
+
+// Nodes and devices, pod by pod; a pod that does not fit rolls back those before it. Pods
+// without GPU indices get the lowest free ones.
+absl::Status ChargeNodes(EngineState& s, WorkloadId id, std::vector<PodPlacement>& pods) {
+  const Workload& w = s.model.workloads[id];
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodPlacement& p = pods[i];
+    const Resources& req = w.pod_sets[p.pod_set].requests;
+    const int32_t* owners = s.cluster->gpu_owners(p.node);
+    const int32_t* used = s.cluster->gpu_used_milli(p.node);
+    bool ok = s.cluster->Fits(p.node, req);
+    const int64_t share = s.cluster->ShareMilli(p.node, req);
+    if (!p.mig_starts.empty()) {
+      ok = ok && s.cluster->MigPlacementFree(p.node, req, p.gpus, p.mig_starts);
+    } else {
+      for (int32_t g : p.gpus) {
+        if (share > 0) {
+          ok = ok && owners[g] < 0 && used[g] + share <= kMilliPerGpu;
+        } else {
+          ok = ok && owners[g] == -1;
+        }
+      }
+    }
+    if (!ok) {
+      for (size_t j = i; j-- > 0;)
+        s.cluster->Release(pods[j].node, w.pod_sets[pods[j].pod_set].requests, pods[j].gpus,
+                           pods[j].mig_starts);
+      return absl::FailedPreconditionError(fmt::format(
+          "{}: node {} cannot hold pod {} of {} (free {}{})", w.Key(), s.model.nodes[p.node].name,
+          i, w.pod_sets[p.pod_set].name, s.cluster->free(p.node).ToString(),
+          p.gpus.empty() ? "" : ", or a GPU asked for is taken"));
+    }
+    if (p.gpus.empty()) {
+      pods[i].gpus = s.cluster->Assign(p.node, req, id, &pods[i].mig_starts);
+    } else {
+      s.cluster->AssignExact(p.node, req, p.gpus, id, p.mig_starts);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement> pods, double now) {
+  EngineState& s = e.st;
+  if (id < 0 || id >= static_cast<WorkloadId>(s.status.size()))
+    return absl::InvalidArgumentError("no such workload");
+  const Workload& w = s.model.workloads[id];
+  WorkloadStatus& st = s.status[id];
+  WorkloadRec& rec = s.recs[id];
+  if (st.state != WorkloadState::kInactive && st.state != WorkloadState::kPending)
+    return absl::FailedPreconditionError(
+        fmt::format("{} is {}: only a workload not yet admitted can be restored", w.Key(),
+                    WorkloadStateName(st.state)));
+  if (pods.empty()) return absl::InvalidArgumentError(fmt::format("{}: no pods", w.Key()));
+  if (auto st = CheckPods(s, w, pods); !st.ok()) return st;
+  Combo combo;
+  if (auto st = ChooseCombo(e, id, pods, combo); !st.ok()) return st;
+  if (auto st = ChargeNodes(s, id, pods); !st.ok()) return st;
+  if (st.state == WorkloadState::kPending) e.pending.Dequeue(id);
+  if (st.state == WorkloadState::kInactive) {
+    st.created = now;
+    st.cluster_queue = rec.cq;
+  }
+  for (const PodPlacement& p : pods) {
+    const Resources& req = w.pod_sets[p.pod_set].requests;
+    PlacedPod pp;
+    pp.placement.pod_set = p.pod_set;
+    pp.placement.index = rec.placed_per_set[p.pod_set]++;
+    pp.placement.node = p.node;
+    pp.placement.gpus = p.gpus;  // assigned above
+    pp.placement.mig_starts = p.mig_starts;
+    pp.quota = e.flavors.QuotaFor(id, combo, req);
+    for (const auto& [fr, q] : pp.quota) s.quota->AddUsage(rec.cq, fr, q);
+    rec.gpus_placed += req[kGpu];
+    if (rec.spread_group >= 0) ++s.group_nodes[rec.spread_group][p.node];
+    rec.placed.push_back(std::move(pp));
+  }
+  rec.chosen = combo;
+  st.state = WorkloadState::kAdmitted;
+  st.reason.clear();
+  s.recs[id].why.clear();
+  s.recs[id].reason_stale = false;
+  st.admitted_at = now;
+  st.pods.clear();
+  for (const auto& p : rec.placed) st.pods.push_back(p.placement);
+  st.flavors.clear();
+  for (size_t g = 0; g < combo.size(); ++g)
+    st.flavors.push_back(combo[g] < 0 ? -1 : s.queues[rec.cq].groups[g].flavors[combo[g]]);
+  if (static_cast<int>(rec.placed.size()) < w.TotalPods()) s.partial.insert(id);
+  if (rec.cq >= 0) s.admitted_by_cq[rec.cq].insert({rec.priority, id});
+  ++s.admit_epoch;
+  return absl::OkStatus();
+}
+
+}  // namespace tessera

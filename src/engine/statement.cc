@@ -1,0 +1,85 @@
+#include "engine/statement.h"
+
+#include "engine/engine.h"
+
+namespace tessera {
+
+Statement::Statement(Engine& e) : e_(e), s_(e.st) {}
+
+void Statement::PlacePod(WorkloadId id, int ps, NodeChoice choice, const Combo& combo) {
+  const NodeId node = choice.node;
+  WorkloadRec& rec = s_.recs[id];
+  const Resources& req = s_.model.workloads[id].pod_sets[ps].requests;
+  PlacedPod p;
+  p.placement.pod_set = ps;
+  p.placement.index = rec.placed_per_set[ps]++;
+  p.placement.node = node;
+  bool picked = choice.gpus != 0;
+  const int64_t share = s_.cluster->ShareMilli(node, req);
+  if (picked) {
+    const int32_t* owners = s_.cluster->gpu_owners(node);
+    const int32_t* used = s_.cluster->gpu_used_milli(node);
+    for (int g = 0; g < s_.cluster->gpu_count(node); ++g) {
+      if (!(choice.gpus >> g & 1u)) continue;
+      p.placement.gpus.push_back(g);
+      picked =
+          picked && (share ? owners[g] < 0 && used[g] + share <= kMilliPerGpu : owners[g] == -1);
+    }
+    picked = picked && static_cast<int64_t>(p.placement.gpus.size()) == (share ? 1 : req[kGpu]);
+  }
+  if (picked) {
+    s_.cluster->AssignExact(node, req, p.placement.gpus, id);
+  } else {
+    p.placement.gpus.clear();
+    p.placement.gpus = s_.cluster->Assign(node, req, id, &p.placement.mig_starts);
+  }
+  p.quota = e_.flavors.QuotaFor(id, combo, req);
+  for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, q);
+  rec.gpus_placed += req[kGpu];
+  if (rec.spread_group >= 0) ++s_.group_nodes[rec.spread_group][node];
+  rec.placed.push_back(std::move(p));
+  undo_.push_back(id);
+}
+
+void Statement::UnplaceLast(WorkloadId id) {
+  WorkloadRec& rec = s_.recs[id];
+  PlacedPod& p = rec.placed.back();
+  const Resources& req = s_.model.workloads[id].pod_sets[p.placement.pod_set].requests;
+  s_.cluster->Release(p.placement.node, req, p.placement.gpus, p.placement.mig_starts);
+  for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, -q);
+  rec.gpus_placed -= req[kGpu];
+  if (rec.spread_group >= 0) --s_.group_nodes[rec.spread_group][p.placement.node];
+  --rec.placed_per_set[p.placement.pod_set];
+  rec.placed.pop_back();
+}
+
+void Statement::RollbackTo(size_t mark) {
+  while (undo_.size() > mark) {
+    UnplaceLast(undo_.back());
+    undo_.pop_back();
+  }
+}
+
+std::vector<PlacedPod> Statement::Evict(WorkloadId id) {
+  WorkloadRec& rec = s_.recs[id];
+  std::vector<PlacedPod> pods = rec.placed;
+  while (!rec.placed.empty()) UnplaceLast(id);
+  ++s_.release_epoch;
+  e_.pending.MarkRootReleased(rec.cq);
+  return pods;
+}
+
+void Statement::Reinstate(WorkloadId id, std::vector<PlacedPod> pods) {
+  WorkloadRec& rec = s_.recs[id];
+  for (auto& p : pods) {
+    const Resources& req = s_.model.workloads[id].pod_sets[p.placement.pod_set].requests;
+    s_.cluster->AssignExact(p.placement.node, req, p.placement.gpus, id, p.placement.mig_starts);
+    for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, q);
+    rec.gpus_placed += req[kGpu];
+    if (rec.spread_group >= 0) ++s_.group_nodes[rec.spread_group][p.placement.node];
+    ++rec.placed_per_set[p.placement.pod_set];
+    rec.placed.push_back(std::move(p));
+  }
+}
+
+}  // namespace tessera
