@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "config/kinds.h"
 
 namespace tessera::config_internal {
@@ -383,6 +385,41 @@ void ReadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   out.model.priority_classes.push_back(std::move(pc));
 }
 
+// spec.actions: the steps of a cycle, as a list or as Volcano's comma-separated string
+// ("admit, preempt, scale-up"). engine/actions/action.h says what each does.
+void ReadActions(DocContext& ctx, const YAML::Node& spec, SchedulerConfig& config) {
+  YAML::Node node = Child(spec, "actions");
+  if (IsNullish(node)) return;
+  std::vector<std::string> names;
+  if (node.IsScalar()) {
+    for (absl::string_view part : absl::StrSplit(node.Scalar(), ',', absl::SkipWhitespace()))
+      names.emplace_back(std::string(absl::StripAsciiWhitespace(part)));
+  } else if (auto list = GetStringList(ctx, spec, "actions", "spec.actions")) {
+    names = std::move(*list);
+  } else {
+    return;
+  }
+  constexpr std::string_view kKnown[] = {"admit", "preempt", "scale-up"};
+  std::vector<std::string> seen;
+  for (const std::string& name : names) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
+      ctx.Error(node, "spec.actions",
+                "unknown action \"" + name + "\"; allowed: admit, preempt, scale-up");
+      return;
+    }
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      ctx.Error(node, "spec.actions", "action \"" + name + "\" listed twice");
+      return;
+    }
+    seen.push_back(name);
+  }
+  if (std::find(seen.begin(), seen.end(), "admit") == seen.end()) {
+    ctx.Error(node, "spec.actions", "must list \"admit\": without it nothing is ever admitted");
+    return;
+  }
+  config.actions = std::move(seen);
+}
+
 void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   SchedulerConfig config;
   YAML::Node spec = Spec(ctx, meta, false);
@@ -419,6 +456,7 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                                              {"TesseraFGD", PlacementPolicy::kTesseraFgd}}))
       config.placement = *v;
   }
+  ReadActions(ctx, spec, config);
   if (ctx.failed()) return;
   out.model.config = config;
   out.has_config = true;

@@ -301,5 +301,48 @@ metadata: {name: u}
   EXPECT_EQ(r.model.config.placement, PlacementPolicy::kBinpack);
 }
 
+TEST(QueuesTest, ActionsAsAListOrAVolcanoString) {
+  LoadResult list = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec:
+  actions: [admit, scale-up]
+)");
+  EXPECT_EQ(list.model.config.actions, (std::vector<std::string>{"admit", "scale-up"}))
+      << AllDiagnostics(list);
+  LoadResult text = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec:
+  actions: "admit, preempt"
+)");
+  EXPECT_EQ(text.model.config.actions, (std::vector<std::string>{"admit", "preempt"}))
+      << AllDiagnostics(text);
+  LoadResult none = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+)");
+  EXPECT_EQ(none.model.config.actions,
+            (std::vector<std::string>{"admit", "preempt", "scale-up"}));
+}
+
+TEST(QueuesTest, ActionsErrors) {
+  auto error_of = [](const std::string& actions) {
+    LoadResult r = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec:
+  actions: )" + actions + "\n");
+    return AllDiagnostics(r);
+  };
+  EXPECT_NE(error_of("[admit, allocate]")
+                .find("spec.actions: unknown action \"allocate\"; allowed: admit, preempt, "
+                      "scale-up"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"admit,admit\"").find("action \"admit\" listed twice"),
+            std::string::npos);
+  EXPECT_NE(error_of("[preempt]").find("must list \"admit\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera
