@@ -43,9 +43,12 @@ std::string Simulator::QueueName(int32_t cq) const {
 absl::Status Simulator::Run() {
   Scheduler& s = *scheduler_;
   enum Kind { kFinish = 0, kArrive = 1 };  // finishes first at equal times: capacity frees
-  // (time, kind, workload, generation)
-  using Ev = std::tuple<double, int, WorkloadId, int32_t>;
+  // (time, kind, workload, admission): a finish belongs to one admission of the workload, its
+  // sequence number; a finish of an earlier admission (preempted since, even in the cycle that
+  // admitted it, then admitted again) is stale and ignored.
+  using Ev = std::tuple<double, int, WorkloadId, int64_t>;
   std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> queue;
+  std::vector<int64_t> admissions(s.num_workloads(), 0);  // per workload: admissions so far
   for (WorkloadId id = 0; id < s.num_workloads(); ++id)
     queue.emplace(std::max(0.0, s.model().workloads[id].arrival), kArrive, id, 0);
 
@@ -67,12 +70,11 @@ absl::Status Simulator::Run() {
     double now = std::get<0>(queue.top());
     record_alloc(now);
     while (!queue.empty() && std::get<0>(queue.top()) == now) {
-      auto [t, kind, id, gen] = queue.top();
+      auto [t, kind, id, admission] = queue.top();
       queue.pop();
       if (kind == kArrive) {
         s.Submit(id, now);
-      } else if (s.status(id).state == WorkloadState::kAdmitted &&
-                 s.status(id).preemptions == gen) {
+      } else if (s.status(id).state == WorkloadState::kAdmitted && admission == admissions[id]) {
         s.Finish(id, now);
         SimEvent e;
         e.time = now;
@@ -109,7 +111,10 @@ absl::Status Simulator::Run() {
           case Decision::Type::kAdmit: {
             e.type = SimEvent::Type::kAdmitted;
             const auto& rt = s.model().workloads[d.workload].runtime;
-            if (rt) queue.emplace(now + *rt, kFinish, d.workload, s.status(d.workload).preemptions);
+            // Numbered as the decision comes: a preemption later in the same cycle is not
+            // reflected yet (status() is read after the whole cycle).
+            ++admissions[d.workload];
+            if (rt) queue.emplace(now + *rt, kFinish, d.workload, admissions[d.workload]);
             break;
           }
           case Decision::Type::kScaleUp:
