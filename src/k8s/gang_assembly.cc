@@ -1,0 +1,145 @@
+#include "k8s/gang_assembly.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace tessera::k8s {
+
+int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_reason) {
+  const int32_t have = static_cast<int32_t>(g.members.size());
+  if (g.kind == "PodGroup") {
+    auto it = sources.podgroups.find(g.ns + "/" + g.name);
+    if (it == sources.podgroups.end()) {
+      *wait_reason = fmt::format("waiting for PodGroup {}/{} (pods carry its label {})", g.ns,
+                                 g.name, kPodGroupLabel);
+      return have + 1;
+    }
+    return it->second.min_member;
+  }
+  if (g.kind == "Volcano") {
+    auto it = sources.volcano_groups.find(g.ns + "/" + g.name);
+    if (it != sources.volcano_groups.end()) return it->second.min_member;
+    if (sources.volcano_served) {
+      *wait_reason = fmt::format(
+          "waiting for Volcano PodGroup {}/{} (scheduling.volcano.sh/v1beta1; pods carry its "
+          "annotation {})",
+          g.ns, g.name, kVolcanoGroupAnnotation);
+      return have + 1;
+    }
+    return std::max(have, 1);  // Volcano is not installed: the pods present are the gang
+  }
+  if (g.kind == "KueuePodGroup") {
+    // Every member must say the same size (Kueue refuses the group otherwise).
+    int32_t total = -1;
+    std::string first_pod;
+    for (const Gang::Member& m : g.members) {
+      const PodInfo& p = *m.pod;
+      if (!p.group_error.empty()) {
+        *wait_reason = p.group_error;
+        return have + 1;
+      }
+      if (total >= 0 && p.group_total != total) {
+        *wait_reason = fmt::format(
+            "the pods of Kueue pod group {}/{} disagree on {}: {} says {}, {} says {}", g.ns,
+            g.name, kKueuePodGroupTotalAnnotation, first_pod, total, p.Key(), p.group_total);
+        return have + 1;
+      }
+      total = p.group_total;
+      first_pod = p.Key();
+    }
+    return std::max(total, 1);
+  }
+  if (g.kind == "Job") {
+    auto it = sources.jobs.find(g.ns + "/" + g.name);
+    if (it != sources.jobs.end()) return it->second.GangSize();
+  }
+  return std::max(have, 1);
+}
+
+std::string VolcanoQueue(const Gang& g, const GangSources& sources) {
+  auto it = sources.volcano_groups.find(g.ns + "/" + g.name);
+  if (it == sources.volcano_groups.end() || it->second.queue.empty()) return "";
+  const std::string& q = it->second.queue;
+  if (q == "default" && !sources.local_queues.count(g.ns + "/" + q)) return "";
+  return q;
+}
+
+namespace {
+
+// The queue and priority of a gang: from its pods, else from the Job or Volcano PodGroup.
+void SetQueueAndPriority(const Gang& g, const GangSources& sources, const PodInfo& first,
+                         Workload& w) {
+  w.queue_name = first.queue_name;
+  w.priority_class = first.priority_class;
+  w.workload_priority_class = first.workload_priority_class;
+  if (g.kind == "Job") {
+    if (auto j = sources.jobs.find(g.ns + "/" + g.name); j != sources.jobs.end()) {
+      if (w.queue_name.empty()) w.queue_name = j->second.queue_name;
+      if (w.workload_priority_class.empty())
+        w.workload_priority_class = j->second.workload_priority_class;
+    }
+  }
+  if (g.kind == "Volcano") {
+    if (w.queue_name.empty()) w.queue_name = VolcanoQueue(g, sources);
+    auto v = sources.volcano_groups.find(g.ns + "/" + g.name);
+    if (w.priority_class.empty() && v != sources.volcano_groups.end())
+      w.priority_class = v->second.priority_class;
+  }
+}
+
+bool AlikePodSets(const PodSet& s, const PodSet& first) {
+  return s.requests == first.requests && s.node_selector == first.node_selector &&
+         s.tolerations.size() == first.tolerations.size() &&
+         s.affinity.required_terms.size() == first.affinity.required_terms.size() &&
+         s.topology.level == first.topology.level &&
+         s.topology.required == first.topology.required && s.anti_affinity == first.anti_affinity;
+}
+
+}  // namespace
+
+GangAssembly AssembleGang(const Gang& g, const GangSources& sources) {
+  GangAssembly out;
+  std::string wait_reason;
+  const int32_t min = g.foreign ? 1 : MinMember(g, sources, &wait_reason);
+  const auto have = static_cast<int32_t>(g.members.size());
+  for (const Gang::Member& m : g.members) out.bound += m.bound;
+  if (out.bound == 0 && have < min) {
+    out.wait_reason = wait_reason.empty()
+                          ? fmt::format("waiting for the gang's pods: {} of {} exist", have, min)
+                          : std::move(wait_reason);
+    return out;
+  }
+  out.complete = true;
+  Workload& w = out.workload;
+  w.ns = g.ns;
+  w.name = g.name;
+  w.kind = g.foreign ? "Pod" : g.kind;
+  const PodInfo& first = *g.members.front().pod;
+  if (!g.foreign) SetQueueAndPriority(g, sources, first, w);
+  // One pod set when the pods are alike (the usual gang), else one per pod.
+  bool alike = true;
+  for (const Gang::Member& m : g.members) alike = alike && AlikePodSets(m.pod->set, first.set);
+  if (alike) {
+    PodSet ps = first.set;
+    ps.name = "main";
+    ps.count = have;
+    w.pod_sets.push_back(std::move(ps));
+    out.sets.emplace_back();
+    for (const Gang::Member& m : g.members) out.sets.back().push_back(m.pod->Key());
+  } else {
+    for (const Gang::Member& m : g.members) {
+      w.pod_sets.push_back(m.pod->set);
+      out.sets.push_back({m.pod->Key()});
+    }
+  }
+  // A Deployment's replicas are workloads of one pod each: their anti-affinity spans them.
+  if (g.kind == "Pod" && !first.owner_replicaset.empty() &&
+      first.set.anti_affinity != HostnameAntiAffinity::kNone)
+    w.spread_group = g.ns + "/ReplicaSet:" + first.owner_replicaset;
+  w.min_count = std::min<int32_t>(min, have);
+  w.source = g.key;
+  return out;
+}
+
+}  // namespace tessera::k8s
