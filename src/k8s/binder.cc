@@ -1,0 +1,128 @@
+#include "k8s/binder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "fmt/format.h"
+#include "k8s/proto.h"
+#include "spdlog/spdlog.h"
+
+namespace tessera::k8s {
+
+using Clock = std::chrono::steady_clock;
+
+Binder::Binder(KubeClient* client, const ControllerOptions& options, Metrics* metrics,
+               const std::atomic<bool>& stop, const std::atomic<bool>& active, Callbacks callbacks)
+    : client_(client),
+      protobuf_(options.protobuf),
+      metrics_(metrics),
+      stop_(stop),
+      active_(active),
+      callbacks_(std::move(callbacks)),
+      pool_(std::make_unique<TaskPool>(options.bind_workers)) {
+  // The Eviction API moved to policy/v1 in Kubernetes 1.22; older servers only have v1beta1.
+  eviction_version_ = "policy/v1beta1";
+  if (auto r = client_->Get("/apis/policy/v1"); r.ok() && r->status == 200)
+    eviction_version_ = "policy/v1";
+}
+
+Binder::~Binder() { pool_.reset(); }
+
+std::string Binder::BindingJson(const BindingBody& b) {
+  json body = {{"apiVersion", "v1"},
+               {"kind", "Binding"},
+               {"metadata", {{"name", b.name}, {"namespace", b.ns}, {"uid", b.uid}}},
+               {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", b.node}}}};
+  for (const auto& [k, v] : b.annotations) body["metadata"]["annotations"][k] = v;
+  return body.dump();
+}
+
+void Binder::Bind(const PodInfo& p, const std::string& node, const std::vector<int32_t>& gpus,
+                  const std::vector<int8_t>& mig_starts) {
+  // The server copies a Binding's annotations onto the pod in the same write.
+  BindingBody b{p.ns, p.name, p.uid, node, {}};
+  if (!gpus.empty()) b.annotations.emplace_back(kGpuIndicesAnnotation, FormatGpuIndices(gpus));
+  if (!mig_starts.empty())
+    b.annotations.emplace_back(kMigStartsAnnotation, FormatGpuIndices(std::vector<int32_t>(
+                                                         mig_starts.begin(), mig_starts.end())));
+  std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", p.ns, p.name);
+  pool_->Post([this, key = p.Key(), path, b = std::move(b)] { SendBind(key, path, b); });
+}
+
+long Binder::Send(const std::string& path, const BindingBody& b) {
+  // As protobuf unless --json-only: the server decodes it for less than JSON. Encoded here,
+  // off the scheduling loop.
+  bool pb = protobuf_ && !json_binds_;
+  std::string payload =
+      pb ? proto::EncodeBinding(b.ns, b.name, b.uid, b.annotations, b.node) : BindingJson(b);
+  long status = 0;
+  for (int attempt = 0; attempt < 4 && !stop_; ++attempt) {
+    auto t0 = Clock::now();
+    auto resp = pb ? client_->Request("POST", path, payload, proto::kMediaType, proto::kAccept)
+                   : client_->Post(path, payload);
+    metrics_->bind_latency.Observe(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (pb && resp.ok() && resp->status == 415) {
+      // A server (or proxy) that takes no protobuf bodies: JSON from now on.
+      if (!json_binds_.exchange(true))
+        spdlog::warn("tessera: the API server refused a protobuf Binding (415); binding with JSON");
+      pb = false;
+      payload = BindingJson(b);
+      --attempt;
+      continue;
+    }
+    if (resp.ok() && resp->status < 500 && resp->status != 429) {
+      status = resp->status;
+      break;
+    }
+    status = resp.ok() ? resp->status : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+  }
+  return status;
+}
+
+void Binder::SendBind(const std::string& key, const std::string& path, const BindingBody& b) {
+  // Queued binds are dropped once this replica stops or stops leading: only binds already sent
+  // finish. The pod stays pending, and the next leader (or this one, rebuilt) decides.
+  if (stop_ || !active_) {
+    callbacks_.bind_done(key, b.node, kDropped);
+    return;
+  }
+  const long status = Send(path, b);
+  if (status == 409) {
+    // Someone else bound it, or a resync is due: fetch the pod as it is now.
+    auto slash = key.find('/');
+    auto got = client_->Get(
+        fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)));
+    json object;
+    if (got.ok() && got->status == 200)
+      object = json::parse(got->body, nullptr, /*allow_exceptions=*/false);
+    if (got.ok() && (got->status == 200 || got->status == 404))
+      callbacks_.conflict_pod(key, std::move(object));
+  }
+  callbacks_.bind_done(key, b.node, status);
+}
+
+void Binder::Evict(const PodInfo& p) {
+  json body = {{"apiVersion", eviction_version_},
+               {"kind", "Eviction"},
+               {"metadata", {{"name", p.name}, {"namespace", p.ns}}},
+               {"deleteOptions", {{"gracePeriodSeconds", p.grace_period}}}};
+  std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", p.ns, p.name);
+  std::string payload = body.dump();
+  pool_->Post([this, path, payload] {
+    if (stop_ || !active_) return;
+    for (int attempt = 0; attempt < 20 && !stop_; ++attempt) {
+      auto resp = client_->Post(path, payload);
+      if (resp.ok() && (resp->status == 200 || resp->status == 201 || resp->status == 404)) {
+        ++metrics_->evictions_ok;
+        return;
+      }
+      // 429: a PodDisruptionBudget says not now; 5xx and transport errors: try again.
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 100 << attempt)));
+    }
+    ++metrics_->evictions_error;
+  });
+}
+
+}  // namespace tessera::k8s

@@ -1,0 +1,316 @@
+// The controller's decisions (controller_impl.h says how the pieces fit): engine rebuilds,
+// groups into the engine, cycles, and carrying the engine's decisions out through the Binder and
+// the StatusWriter.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "k8s/controller_impl.h"
+#include "k8s/gang_assembly.h"
+#include "spdlog/spdlog.h"
+
+namespace tessera::k8s {
+
+void Controller::Impl::Rebuild() {
+  auto t0 = Clock::now();
+  last_rebuild = t0;
+  need_rebuild = false;
+  ++metrics->rebuilds;
+  Model m = cache.Snapshot(&node_names);
+  node_index.clear();
+  for (size_t i = 0; i < node_names.size(); ++i) node_index[node_names[i]] = static_cast<NodeId>(i);
+  auto created = Scheduler::Create(std::move(m));
+  if (!created.ok()) {
+    spdlog::error("tessera: cannot build the engine: {} (retrying on the next change)",
+                  std::string(created.status().message()));
+    engine.reset();
+    return;
+  }
+  engine = std::move(*created);
+  id_to_group.clear();
+  // Restore admitted workloads first (they hold what they hold), oldest first.
+  std::vector<Group*> order;
+  for (auto& [k, g] : groups) {
+    g.id = -1;
+    g.resubmit_admitted = false;
+    if (g.state == Group::State::kInEngine) g.state = Group::State::kWaiting;
+    order.push_back(&g);
+  }
+  std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+    if (a->submitted != b->submitted) return a->submitted < b->submitted;
+    return a->key < b->key;
+  });
+  for (Group* g : order) Place(*g);
+  dirty.clear();
+  need_cycle = true;
+  spdlog::debug("tessera: engine rebuilt: {} nodes, {} workloads in {:.1f} ms", cache.num_nodes(),
+                engine->num_workloads(),
+                std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+}
+
+const std::string* Controller::Impl::BoundNode(const std::string& pod_key) const {
+  auto a = assumed.find(pod_key);
+  if (a != assumed.end()) return &a->second.node;
+  auto p = pods.find(pod_key);
+  if (p != pods.end() && p->second.Bound()) return &p->second.node_name;
+  return nullptr;
+}
+
+void Controller::Impl::Place(Group& g) {
+  if (g.state != Group::State::kWaiting || !engine) return;
+  if (g.pods.empty()) return;
+  Gang gang{g.key, g.kind, g.ns, g.name, g.foreign, {}};
+  for (const auto& k : g.pods) gang.members.push_back({&pods.at(k), BoundNode(k) != nullptr});
+  GangAssembly a = AssembleGang(gang, cache.gang_sources());
+  if (!a.complete) {
+    Publish(g, a.wait_reason);
+    return;
+  }
+  g.sets = std::move(a.sets);
+  WorkloadId id = engine->AddWorkload(std::move(a.workload));
+  if (static_cast<size_t>(id) >= id_to_group.size()) id_to_group.resize(id + 1);
+  id_to_group[id] = g.key;
+  g.id = id;
+  g.state = Group::State::kInEngine;
+  if (g.submitted < 0) g.submitted = Now();
+  need_cycle = true;
+  if (a.bound > 0) {
+    RestoreBound(g);
+    return;
+  }
+  g.resubmit_admitted = false;
+  g.admitted = false;
+  engine->Submit(id, g.submitted);
+}
+
+void Controller::Impl::RestoreBound(Group& g) {
+  std::vector<PodPlacement> placements;
+  for (size_t s = 0; s < g.sets.size(); ++s) {
+    for (size_t i = 0; i < g.sets[s].size(); ++i) {
+      const std::string& k = g.sets[s][i];
+      const std::string* node = BoundNode(k);
+      if (!node) continue;
+      auto ni = node_index.find(*node);
+      if (ni == node_index.end()) continue;  // on a node we do not know (yet)
+      PodPlacement pl;
+      pl.pod_set = static_cast<int32_t>(s);
+      pl.index = static_cast<int32_t>(i);
+      pl.node = ni->second;
+      auto a = assumed.find(k);
+      pl.gpus = a != assumed.end() ? a->second.gpus : pods.at(k).gpu_indices;
+      pl.mig_starts = a != assumed.end() ? a->second.mig_starts : pods.at(k).mig_starts;
+      placements.push_back(std::move(pl));
+    }
+  }
+  absl::Status st = placements.empty() ? absl::FailedPreconditionError("its nodes are not known")
+                                       : engine->Restore(g.id, placements, Now());
+  if (!st.ok()) {
+    // GPU indices that clash (an annotation edited by hand) are dropped before giving up:
+    // the engine then picks free devices for the record.
+    for (auto& pl : placements) {
+      pl.gpus.clear();
+      pl.mig_starts.clear();
+    }
+    if (!placements.empty()) st = engine->Restore(g.id, placements, Now());
+  }
+  const bool was_admitted = g.resubmit_admitted;
+  g.resubmit_admitted = false;
+  if (!st.ok()) {
+    spdlog::warn("tessera: cannot account for the bound pods of {}: {}", g.key,
+                 std::string(st.message()));
+    // Stays in the engine inactive. Where it held these places a moment ago, something else
+    // is off in the engine's view: rebuild it from the server once.
+    if (was_admitted) need_rebuild = true;
+    return;
+  }
+  g.admitted = true;
+}
+
+void Controller::Impl::Cycle() {
+  need_cycle = false;
+  for (int round = 0; round < 8; ++round) {
+    auto t0 = Clock::now();
+    std::vector<Decision> decisions = engine->RunCycle(Now());
+    metrics->cycle_duration.Observe(std::chrono::duration<double>(Clock::now() - t0).count());
+    ++metrics->cycles;
+    if (decisions.empty()) break;
+    // Victims first, so that the preemptor's binds wait for them.
+    std::stable_sort(decisions.begin(), decisions.end(), [](const Decision& a, const Decision& b) {
+      return (a.type == Decision::Type::kPreempt) > (b.type == Decision::Type::kPreempt);
+    });
+    for (const Decision& d : decisions) Carry(d);
+  }
+  PublishPendingReasons();
+}
+
+Controller::Impl::Group* Controller::Impl::GroupOf(WorkloadId id) {
+  if (id < 0 || static_cast<size_t>(id) >= id_to_group.size()) return nullptr;
+  auto it = groups.find(id_to_group[id]);
+  if (it == groups.end() || it->second.id != id) return nullptr;
+  return &it->second;
+}
+
+void Controller::Impl::Carry(const Decision& d) {
+  Group* g = GroupOf(d.workload);
+  if (!g) return;
+  switch (d.type) {
+    case Decision::Type::kAdmit:
+    case Decision::Type::kScaleUp:
+      if (d.type == Decision::Type::kAdmit) {
+        metrics->admission_wait.Observe(std::max(0.0, Now() - g->submitted));
+        g->admitted = true;
+        g->reason.clear();
+      }
+      for (const PodPlacement& pl : d.pods) {
+        if (pl.pod_set < 0 || static_cast<size_t>(pl.pod_set) >= g->sets.size()) continue;
+        const auto& set = g->sets[pl.pod_set];
+        if (pl.index < 0 || static_cast<size_t>(pl.index) >= set.size()) continue;
+        const std::string& key = set[pl.index];
+        const std::string& node = node_names[pl.node];
+        assumed[key] = Assumed{node, pl.gpus, pl.mig_starts};
+        if (victims_on_node.count(node)) {
+          nominated.push_back(PendingBind{key, node, pl.gpus, pl.mig_starts});
+        } else {
+          Bind(key, node, pl.gpus, pl.mig_starts);
+        }
+      }
+      break;
+    case Decision::Type::kPreempt: {
+      ++metrics->preemptions;
+      std::string preemptor;
+      if (Group* p = GroupOf(d.preemptor)) preemptor = p->key;
+      for (const auto& k : g->pods) {
+        const std::string* node = BoundNode(k);
+        if (!node) continue;
+        g->evicting[k] = *node;
+        ++victims_on_node[*node];
+        Evict(k, d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason);
+      }
+      engine->Finish(g->id, Now());
+      g->id = -1;
+      g->admitted = false;
+      g->state = g->evicting.empty() ? Group::State::kWaiting : Group::State::kEvicting;
+      if (g->state == Group::State::kWaiting) dirty.insert(g->key);
+      break;
+    }
+    case Decision::Type::kReject:
+      Publish(*g, d.reason);
+      break;
+  }
+}
+
+void Controller::Impl::ReleaseNominated() {
+  if (nominated.empty()) return;
+  std::vector<PendingBind> keep;
+  for (auto& b : nominated) {
+    auto a = assumed.find(b.pod);
+    if (a == assumed.end() || a->second.node != b.node) continue;  // withdrawn meanwhile
+    if (victims_on_node.count(b.node)) {
+      keep.push_back(std::move(b));
+    } else {
+      Bind(b.pod, b.node, b.gpus, b.mig_starts);
+    }
+  }
+  nominated.swap(keep);
+}
+
+void Controller::Impl::Bind(const std::string& key, const std::string& node,
+                            const std::vector<int32_t>& gpus,
+                            const std::vector<int8_t>& mig_starts) {
+  auto it = pods.find(key);
+  if (it == pods.end()) return;
+  binds_in_flight.insert(key);
+  binder->Bind(it->second, node, gpus, mig_starts);
+}
+
+void Controller::Impl::Evict(const std::string& key, const std::string& why) {
+  auto it = pods.find(key);
+  if (it == pods.end()) return;
+  status_writer->Event(it->second, "Normal", "Preempted", why);
+  binder->Evict(it->second);
+}
+
+void Controller::Impl::Publish(Group& g, const std::string& reason) {
+  if (reason.empty() || g.foreign) return;
+  const double now = Now();
+  const bool changed = reason != g.reason;
+  if (!changed &&
+      (options.failed_event_interval_s < 0 || now - g.reason_at < options.failed_event_interval_s))
+    return;
+  g.reason = reason;
+  g.reason_at = now;
+  for (const auto& k : g.pods) {
+    auto it = pods.find(k);
+    if (it == pods.end() || it->second.Bound() || assumed.count(k)) continue;
+    status_writer->Unschedulable(it->second, reason, changed);
+  }
+}
+
+void Controller::Impl::PublishPendingReasons() {
+  for (auto& [k, g] : groups) {
+    if (g.state != Group::State::kInEngine || g.admitted || g.id < 0) continue;
+    const WorkloadStatus& st = engine->status(g.id);
+    if (st.state == WorkloadState::kPending || st.state == WorkloadState::kRejected)
+      Publish(g, st.reason);
+  }
+}
+
+void Controller::Impl::WritePodGroupStatuses() {
+  for (const auto& [key, pg] : cache.gang_sources().podgroups) {
+    auto git = groups.find("PodGroup:" + key);
+    int32_t scheduled = 0, members = 0;
+    bool binding = false;
+    if (git != groups.end()) {
+      for (const auto& k : git->second.pods) {
+        ++members;
+        auto p = pods.find(k);
+        auto a = assumed.find(k);
+        // A bind the server accepted counts before the pod's watch event brings it: else a
+        // gang whose last binds just returned is written as Scheduling 5/8, then again.
+        if ((p != pods.end() && p->second.Bound()) || (a != assumed.end() && a->second.bind_ok))
+          ++scheduled;
+        binding = binding || binds_in_flight.count(k) > 0;
+      }
+    }
+    // A gang whose binds are in flight is written once they are settled, not in passing
+    // through Scheduling (while 1,000 gangs bind, that halves the API server's writes).
+    if (binding) continue;
+    status_writer->PodGroupStatus(pg, scheduled, members);
+  }
+}
+
+void Controller::Impl::WriteStatuses() {
+  if (!engine || !active) return;
+  status_writer->FlushEvents();  // occurrences the per-object rate limit held back
+  WritePodGroupStatuses();
+  // ClusterQueues: usage per flavor, pending and admitted workloads; and the gauges.
+  const Model& m = engine->model();
+  std::map<std::string, int64_t> pending, admitted, gpus;
+  std::vector<int64_t> cq_pending(m.cluster_queues.size()), cq_admitted(m.cluster_queues.size());
+  for (const auto& [k, g] : groups) {
+    if (g.state != Group::State::kInEngine || g.id < 0 || g.foreign) continue;
+    const WorkloadStatus& st = engine->status(g.id);
+    int32_t cq = st.cluster_queue;
+    std::string name = cq >= 0 ? m.cluster_queues[cq].name : "";
+    if (st.state == WorkloadState::kPending) {
+      ++pending[name];
+      if (cq >= 0) ++cq_pending[cq];
+    } else if (st.state == WorkloadState::kAdmitted) {
+      ++admitted[name];
+      if (cq >= 0) ++cq_admitted[cq];
+    }
+  }
+  for (const ClusterQueue& cq : m.cluster_queues) {
+    pending.try_emplace(cq.name, 0);
+    admitted.try_emplace(cq.name, 0);
+  }
+  const int64_t queued_gpus =
+      status_writer->ClusterQueueStatuses(*engine, cq_pending, cq_admitted, &gpus);
+  gpus[""] = engine->gpus_allocated() - queued_gpus;
+  metrics->SetGauges(std::move(pending), std::move(admitted), std::move(gpus));
+}
+
+}  // namespace tessera::k8s

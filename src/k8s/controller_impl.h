@@ -1,0 +1,199 @@
+// Controller::Impl, the controller's scheduling loop and the state it owns; internal to
+// src/k8s (controller.h is the public face). The loop ties together the pieces that each do one
+// thing:
+// - ObjectCache (object_cache.h): Nodes, PodGroups, Jobs, queues... as the informers hand them
+//   in, and the engine's Model snapshot built from them;
+// - gang assembly (gang_assembly.h): a group of pods -> the engine Workload, or why it waits;
+// - Binder (binder.h): pods/binding and Eviction requests on a pool;
+// - StatusWriter (status_writer.h): Events, pod conditions, PodGroup and ClusterQueue status.
+// What stays here is the state that moves with every pod: the groups of pods and where they
+// stand with the engine (waiting, in the engine, being evicted), the binds assumed and in
+// flight. Its methods are defined in two files, by the direction they face:
+// - controller.cc: the loop's turn, and what comes in (informer events, bind answers) and what
+//   it does to the groups;
+// - controller_decisions.cc: the engine (rebuilds, placing groups, cycles) and carrying its
+//   decisions out (binds, evictions, pending reasons, statuses).
+//
+// Thread-safety: one loop thread (Loop) owns everything under "loop-owned state" and calls every
+// method but Start, Stop and Push. Informer threads and the Binder's workers only Push events
+// into `inbox`; Controller's accessors read `snap` and the atomics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/scheduler.h"
+#include "k8s/binder.h"
+#include "k8s/controller.h"
+#include "k8s/informer.h"
+#include "k8s/object_cache.h"
+#include "k8s/objects.h"
+#include "k8s/status_writer.h"
+
+namespace tessera::k8s {
+
+struct Controller::Impl {
+  using Clock = std::chrono::steady_clock;
+
+  // --- what the loop consumes
+  struct LoopEvent {
+    enum class Kind { kWatch, kBindDone, kConflictPod };
+    Kind kind = Kind::kWatch;
+    WatchEvent watch;
+    std::string pod;  // ns/name
+    std::string node;
+    long status = 0;
+    json object;  // kConflictPod: the pod as the server has it (null when gone)
+  };
+
+  // A workload as the controller tracks it: the pods of one group.
+  struct Group {
+    std::string key, kind, ns, name;
+    std::set<std::string> pods;  // member pod keys
+    enum class State { kWaiting, kInEngine, kEvicting } state = State::kWaiting;
+    WorkloadId id = -1;
+    bool admitted = false;
+    bool resubmit_admitted = false;  // Unsettle()d while admitted: Place() restores its pods
+    bool foreign = false;            // a pod of another scheduler, bound: it only takes capacity
+    std::vector<std::vector<std::string>> sets;  // engine pod set, index -> pod key
+    double submitted = -1;
+    std::string reason;                           // the pending reason last published
+    double reason_at = -1;                        // when its FailedScheduling was last recorded
+    std::map<std::string, std::string> evicting;  // pod key -> node it is evicted from
+  };
+
+  struct Assumed {
+    std::string node;
+    std::vector<int32_t> gpus;
+    std::vector<int8_t> mig_starts;
+    bool bind_ok = false;  // the server accepted the bind; its watch event has not come yet
+  };
+
+  struct PendingBind {
+    std::string pod, node;
+    std::vector<int32_t> gpus;
+    std::vector<int8_t> mig_starts;
+  };
+
+  Impl(KubeClient* c, ControllerOptions o, Metrics* m)
+      : client(c), options(std::move(o)), metrics(m) {}
+
+  KubeClient* const client;
+  const ControllerOptions options;
+  Metrics* const metrics;
+  const Clock::time_point start = Clock::now();
+
+  std::vector<std::unique_ptr<Informer>> informers;
+  std::unique_ptr<Binder> binder;
+  std::unique_ptr<StatusWriter> status_writer;
+  std::thread loop_thread;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> active{true};
+  std::atomic<bool> was_active{false};
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<LoopEvent> inbox;  // GUARDED_BY(mu)
+
+  mutable std::mutex snap_mu;
+  ControllerSnapshot snap;  // GUARDED_BY(snap_mu)
+  std::atomic<bool> synced{false};
+  std::atomic<int64_t> pods_bound{0};
+
+  // --- loop-owned state
+  std::unordered_map<std::string, PodInfo> pods;
+  ObjectCache cache;  // everything else the informers watch
+  std::unordered_map<std::string, Group> groups;
+  std::unordered_map<std::string, Assumed> assumed;
+  std::unordered_set<std::string> binds_in_flight;  // pods/binding sent, no answer yet
+  std::unordered_map<std::string, int> victims_on_node;
+  std::vector<PendingBind> nominated;  // binds that wait for victims to leave their node
+  std::set<std::string> dirty;         // groups to (re)consider for submission
+
+  std::unique_ptr<Scheduler> engine;
+  std::vector<std::string> id_to_group;
+  std::unordered_map<std::string, NodeId> node_index;
+  std::vector<std::string> node_names;
+  bool need_rebuild = true;
+  bool need_cycle = false;
+  Clock::time_point last_rebuild{};
+  Clock::time_point last_status{};
+  Clock::time_point last_group_count{};
+  int64_t waiting_groups = 0, pending_workloads = 0;  // as of last_group_count
+  double decision_seconds = 0;
+
+  double Now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+  // ---------------------------------------------------------------- controller.cc
+  void Start();
+  void Stop();
+  // Thread-safe: hands an event to the loop.
+  void Push(LoopEvent ev);
+  void AddInformer(const std::string& resource, const std::string& path, bool optional,
+                   bool protobuf = false);
+
+  // The loop: events in, then (when leading) rebuild, place, cycle, statuses.
+  void Loop();
+  void UpdateSnapshot();
+
+  // Events in.
+  void Apply(LoopEvent& ev);
+  void ApplyWatch(WatchEvent& ev);
+  void PodUpsert(const json& obj);
+  void PodGone(const std::string& key);
+  void BindDone(const std::string& key, const std::string& node, long status);
+  Group& GroupFor(const PodInfo& p);
+  // A change in a group's pods (one more, one gone, one bound by someone else). The workload
+  // leaves the engine and comes back as it is now, without rebuilding anything else: Place()
+  // restores the pods that are bound (or being bound) where they are, with their GPUs, and the
+  // engine places the others as it places any pods beyond an admitted gang's minimum (kScaleUp).
+  // A pending workload simply waits again with its new pod count, keeping its submission time.
+  void Unsettle(Group& g);
+  // The object that sizes a group (PodGroup, Job) changed: a pending workload is considered
+  // again with the new size; an admitted one keeps running as it is.
+  void GroupObjectChanged(const std::string& key);
+
+  // ---------------------------------------------------------------- controller_decisions.cc
+  // The engine.
+  void Rebuild();
+  // Where the pod is bound, or being bound by us; null when neither.
+  const std::string* BoundNode(const std::string& pod_key) const;
+  // Puts a group into the engine: restored where its pods are bound, submitted when its gang is
+  // complete (gang_assembly.h), otherwise left waiting.
+  void Place(Group& g);
+  // Admits the group's workload (just added to the engine) where its pods are bound, or being
+  // bound, with their GPUs.
+  void RestoreBound(Group& g);
+  void Cycle();
+  Group* GroupOf(WorkloadId id);
+
+  // Decisions out.
+  void Carry(const Decision& d);
+  // Sends the nominated binds whose node no victim holds any more.
+  void ReleaseNominated();
+  void Bind(const std::string& key, const std::string& node, const std::vector<int32_t>& gpus,
+            const std::vector<int8_t>& mig_starts);
+  void Evict(const std::string& key, const std::string& why);
+  // Tells the group's pods why they wait: PodScheduled=False/Unschedulable with the engine's
+  // explanation (what the cluster autoscaler looks for), and a FailedScheduling Event.
+  // A reason that stays the same is recorded again (the Event's count goes up, as for
+  // kube-scheduler's every failed attempt) at most every failed_event_interval_s.
+  void Publish(Group& g, const std::string& reason);
+  void PublishPendingReasons();
+  // PodGroups: phase and how many of their pods are bound.
+  void WritePodGroupStatuses();
+  void WriteStatuses();
+};
+
+}  // namespace tessera::k8s

@@ -1,0 +1,219 @@
+#include "k8s/object_cache.h"
+
+#include "config/loader.h"
+#include "fmt/format.h"
+#include "spdlog/spdlog.h"
+
+namespace tessera::k8s {
+namespace {
+
+using T = WatchEvent::Type;
+
+bool SameNode(const Node& a, bool a_ready, const Node& b, bool b_ready) {
+  if (a_ready != b_ready || a.unschedulable != b.unschedulable || a.labels != b.labels ||
+      !(a.allocatable == b.allocatable) || a.taints.size() != b.taints.size() ||
+      a.gpu_memory_mib != b.gpu_memory_mib || a.gpu_replicas != b.gpu_replicas ||
+      a.mig_dynamic != b.mig_dynamic || a.gpus.size() != b.gpus.size())
+    return false;
+  for (size_t i = 0; i < a.gpus.size(); ++i)
+    if (a.gpus[i].nvlink != b.gpus[i].nvlink || a.gpus[i].numa != b.gpus[i].numa ||
+        a.gpus[i].pcie != b.gpus[i].pcie)
+      return false;
+  for (size_t i = 0; i < a.taints.size(); ++i)
+    if (a.taints[i].key != b.taints[i].key || a.taints[i].value != b.taints[i].value ||
+        a.taints[i].effect != b.taints[i].effect)
+      return false;
+  return true;
+}
+
+// Keeps what the manifest loader reads of an API object: everything but status and the
+// server's metadata (resourceVersion, managedFields, ... would only be noise).
+json StripForLoader(const json& obj) {
+  json out = obj;
+  out.erase("status");
+  json md;
+  const json& in_md = obj.contains("metadata") ? obj["metadata"] : json::object();
+  for (const char* k : {"name", "namespace", "labels", "annotations"})
+    if (in_md.contains(k)) md[k] = in_md[k];
+  out["metadata"] = md;
+  return out;
+}
+
+// Calls fn(object, deleted) for each object of the event.
+template <typename Fn>
+void Each(const WatchEvent& ev, Fn&& fn) {
+  if (ev.type == T::kReplace) {
+    for (const auto& o : ev.objects) fn(o, false);
+  } else {
+    fn(ev.object, ev.type == T::kDeleted);
+  }
+}
+
+}  // namespace
+
+void ObjectCache::UpsertNode(const json& o, Changes& changes) {
+  bool ready = true;
+  std::vector<std::string> problems;
+  auto n = ParseNode(o, &ready, &problems);
+  if (!n.ok()) {
+    spdlog::warn("node {}: {}", ObjectKey(o), std::string(n.status().message()));
+    return;
+  }
+  auto it = nodes_.find(n->name);
+  // A heartbeat that changes nothing Tessera reads does not rebuild the engine.
+  if (it != nodes_.end() && SameNode(it->second.first, it->second.second, *n, ready)) return;
+  for (const auto& p : problems) spdlog::warn("node {}: {}", n->name, p);
+  const std::string name = n->name;
+  nodes_[name] = {std::move(*n), ready};
+  changes.rebuild = true;
+}
+
+void ObjectCache::ApplyNamespaces(const WatchEvent& ev, Changes& changes) {
+  bool changed = ev.type == T::kReplace;
+  if (ev.type == T::kReplace) namespaces_.clear();
+  Each(ev, [&](const json& o, bool del) {
+    std::string name = o["metadata"].value("name", "");
+    Labels labels;
+    if (o["metadata"].contains("labels") && o["metadata"]["labels"].is_object())
+      for (auto it = o["metadata"]["labels"].begin(); it != o["metadata"]["labels"].end(); ++it)
+        if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
+    labels["kubernetes.io/metadata.name"] = name;
+    if (del) {
+      changed = namespaces_.erase(name) > 0 || changed;
+    } else if (namespaces_[name] != labels) {
+      namespaces_[name] = labels;
+      changed = true;
+    }
+  });
+  // Only queue selection depends on namespace labels.
+  auto cqs = queue_objects_.find("clusterqueues");
+  if (changed && cqs != queue_objects_.end() && !cqs->second.empty()) changes.rebuild = true;
+}
+
+ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
+  Changes changes;
+  const std::string& r = ev.resource;
+  if (r == "nodes") {
+    if (ev.type == T::kReplace) {
+      nodes_.clear();
+      for (const auto& o : ev.objects) UpsertNode(o, changes);
+      changes.rebuild = true;
+    } else if (ev.type == T::kDeleted) {
+      nodes_.erase(ev.object["metadata"].value("name", ""));
+      changes.rebuild = true;
+    } else {
+      UpsertNode(ev.object, changes);
+    }
+  } else if (r == "podgroups") {
+    if (ev.type == T::kReplace) gangs_.podgroups.clear();
+    Each(ev, [&](const json& o, bool del) {
+      auto key = ObjectKey(o);
+      if (del) {
+        gangs_.podgroups.erase(key);
+      } else if (auto g = ParsePodGroup(o); g.ok()) {
+        gangs_.podgroups[key] = *g;
+      }
+      changes.sized_groups.push_back("PodGroup:" + key);
+    });
+  } else if (r == "volcanopodgroups") {
+    if (ev.type == T::kReplace) {
+      gangs_.volcano_groups.clear();
+      gangs_.volcano_served = ev.served;
+      changes.volcano_relisted = true;
+    }
+    Each(ev, [&](const json& o, bool del) {
+      auto key = ObjectKey(o);
+      if (del) {
+        gangs_.volcano_groups.erase(key);
+      } else if (auto g = ParseVolcanoPodGroup(o); g.ok()) {
+        gangs_.volcano_groups[key] = *g;
+      } else {
+        spdlog::warn("Volcano PodGroup {}: {}", key, std::string(g.status().message()));
+        gangs_.volcano_groups.erase(key);
+      }
+      changes.sized_groups.push_back("Volcano:" + key);
+    });
+  } else if (r == "jobs") {
+    if (ev.type == T::kReplace) gangs_.jobs.clear();
+    Each(ev, [&](const json& o, bool del) {
+      auto key = ObjectKey(o);
+      if (del) {
+        gangs_.jobs.erase(key);
+      } else if (auto j = ParseJob(o); j.ok()) {
+        gangs_.jobs[key] = *j;
+      }
+      changes.sized_groups.push_back("Job:" + key);
+    });
+  } else if (r == "priorityclasses") {
+    if (ev.type == T::kReplace) priority_classes_.clear();
+    Each(ev, [&](const json& o, bool del) {
+      auto pc = ParsePriorityClass(o);
+      if (!pc.ok()) return;
+      if (del) {
+        priority_classes_.erase(pc->name);
+      } else {
+        priority_classes_[pc->name] = *pc;
+      }
+    });
+    changes.rebuild = true;
+  } else if (r == "namespaces") {
+    ApplyNamespaces(ev, changes);
+  } else {
+    auto& store = queue_objects_[r];
+    if (ev.type == T::kReplace) store.clear();
+    Each(ev, [&](const json& o, bool del) {
+      auto key = ObjectKey(o);
+      if (del) {
+        store.erase(key);
+      } else {
+        store[key] = StripForLoader(o);
+      }
+    });
+    if (r == "localqueues") {
+      gangs_.local_queues.clear();
+      for (const auto& [key, obj] : store) gangs_.local_queues.insert(key);
+    }
+    changes.rebuild = true;
+  }
+  return changes;
+}
+
+Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
+  Model m;
+  node_names->clear();
+  m.nodes.reserve(nodes_.size());
+  for (const auto& [name, nr] : nodes_) {
+    node_names->push_back(name);
+    m.nodes.push_back(nr.first);
+    if (!nr.second) m.nodes.back().unschedulable = true;  // NotReady: keep what runs there
+  }
+  LoadResult lr;
+  for (const char* r : kQueueResources) {
+    auto qit = queue_objects_.find(r);
+    if (qit == queue_objects_.end()) continue;
+    for (const auto& [key, obj] : qit->second)
+      LoadManifestText(obj.dump(), fmt::format("{} {}", r, key[0] == '/' ? key.substr(1) : key),
+                       lr);
+  }
+  // Each problem is logged once, not at every rebuild.
+  std::set<std::string> diags;
+  for (const auto& d : lr.diagnostics) {
+    if (d.severity == Diagnostic::Severity::kNotice) continue;
+    std::string text = d.ToString();
+    if (!logged_diagnostics_.count(text)) spdlog::warn("queue objects: {}", text);
+    diags.insert(std::move(text));
+  }
+  logged_diagnostics_ = std::move(diags);
+  m.flavors = std::move(lr.model.flavors);
+  m.topologies = std::move(lr.model.topologies);
+  m.cluster_queues = std::move(lr.model.cluster_queues);
+  m.cohorts = std::move(lr.model.cohorts);
+  m.local_queues = std::move(lr.model.local_queues);
+  m.workload_priority_classes = std::move(lr.model.workload_priority_classes);
+  m.config = lr.model.config;
+  for (const auto& [name, pc] : priority_classes_) m.priority_classes.push_back(pc);
+  m.namespace_labels = namespaces_;
+  return m;
+}
+
+}  // namespace tessera::k8s

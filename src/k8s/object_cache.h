@@ -1,0 +1,65 @@
+// ObjectCache: the controller's copy of the cluster objects other than pods, as the informers
+// hand them over (Nodes, PodGroups, Volcano PodGroups, Jobs, PriorityClasses, Namespaces and
+// Tessera's queue kinds), and the engine's Model snapshot built from them.
+//
+// Apart from the loop because applying a watch event to these stores is bookkeeping that has
+// nothing to do with scheduling: Apply only says what the change means for the controller (the
+// engine must be rebuilt; these gangs must be sized again). Pods are not here: each pod change
+// moves a gang, which is the loop's own business (controller.cc).
+//
+// Thread-safety: none; owned by the controller's scheduling loop thread.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "k8s/gang_assembly.h"
+#include "k8s/informer.h"
+#include "model/model.h"
+
+namespace tessera::k8s {
+
+// Tessera's queue kinds, served as CRDs of group tessera.dev (deploy/crds).
+inline constexpr const char* kQueueGroup = "/apis/tessera.dev/v1alpha1";
+inline constexpr const char* kQueueResources[] = {
+    "resourceflavors",  "clusterqueues",          "localqueues", "cohorts", "topologies",
+    "schedulerconfigs", "workloadpriorityclasses"};
+
+class ObjectCache {
+ public:
+  // What a watch event changed, for the controller.
+  struct Changes {
+    bool rebuild = false;  // nodes, priorities or queues changed: the engine's Model is stale
+    // The keys of the groups whose sizing object changed ("PodGroup:ns/name", "Job:ns/name", ...),
+    // in the order of the event's objects.
+    std::vector<std::string> sized_groups;
+    bool volcano_relisted = false;  // every Volcano gang may have another size now
+  };
+
+  // REQUIRES: ev.resource is not "pods".
+  Changes Apply(const WatchEvent& ev);
+
+  // A Model of the nodes (NotReady nodes unschedulable), the queue objects, priority classes
+  // and namespace labels. node_names[i] is the name of m.nodes[i]. The loader's problems with
+  // the queue objects are logged, each once while it lasts.
+  Model Snapshot(std::vector<std::string>* node_names);
+
+  const GangSources& gang_sources() const { return gangs_; }
+  size_t num_nodes() const { return nodes_.size(); }
+
+ private:
+  void UpsertNode(const json& obj, Changes& changes);
+  void ApplyNamespaces(const WatchEvent& ev, Changes& changes);
+
+  std::map<std::string, std::pair<Node, bool>> nodes_;  // name -> node, ready
+  GangSources gangs_;
+  std::map<std::string, PriorityClass> priority_classes_;
+  std::map<std::string, Labels> namespaces_;
+  std::map<std::string, std::map<std::string, json>> queue_objects_;  // resource -> key -> obj
+  std::set<std::string> logged_diagnostics_;  // the loader's problems logged so far
+};
+
+}  // namespace tessera::k8s

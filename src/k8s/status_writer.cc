@@ -1,0 +1,148 @@
+#include "k8s/status_writer.h"
+
+#include <chrono>
+#include <ctime>
+#include <set>
+
+#include "fmt/format.h"
+#include "k8s/object_cache.h"
+#include "k8s/proto.h"
+
+namespace tessera::k8s {
+namespace {
+
+std::string NowRfc3339() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+StatusWriter::StatusWriter(KubeClient* client, const ControllerOptions& options,
+                           const std::atomic<bool>& stop)
+    : client_(client),
+      protobuf_(options.protobuf),
+      stop_(stop),
+      status_pool_(std::make_unique<TaskPool>(options.status_workers)),
+      // Events have writers of their own: a burst of Scheduled Events (one per bound pod) must
+      // not hold up the PodScheduled conditions and status writes that users and the autoscaler
+      // read.
+      event_pool_(std::make_unique<TaskPool>(options.event_workers)) {
+  EventRecorderOptions eo;
+  eo.component = options.scheduler_name;
+  eo.instance = options.instance;
+  eo.protobuf = options.protobuf;
+  events_ = std::make_unique<EventRecorder>(
+      client, [this](std::function<void()> f) { event_pool_->Post(std::move(f)); }, eo);
+}
+
+StatusWriter::~StatusWriter() {
+  // The pools go first: their queued writes use the recorder.
+  status_pool_.reset();
+  event_pool_.reset();
+}
+
+void StatusWriter::Event(const PodInfo& p, const char* type, const char* reason,
+                         const std::string& message) {
+  ObjectRef ref;
+  ref.ns = p.ns;
+  ref.name = p.name;
+  ref.uid = p.uid;
+  events_->Record(ref, type, reason, message);
+}
+
+void StatusWriter::Unschedulable(const PodInfo& p, const std::string& reason, bool changed) {
+  Event(p, "Warning", "FailedScheduling", reason);
+  if (!changed || p.scheduled_condition == reason) return;
+  json patch = {{"status",
+                 {{"conditions",
+                   {{{"type", "PodScheduled"},
+                     {"status", "False"},
+                     {"reason", "Unschedulable"},
+                     {"message", reason},
+                     {"lastTransitionTime", NowRfc3339()}}}}}}};
+  std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name);
+  std::string payload = patch.dump();
+  status_pool_->Post([this, path, payload] {
+    // The answer is the whole pod: protobuf costs the server less to encode.
+    if (!stop_)
+      (void)client_->Patch(path, payload, PatchType::kStrategicMerge,
+                           protobuf_ ? proto::kAccept : "application/json");
+  });
+}
+
+void StatusWriter::Write(const std::string& path, const json& status) {
+  std::string body = json{{"status", status}}.dump();
+  auto& last = written_[path];
+  if (last == body) return;
+  last = body;
+  status_pool_->Post([this, path, body] {
+    if (stop_) return;
+    auto r = client_->Patch(path, body, PatchType::kMerge);
+    if (r.ok() && r->status == 404 && path.size() > 7) {
+      // A CRD without the status subresource: the status lives in the main resource.
+      (void)client_->Patch(path.substr(0, path.size() - 7), body, PatchType::kMerge);
+    }
+  });
+}
+
+void StatusWriter::PodGroupStatus(const PodGroupInfo& pg, int32_t scheduled, int32_t members) {
+  std::string phase = scheduled >= pg.min_member ? "Scheduled"
+                      : members >= pg.min_member ? "Pending"
+                                                 : "PreScheduling";
+  if (scheduled > 0 && scheduled < pg.min_member) phase = "Scheduling";
+  Write(fmt::format("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{}/podgroups/{}/status", pg.ns,
+                    pg.name),
+        json{{"phase", phase}, {"scheduled", scheduled}});
+}
+
+int64_t StatusWriter::ClusterQueueStatuses(const Scheduler& engine,
+                                           const std::vector<int64_t>& pending,
+                                           const std::vector<int64_t>& admitted,
+                                           std::map<std::string, int64_t>* gpus) {
+  const Model& m = engine.model();
+  int64_t queued_gpus = 0;
+  for (size_t c = 0; c < m.cluster_queues.size(); ++c) {
+    const ClusterQueue& cq = m.cluster_queues[c];
+    json usage = json::array();
+    std::set<std::string> flavors_seen;
+    for (const auto& rg : cq.resource_groups) {
+      for (const auto& fq : rg.flavors) {
+        if (!flavors_seen.insert(fq.flavor).second) continue;
+        int32_t f = -1;
+        for (size_t i = 0; i < m.flavors.size(); ++i)
+          if (m.flavors[i].name == fq.flavor) f = static_cast<int32_t>(i);
+        json res = json::array();
+        if (f >= 0) {
+          Resources u = engine.ClusterQueueUsage(static_cast<int32_t>(c), f);
+          for (ResourceId r : rg.covered)
+            res.push_back({{"name", ResourceName(r)}, {"total", FormatQuantity(r, u[r])}});
+          (*gpus)[fq.flavor] += u[kGpu];
+          queued_gpus += u[kGpu];
+        }
+        usage.push_back({{"name", fq.flavor}, {"resources", res}});
+      }
+    }
+    Write(fmt::format("{}/clusterqueues/{}/status", kQueueGroup, cq.name),
+          json{{"pendingWorkloads", pending[c]},
+               {"reservingWorkloads", admitted[c]},
+               {"admittedWorkloads", admitted[c]},
+               {"flavorsReservation", usage},
+               {"flavorsUsage", usage}});
+  }
+  return queued_gpus;
+}
+
+void StatusWriter::FlushEvents() { events_->Flush(); }
+
+void StatusWriter::StopEvents() { events_->Stop(); }
+
+EventRecorderStats StatusWriter::event_stats() const { return events_->stats(); }
+
+size_t StatusWriter::queued() const { return status_pool_ ? status_pool_->queued() : 0; }
+
+}  // namespace tessera::k8s

@@ -1,0 +1,74 @@
+// StatusWriter: what the controller tells users and other controllers, written through the API on
+// pools of its own: Events on pods (FailedScheduling, Scheduled, Preempted; aggregated by the
+// EventRecorder), the PodScheduled=False/Unschedulable condition of a pod that waits (what the
+// cluster autoscaler looks for), PodGroup status (phase, scheduled) and ClusterQueue status
+// (pending, admitted, usage per flavor; Kueue's names).
+//
+// Apart from the loop and the Binder because none of it is on the path of a bind: it is best
+// effort, written behind the binds, and each status body is written only when it changed. The
+// loop decides what to say (which pods wait, why, how many of a gang are bound); this says it.
+//
+// Thread-safety: every method from one thread (the loop), except event_stats() and queued(),
+// which are thread-safe. The writes run on the pools' workers and touch no loop state.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/scheduler.h"
+#include "k8s/controller.h"
+#include "k8s/event_recorder.h"
+#include "k8s/kube_client.h"
+#include "k8s/objects.h"
+#include "k8s/task_pool.h"
+
+namespace tessera::k8s {
+
+class StatusWriter {
+ public:
+  // `stop` is the controller's flag (it outlives the writer): writes not yet sent are dropped
+  // once it is set.
+  StatusWriter(KubeClient* client, const ControllerOptions& options, const std::atomic<bool>& stop);
+  ~StatusWriter();  // drains the pools: status writes first, then Events
+  StatusWriter(const StatusWriter&) = delete;
+  StatusWriter& operator=(const StatusWriter&) = delete;
+
+  // One occurrence of an Event on the pod. `type` is "Normal" or "Warning".
+  void Event(const PodInfo& pod, const char* type, const char* reason, const std::string& message);
+  // The pod waits for `reason`: a FailedScheduling Event, and, when the reason is new
+  // (`changed`) and the pod does not already say it, its PodScheduled condition.
+  void Unschedulable(const PodInfo& pod, const std::string& reason, bool changed);
+  // The PodGroup's status: its phase from how many of its `members` are `scheduled`.
+  void PodGroupStatus(const PodGroupInfo& pg, int32_t scheduled, int32_t members);
+  // Every ClusterQueue's status from the engine's usage, with the pending and admitted
+  // workloads counted per ClusterQueue (index in engine.model().cluster_queues). Adds each
+  // flavor's GPUs in use by the queues to `gpus`; returns their sum.
+  int64_t ClusterQueueStatuses(const Scheduler& engine, const std::vector<int64_t>& pending,
+                               const std::vector<int64_t>& admitted,
+                               std::map<std::string, int64_t>* gpus);
+  // Writes the Event occurrences the per-object rate limit held back.
+  void FlushEvents();
+  // Stops writing Events: later ones are dropped, those queued return at once.
+  void StopEvents();
+
+  EventRecorderStats event_stats() const;
+  size_t queued() const;  // status writes not yet sent
+
+ private:
+  // PATCHes {"status": status} onto `path` (a status subresource) unless that body was the last
+  // written there.
+  void Write(const std::string& path, const json& status);
+
+  KubeClient* const client_;
+  const bool protobuf_;
+  const std::atomic<bool>& stop_;
+  std::map<std::string, std::string> written_;  // path -> last status body written
+  std::unique_ptr<TaskPool> status_pool_, event_pool_;
+  std::unique_ptr<EventRecorder> events_;  // writes on event_pool_
+};
+
+}  // namespace tessera::k8s
