@@ -3,10 +3,13 @@
 //   2. finish the jobs whose run ends by then (capacity frees before anything arrives);
 //   3. submit the jobs that arrive by then;
 //   4. run engine cycles until one decides nothing, booking every decision in the ledger.
+// Each step is one method of Replayer below; RunReplay runs them in that order.
 #include "trace/replay.h"
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <queue>
 #include <tuple>
 
@@ -81,346 +84,437 @@ absl::StatusOr<std::vector<fgd::TypicalPod>> TypicalPods(const Trace& trace, con
   return fgd::BuildTypicalPods(shapes);
 }
 
-}  // namespace
+// One replay: the engine, the ledger of what every node holds, the arrival order, the pending
+// finishes and the metrics being integrated. Run() is the whole replay; every other method is
+// one of its steps.
+class Replayer {
+ public:
+  Replayer(const Trace& trace, const JobConverter& converter, const ReplayOptions& options)
+      : trace_(trace), converter_(converter), options_(options) {}
 
-absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
-                                       const JobConverter& converter,
-                                       const ReplayOptions& options) {
-  ReplayResult res;
-  const ResourceId milli = kGpuMilli;
-  fgd::GpuModelTable models;
-  auto typical = TypicalPods(trace, model, milli, models);
-  if (!typical.ok()) return typical.status();
-  res.typical = *typical;
-  std::vector<int32_t> node_models(model.nodes.size(), fgd::kNoGpuModel);
-  for (size_t n = 0; n < model.nodes.size(); ++n) {
-    const Node& node = model.nodes[n];
-    if (node.gpu_count() == 0 || node.gpu_model.empty()) continue;
-    auto id = models.Intern(node.gpu_model);
-    if (!id.ok()) return id.status();
-    node_models[n] = *id;
+  absl::StatusOr<ReplayResult> Run(Model model) {
+    if (absl::Status st = Init(std::move(model)); !st.ok()) return st;
+    InitQueues();
+    InitArrivalOrder();
+    InitMetrics();
+    InitWorkloads();
+    bool stopped = false;
+    while (true) {
+      double t = std::min(
+          {NextManifest(), NextTrace(), finishes_.empty() ? kInf : std::get<0>(finishes_.top())});
+      if (t == kInf) break;
+      double now = t;
+      if (options_.cycle_interval > 0)
+        now = std::ceil(t / options_.cycle_interval) * options_.cycle_interval;
+      if (now > options_.until) {
+        stopped = true;
+        break;
+      }
+      Advance(now);
+      Departures(now);
+      Arrivals(now);
+      if (absl::Status st = RunCycles(now); !st.ok()) return st;
+    }
+    res_.end = stopped ? options_.until : last_;
+    Advance(res_.end);
+    CountEndStates();
+    SumQueues();
+    Finalize();
+    return std::move(res_);
   }
 
-  auto created = Scheduler::Create(std::move(model));
-  if (!created.ok()) return created.status();
-  Scheduler& s = **created;
-  const Model& m = s.model();
-  ClusterLedger ledger(m.nodes, node_models, res.typical, milli);
-  res.nodes = static_cast<int64_t>(m.nodes.size());
-  res.gpus_total = ledger.total_gpu_milli() / 1000;
-
-  // Queues: ClusterQueues, then "(none)".
-  const int ncq = static_cast<int>(m.cluster_queues.size());
-  res.queues.resize(static_cast<size_t>(ncq) + 1);
-  for (int q = 0; q < ncq; ++q) {
-    res.queues[static_cast<size_t>(q)].name = m.cluster_queues[static_cast<size_t>(q)].name;
-    res.queues[static_cast<size_t>(q)].quota_gpus =
-        NominalGpus(m.cluster_queues[static_cast<size_t>(q)]);
-  }
-  res.queues[static_cast<size_t>(ncq)].name = "(none)";
-  std::vector<std::vector<double>> waits(res.queues.size()), jcts(res.queues.size());
-  std::vector<int64_t> queue_milli(res.queues.size(), 0);
-  auto qi = [&](WorkloadId id) {
-    int32_t cq = s.status(id).cluster_queue;
-    return static_cast<size_t>(cq < 0 ? ncq : cq);
-  };
-
-  // Arrival order: the manifests' workloads (already in the engine as ids 0..k-1), then the
-  // trace's jobs, each sorted by time; equal times keep file order, manifests first.
-  const WorkloadId k = s.num_workloads();
-  std::vector<WorkloadId> manifest_order(static_cast<size_t>(k));
-  for (WorkloadId i = 0; i < k; ++i) manifest_order[static_cast<size_t>(i)] = i;
-  auto manifest_arrival = [&](WorkloadId id) {
-    return std::max(0.0, m.workloads[static_cast<size_t>(id)].arrival);
-  };
-  std::stable_sort(manifest_order.begin(), manifest_order.end(), [&](WorkloadId a, WorkloadId b) {
-    return manifest_arrival(a) < manifest_arrival(b);
-  });
-  std::vector<int32_t> trace_order(trace.jobs.size());
-  for (size_t i = 0; i < trace_order.size(); ++i) trace_order[i] = static_cast<int32_t>(i);
-  std::stable_sort(trace_order.begin(), trace_order.end(), [&](int32_t a, int32_t b) {
-    return trace.jobs[static_cast<size_t>(a)].arrival < trace.jobs[static_cast<size_t>(b)].arrival;
-  });
-  size_t mi = 0, ti = 0;
-  auto next_manifest = [&] {
-    return mi < manifest_order.size() ? manifest_arrival(manifest_order[mi]) : kInf;
-  };
-  auto next_trace = [&] {
-    return ti < trace_order.size() ? trace.jobs[static_cast<size_t>(trace_order[ti])].arrival
-                                   : kInf;
-  };
-  res.jobs = static_cast<int64_t>(k) + static_cast<int64_t>(trace.jobs.size());
-  res.start = std::min(next_manifest(), next_trace());
-  if (res.start == kInf) res.start = 0;
-  double last_arrival = 0;
-  if (!trace_order.empty())
-    last_arrival = trace.jobs[static_cast<size_t>(trace_order.back())].arrival;
-  if (!manifest_order.empty())
-    last_arrival = std::max(last_arrival, manifest_arrival(manifest_order.back()));
-
-  // Metrics: one series channel per quantity, then one per queue.
-  res.channels = {"gpu_allocation_pct", "fragmentation_pct", "pending_jobs", "running_jobs"};
-  for (const auto& q : res.queues) res.channels.push_back("gpus_used:" + q.name);
-  const double span_guess = std::max(1.0, last_arrival - res.start);
-  res.series = TimeSeries(res.start, static_cast<int>(res.channels.size()), options.max_buckets,
-                          std::max(1.0, std::ceil(span_guess / options.max_buckets)));
-  std::vector<double> values(res.channels.size(), 0);
-  int64_t pending = 0, running = 0;
-  double last = res.start, alloc_area = 0, frag_area = 0;
-  const double total_milli = static_cast<double>(std::max<int64_t>(1, ledger.total_gpu_milli()));
-  auto advance = [&](double now) {
-    if (now <= last) return;
-    const double dt = now - last;
-    values[0] = 100.0 * static_cast<double>(ledger.allocated_gpu_milli()) / total_milli;
-    values[1] = 100.0 * ledger.fragmented_gpu_milli() / total_milli;
-    values[2] = static_cast<double>(pending);
-    values[3] = static_cast<double>(running);
-    for (size_t q = 0; q < queue_milli.size(); ++q) {
-      values[4 + q] = static_cast<double>(queue_milli[q]) / 1000.0;
-      res.queues[q].gpu_hours += values[4 + q] * dt / 3600.0;
-    }
-    alloc_area += values[0] * dt;
-    frag_area += values[1] * dt;
-    res.series.Integrate(last, now, values);
-    last = now;
-  };
-  auto note_peaks = [&] {
-    res.peak_allocation_pct =
-        std::max(res.peak_allocation_pct,
-                 100.0 * static_cast<double>(ledger.allocated_gpu_milli()) / total_milli);
-    for (size_t q = 0; q < queue_milli.size(); ++q)
-      res.queues[q].peak_gpus =
-          std::max(res.queues[q].peak_gpus, static_cast<double>(queue_milli[q]) / 1000.0);
-  };
-
-  // Per workload: first and latest admission; pods held while running.
-  std::vector<double> first_admit, admit_at;
-  first_admit.reserve(static_cast<size_t>(res.jobs));
-  admit_at.reserve(static_cast<size_t>(res.jobs));
-  first_admit.assign(static_cast<size_t>(k), -1);
-  admit_at.assign(static_cast<size_t>(k), -1);
-  absl::flat_hash_map<WorkloadId, std::vector<HeldPod>> held;
-  auto book = [&](WorkloadId id, const std::vector<PodPlacement>& pods) {
-    const Workload& w = m.workloads[static_cast<size_t>(id)];
-    auto& h = held[id];
-    int64_t gpu_milli = 0;
-    for (const auto& p : pods) {
-      const Resources& req = w.pod_sets[static_cast<size_t>(p.pod_set)].requests;
-      const bool share = milli >= 0 && req[milli] > 0 && req[kGpu] == 0;
-      int32_t hint = share && p.gpus.size() == 1 ? p.gpus[0] : -1;
-      HeldPod hp{p.node, p.pod_set, -1, share ? std::vector<int32_t>{} : p.gpus};
-      hp.share_gpu = ledger.Take(p.node, req, hp.gpus, hint);
-      gpu_milli += int64_t{req[kGpu]} * 1000 + (share ? req[milli] : 0);
-      h.push_back(std::move(hp));
-    }
-    queue_milli[qi(id)] += gpu_milli;
-  };
-  // Releases a workload's pods; returns the GPU milli it held.
-  auto release = [&](WorkloadId id) -> int64_t {
-    auto it = held.find(id);
-    if (it == held.end()) return 0;
-    const Workload& w = m.workloads[static_cast<size_t>(id)];
-    int64_t gpu_milli = 0;
-    for (const auto& hp : it->second) {
-      const Resources& req = w.pod_sets[static_cast<size_t>(hp.pod_set)].requests;
-      ledger.Give(hp.node, req, hp.gpus, hp.share_gpu);
-      gpu_milli += int64_t{req[kGpu]} * 1000 + (hp.share_gpu >= 0 ? req[milli] : 0);
-    }
-    held.erase(it);
-    queue_milli[qi(id)] -= gpu_milli;
-    return gpu_milli;
-  };
-
+ private:
   // Finish events: (time, workload, its preemption count when admitted). A preemption makes the
   // pending finish stale; the re-admission schedules a new one (the job runs its whole duration
   // again, as in `tessera sim`).
   using Finish = std::tuple<double, WorkloadId, int32_t>;
-  std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes;
-  std::vector<Decision> preempts, others;
-  bool stopped = false;
-  // Manifest workloads with pods beyond minCount can be scaled up by any cycle.
-  bool partial_gangs = false;
-  for (WorkloadId id = 0; id < k; ++id) {
-    const Workload& w = m.workloads[static_cast<size_t>(id)];
-    partial_gangs = partial_gangs || w.MinPods() < w.TotalPods();
+
+  // The typical pods, the nodes' GPU model ids, the engine and the ledger.
+  absl::Status Init(Model model) {
+    fgd::GpuModelTable models;
+    auto typical = TypicalPods(trace_, model, milli_, models);
+    if (!typical.ok()) return typical.status();
+    res_.typical = *typical;
+    std::vector<int32_t> node_models(model.nodes.size(), fgd::kNoGpuModel);
+    for (size_t n = 0; n < model.nodes.size(); ++n) {
+      const Node& node = model.nodes[n];
+      if (node.gpu_count() == 0 || node.gpu_model.empty()) continue;
+      auto id = models.Intern(node.gpu_model);
+      if (!id.ok()) return id.status();
+      node_models[n] = *id;
+    }
+
+    auto created = Scheduler::Create(std::move(model));
+    if (!created.ok()) return created.status();
+    s_ = std::move(*created);
+    m_ = &s_->model();
+    ledger_.emplace(m_->nodes, node_models, res_.typical, milli_);
+    res_.nodes = static_cast<int64_t>(m_->nodes.size());
+    res_.gpus_total = ledger_->total_gpu_milli() / 1000;
+    return absl::OkStatus();
   }
 
-  while (true) {
-    double t = std::min(
-        {next_manifest(), next_trace(), finishes.empty() ? kInf : std::get<0>(finishes.top())});
-    if (t == kInf) break;
-    double now = t;
-    if (options.cycle_interval > 0)
-      now = std::ceil(t / options.cycle_interval) * options.cycle_interval;
-    if (now > options.until) {
-      stopped = true;
-      break;
+  // Queues: ClusterQueues, then "(none)".
+  void InitQueues() {
+    ncq_ = static_cast<int>(m_->cluster_queues.size());
+    res_.queues.resize(static_cast<size_t>(ncq_) + 1);
+    for (int q = 0; q < ncq_; ++q) {
+      res_.queues[static_cast<size_t>(q)].name = m_->cluster_queues[static_cast<size_t>(q)].name;
+      res_.queues[static_cast<size_t>(q)].quota_gpus =
+          NominalGpus(m_->cluster_queues[static_cast<size_t>(q)]);
     }
-    advance(now);
-    // 2. Departures.
-    while (!finishes.empty() && std::get<0>(finishes.top()) <= now) {
-      auto [when, id, gen] = finishes.top();
-      finishes.pop();
-      const WorkloadStatus& st = s.status(id);
+    res_.queues[static_cast<size_t>(ncq_)].name = "(none)";
+    waits_.resize(res_.queues.size());
+    jcts_.resize(res_.queues.size());
+    queue_milli_.assign(res_.queues.size(), 0);
+  }
+  size_t QueueOf(WorkloadId id) const {
+    int32_t cq = s_->status(id).cluster_queue;
+    return static_cast<size_t>(cq < 0 ? ncq_ : cq);
+  }
+
+  // Arrival order: the manifests' workloads (already in the engine as ids 0..k-1), then the
+  // trace's jobs, each sorted by time; equal times keep file order, manifests first.
+  void InitArrivalOrder() {
+    k_ = s_->num_workloads();
+    manifest_order_.resize(static_cast<size_t>(k_));
+    for (WorkloadId i = 0; i < k_; ++i) manifest_order_[static_cast<size_t>(i)] = i;
+    std::stable_sort(
+        manifest_order_.begin(), manifest_order_.end(),
+        [&](WorkloadId a, WorkloadId b) { return ManifestArrival(a) < ManifestArrival(b); });
+    trace_order_.resize(trace_.jobs.size());
+    for (size_t i = 0; i < trace_order_.size(); ++i) trace_order_[i] = static_cast<int32_t>(i);
+    std::stable_sort(trace_order_.begin(), trace_order_.end(), [&](int32_t a, int32_t b) {
+      return trace_.jobs[static_cast<size_t>(a)].arrival <
+             trace_.jobs[static_cast<size_t>(b)].arrival;
+    });
+    res_.jobs = static_cast<int64_t>(k_) + static_cast<int64_t>(trace_.jobs.size());
+    res_.start = std::min(NextManifest(), NextTrace());
+    if (res_.start == kInf) res_.start = 0;
+  }
+  double ManifestArrival(WorkloadId id) const {
+    return std::max(0.0, m_->workloads[static_cast<size_t>(id)].arrival);
+  }
+  double NextManifest() const {
+    return mi_ < manifest_order_.size() ? ManifestArrival(manifest_order_[mi_]) : kInf;
+  }
+  double NextTrace() const {
+    return ti_ < trace_order_.size() ? trace_.jobs[static_cast<size_t>(trace_order_[ti_])].arrival
+                                     : kInf;
+  }
+
+  // Metrics: one series channel per quantity, then one per queue.
+  void InitMetrics() {
+    double last_arrival = 0;
+    if (!trace_order_.empty())
+      last_arrival = trace_.jobs[static_cast<size_t>(trace_order_.back())].arrival;
+    if (!manifest_order_.empty())
+      last_arrival = std::max(last_arrival, ManifestArrival(manifest_order_.back()));
+    res_.channels = {"gpu_allocation_pct", "fragmentation_pct", "pending_jobs", "running_jobs"};
+    for (const auto& q : res_.queues) res_.channels.push_back("gpus_used:" + q.name);
+    const double span_guess = std::max(1.0, last_arrival - res_.start);
+    res_.series =
+        TimeSeries(res_.start, static_cast<int>(res_.channels.size()), options_.max_buckets,
+                   std::max(1.0, std::ceil(span_guess / options_.max_buckets)));
+    values_.assign(res_.channels.size(), 0);
+    last_ = res_.start;
+    total_milli_ = static_cast<double>(std::max<int64_t>(1, ledger_->total_gpu_milli()));
+  }
+  // Integrates the current values over [last_, now).
+  void Advance(double now) {
+    if (now <= last_) return;
+    const double dt = now - last_;
+    values_[0] = 100.0 * static_cast<double>(ledger_->allocated_gpu_milli()) / total_milli_;
+    values_[1] = 100.0 * ledger_->fragmented_gpu_milli() / total_milli_;
+    values_[2] = static_cast<double>(pending_);
+    values_[3] = static_cast<double>(running_);
+    for (size_t q = 0; q < queue_milli_.size(); ++q) {
+      values_[4 + q] = static_cast<double>(queue_milli_[q]) / 1000.0;
+      res_.queues[q].gpu_hours += values_[4 + q] * dt / 3600.0;
+    }
+    alloc_area_ += values_[0] * dt;
+    frag_area_ += values_[1] * dt;
+    res_.series.Integrate(last_, now, values_);
+    last_ = now;
+  }
+  void NotePeaks() {
+    res_.peak_allocation_pct =
+        std::max(res_.peak_allocation_pct,
+                 100.0 * static_cast<double>(ledger_->allocated_gpu_milli()) / total_milli_);
+    for (size_t q = 0; q < queue_milli_.size(); ++q)
+      res_.queues[q].peak_gpus =
+          std::max(res_.queues[q].peak_gpus, static_cast<double>(queue_milli_[q]) / 1000.0);
+  }
+
+  // Per workload: first and latest admission. Manifest workloads with pods beyond minCount can
+  // be scaled up by any cycle.
+  void InitWorkloads() {
+    first_admit_.reserve(static_cast<size_t>(res_.jobs));
+    admit_at_.reserve(static_cast<size_t>(res_.jobs));
+    first_admit_.assign(static_cast<size_t>(k_), -1);
+    admit_at_.assign(static_cast<size_t>(k_), -1);
+    for (WorkloadId id = 0; id < k_; ++id) {
+      const Workload& w = m_->workloads[static_cast<size_t>(id)];
+      partial_gangs_ = partial_gangs_ || w.MinPods() < w.TotalPods();
+    }
+  }
+
+  // Books the pods of a workload's admission or scale-up in the ledger.
+  void Book(WorkloadId id, const std::vector<PodPlacement>& pods) {
+    const Workload& w = m_->workloads[static_cast<size_t>(id)];
+    auto& h = held_[id];
+    int64_t gpu_milli = 0;
+    for (const auto& p : pods) {
+      const Resources& req = w.pod_sets[static_cast<size_t>(p.pod_set)].requests;
+      const bool share = milli_ >= 0 && req[milli_] > 0 && req[kGpu] == 0;
+      int32_t hint = share && p.gpus.size() == 1 ? p.gpus[0] : -1;
+      HeldPod hp{p.node, p.pod_set, -1, share ? std::vector<int32_t>{} : p.gpus};
+      hp.share_gpu = ledger_->Take(p.node, req, hp.gpus, hint);
+      gpu_milli += int64_t{req[kGpu]} * 1000 + (share ? req[milli_] : 0);
+      h.push_back(std::move(hp));
+    }
+    queue_milli_[QueueOf(id)] += gpu_milli;
+  }
+  // Releases a workload's pods; returns the GPU milli it held.
+  int64_t Release(WorkloadId id) {
+    auto it = held_.find(id);
+    if (it == held_.end()) return 0;
+    const Workload& w = m_->workloads[static_cast<size_t>(id)];
+    int64_t gpu_milli = 0;
+    for (const auto& hp : it->second) {
+      const Resources& req = w.pod_sets[static_cast<size_t>(hp.pod_set)].requests;
+      ledger_->Give(hp.node, req, hp.gpus, hp.share_gpu);
+      gpu_milli += int64_t{req[kGpu]} * 1000 + (hp.share_gpu >= 0 ? req[milli_] : 0);
+    }
+    held_.erase(it);
+    queue_milli_[QueueOf(id)] -= gpu_milli;
+    return gpu_milli;
+  }
+
+  // 2. Departures: the runs that end by `now` (stale finishes of preempted runs are dropped).
+  void Departures(double now) {
+    while (!finishes_.empty() && std::get<0>(finishes_.top()) <= now) {
+      auto [when, id, gen] = finishes_.top();
+      finishes_.pop();
+      const WorkloadStatus& st = s_->status(id);
       if (st.state != WorkloadState::kAdmitted || st.preemptions != gen) continue;
-      release(id);
-      s.Finish(id, when);
-      auto q = qi(id);
-      ++res.queues[q].finished;
-      jcts[q].push_back(when - st.created);
-      --running;
+      Release(id);
+      s_->Finish(id, when);
+      auto q = QueueOf(id);
+      ++res_.queues[q].finished;
+      jcts_[q].push_back(when - st.created);
+      --running_;
     }
-    // 3. Arrivals.
+  }
+
+  // 3. Arrivals: the workloads that arrive by `now`, in arrival order.
+  void Arrivals(double now) {
     while (true) {
-      double tm = next_manifest(), tt = next_trace();
+      double tm = NextManifest(), tt = NextTrace();
       if (std::min(tm, tt) > now) break;
       WorkloadId id;
       double at;
       if (tm <= tt) {
-        id = manifest_order[mi++];
+        id = manifest_order_[mi_++];
         at = tm;
       } else {
-        int32_t j = trace_order[ti++];
-        id = s.AddWorkload(converter.Make(trace.jobs[static_cast<size_t>(j)], j));
-        first_admit.push_back(-1);
-        admit_at.push_back(-1);
+        int32_t j = trace_order_[ti_++];
+        id = s_->AddWorkload(converter_.Make(trace_.jobs[static_cast<size_t>(j)], j));
+        first_admit_.push_back(-1);
+        admit_at_.push_back(-1);
         at = tt;
       }
-      s.Submit(id, at);
-      ++res.queues[qi(id)].jobs;
-      ++pending;
+      s_->Submit(id, at);
+      ++res_.queues[QueueOf(id)].jobs;
+      ++pending_;
     }
-    // 4. Cycles until nothing changes at this instant. With nothing pending and no gang waiting
-    // for more pods a cycle cannot decide anything, so none is run.
-    for (int cycle = 0; pending > 0 || partial_gangs; ++cycle) {
-      if (cycle >= options.max_cycles_per_instant) {
+  }
+
+  // 4. Cycles until nothing changes at this instant. With nothing pending and no gang waiting
+  // for more pods a cycle cannot decide anything, so none is run.
+  absl::Status RunCycles(double now) {
+    for (int cycle = 0; pending_ > 0 || partial_gangs_; ++cycle) {
+      if (cycle >= options_.max_cycles_per_instant) {
         return absl::InternalError(
             fmt::format("scheduling did not settle after {} cycles at t={}", cycle, now));
       }
-      auto decisions = s.RunCycle(now);
-      ++res.cycles;
-      if (options.verify) {
-        if (auto st = s.Verify(); !st.ok()) {
+      auto decisions = s_->RunCycle(now);
+      ++res_.cycles;
+      if (options_.verify) {
+        if (auto st = s_->Verify(); !st.ok()) {
           return absl::InternalError(
               fmt::format("invariant broken at t={}: {}", now, std::string(st.message())));
         }
       }
       if (decisions.empty()) break;
-      // Evictions first, so that the ledger never books a preemptor onto its victims' devices.
-      preempts.clear();
-      others.clear();
-      for (auto& d : decisions)
-        (d.type == Decision::Type::kPreempt ? preempts : others).push_back(std::move(d));
-      for (const auto& d : preempts) {
-        WorkloadId id = d.workload;
-        auto q = qi(id);
-        int64_t gpu_milli = release(id);
-        double lost = static_cast<double>(gpu_milli) / 1000.0 *
-                      (now - admit_at[static_cast<size_t>(id)]) / 3600.0;
-        res.queues[q].gpu_hours_lost += lost;
-        ++res.queues[q].preempted;
-        ++res.preemptions;
-        --running;
-        ++pending;
+      ApplyDecisions(decisions, now);
+      NotePeaks();
+    }
+    return absl::OkStatus();
+  }
+
+  // One cycle's decisions, evictions first, so that the ledger never books a preemptor onto its
+  // victims' devices.
+  void ApplyDecisions(std::vector<Decision>& decisions, double now) {
+    preempts_.clear();
+    others_.clear();
+    for (auto& d : decisions)
+      (d.type == Decision::Type::kPreempt ? preempts_ : others_).push_back(std::move(d));
+    for (const auto& d : preempts_) Evict(d.workload, now);
+    for (const auto& d : others_) {
+      WorkloadId id = d.workload;
+      auto q = QueueOf(id);
+      switch (d.type) {
+        case Decision::Type::kAdmit:
+          Admit(id, d.pods, now);
+          break;
+        case Decision::Type::kScaleUp:
+          Book(id, d.pods);
+          break;
+        case Decision::Type::kReject:
+          ++res_.queues[q].rejected;
+          --pending_;
+          break;
+        case Decision::Type::kPreempt:
+          break;
       }
-      for (const auto& d : others) {
-        WorkloadId id = d.workload;
-        auto q = qi(id);
-        switch (d.type) {
-          case Decision::Type::kAdmit: {
-            const WorkloadStatus& st = s.status(id);
-            if (first_admit[static_cast<size_t>(id)] < 0) {
-              first_admit[static_cast<size_t>(id)] = now;
-              ++res.queues[q].admitted;
-              double wait = now - st.created;
-              waits[q].push_back(wait);
-              ++res.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
-            }
-            admit_at[static_cast<size_t>(id)] = now;
-            book(id, d.pods);
-            const auto& rt = m.workloads[static_cast<size_t>(id)].runtime;
-            if (rt) finishes.emplace(now + *rt, id, st.preemptions);
-            ++running;
-            --pending;
-            break;
-          }
-          case Decision::Type::kScaleUp:
-            book(id, d.pods);
-            break;
-          case Decision::Type::kReject:
-            ++res.queues[q].rejected;
-            --pending;
-            break;
-          case Decision::Type::kPreempt:
-            break;
-        }
-      }
-      note_peaks();
     }
   }
-  res.end = stopped ? options.until : last;
-  advance(res.end);
+  void Evict(WorkloadId id, double now) {
+    auto q = QueueOf(id);
+    int64_t gpu_milli = Release(id);
+    double lost = static_cast<double>(gpu_milli) / 1000.0 *
+                  (now - admit_at_[static_cast<size_t>(id)]) / 3600.0;
+    res_.queues[q].gpu_hours_lost += lost;
+    ++res_.queues[q].preempted;
+    ++res_.preemptions;
+    --running_;
+    ++pending_;
+  }
+  void Admit(WorkloadId id, const std::vector<PodPlacement>& pods, double now) {
+    auto q = QueueOf(id);
+    const WorkloadStatus& st = s_->status(id);
+    if (first_admit_[static_cast<size_t>(id)] < 0) {
+      first_admit_[static_cast<size_t>(id)] = now;
+      ++res_.queues[q].admitted;
+      double wait = now - st.created;
+      waits_[q].push_back(wait);
+      ++res_.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
+    }
+    admit_at_[static_cast<size_t>(id)] = now;
+    Book(id, pods);
+    const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
+    if (rt) finishes_.emplace(now + *rt, id, st.preemptions);
+    ++running_;
+    --pending_;
+  }
 
-  // Totals.
-  const double span = res.end - res.start;
-  for (WorkloadId id = 0; id < s.num_workloads(); ++id) {
-    auto state = s.status(id).state;
-    if (state == WorkloadState::kPending) ++res.queues[qi(id)].pending_at_end;
-    if (state == WorkloadState::kAdmitted) ++res.queues[qi(id)].running_at_end;
+  // Totals: jobs still pending or running at the end, per queue.
+  void CountEndStates() {
+    for (WorkloadId id = 0; id < s_->num_workloads(); ++id) {
+      auto state = s_->status(id).state;
+      if (state == WorkloadState::kPending) ++res_.queues[QueueOf(id)].pending_at_end;
+      if (state == WorkloadState::kAdmitted) ++res_.queues[QueueOf(id)].running_at_end;
+    }
   }
-  std::vector<double> all_waits, all_jcts, fairness;
-  QueueResult& all = res.all;
-  all.name = "(all)";
-  for (size_t q = 0; q < res.queues.size(); ++q) {
-    QueueResult& r = res.queues[q];
-    all_waits.insert(all_waits.end(), waits[q].begin(), waits[q].end());
-    all_jcts.insert(all_jcts.end(), jcts[q].begin(), jcts[q].end());
-    r.wait = Summarize(waits[q]);
-    r.jct = Summarize(jcts[q]);
-    r.mean_gpus =
-        span > 0 ? r.gpu_hours * 3600.0 / span : static_cast<double>(queue_milli[q]) / 1000.0;
-    all.quota_gpus += r.quota_gpus;
-    all.jobs += r.jobs;
-    all.admitted += r.admitted;
-    all.finished += r.finished;
-    all.rejected += r.rejected;
-    all.pending_at_end += r.pending_at_end;
-    all.running_at_end += r.running_at_end;
-    all.preempted += r.preempted;
-    all.gpu_hours += r.gpu_hours;
-    all.gpu_hours_lost += r.gpu_hours_lost;
-    all.mean_gpus += r.mean_gpus;
-    for (int b = 0; b < kDelayBins; ++b) all.wait_histogram[b] += r.wait_histogram[b];
-    if (r.quota_gpus > 0) fairness.push_back(r.mean_gpus / r.quota_gpus);
+  // Per-queue summaries, their sum in res_.all, and the fairness index.
+  void SumQueues() {
+    const double span = res_.end - res_.start;
+    std::vector<double> all_waits, all_jcts, fairness;
+    QueueResult& all = res_.all;
+    all.name = "(all)";
+    for (size_t q = 0; q < res_.queues.size(); ++q) {
+      QueueResult& r = res_.queues[q];
+      all_waits.insert(all_waits.end(), waits_[q].begin(), waits_[q].end());
+      all_jcts.insert(all_jcts.end(), jcts_[q].begin(), jcts_[q].end());
+      r.wait = Summarize(waits_[q]);
+      r.jct = Summarize(jcts_[q]);
+      r.mean_gpus =
+          span > 0 ? r.gpu_hours * 3600.0 / span : static_cast<double>(queue_milli_[q]) / 1000.0;
+      all.quota_gpus += r.quota_gpus;
+      all.jobs += r.jobs;
+      all.admitted += r.admitted;
+      all.finished += r.finished;
+      all.rejected += r.rejected;
+      all.pending_at_end += r.pending_at_end;
+      all.running_at_end += r.running_at_end;
+      all.preempted += r.preempted;
+      all.gpu_hours += r.gpu_hours;
+      all.gpu_hours_lost += r.gpu_hours_lost;
+      all.mean_gpus += r.mean_gpus;
+      for (int b = 0; b < kDelayBins; ++b) all.wait_histogram[b] += r.wait_histogram[b];
+      if (r.quota_gpus > 0) fairness.push_back(r.mean_gpus / r.quota_gpus);
+    }
+    all.wait = Summarize(all_waits);
+    all.jct = Summarize(all_jcts);
+    all.peak_gpus = res_.peak_allocation_pct * static_cast<double>(res_.gpus_total) / 100.0;
+    res_.gpu_hours_lost = all.gpu_hours_lost;
+    // "(none)" is listed only when some job had no ClusterQueue.
+    if (res_.queues.back().jobs == 0) {
+      res_.queues.pop_back();
+      res_.channels.pop_back();
+    }
+    res_.jain_index = JainIndex(fairness);
   }
-  all.wait = Summarize(all_waits);
-  all.jct = Summarize(all_jcts);
-  all.peak_gpus = res.peak_allocation_pct * static_cast<double>(res.gpus_total) / 100.0;
-  res.gpu_hours_lost = all.gpu_hours_lost;
-  // "(none)" is listed only when some job had no ClusterQueue.
-  if (res.queues.back().jobs == 0) {
-    res.queues.pop_back();
-    res.channels.pop_back();
+  // Cluster-wide means and final values, and the notes.
+  void Finalize() {
+    const double span = res_.end - res_.start;
+    res_.mean_allocation_pct = span > 0 ? alloc_area_ / span : values_[0];
+    res_.mean_fragmentation_pct = span > 0 ? frag_area_ / span : values_[1];
+    res_.final_allocation_pct =
+        100.0 * static_cast<double>(ledger_->allocated_gpu_milli()) / total_milli_;
+    res_.final_fragmentation_pct = 100.0 * ledger_->RecomputeFragmentation() / total_milli_;
+    res_.overbooked_shares = ledger_->overbooked_shares();
+    if (res_.overbooked_shares > 0) {
+      res_.notes.push_back(fmt::format(
+          "{} GPU shares were placed on a device without room for them (the engine does not "
+          "book tessera.dev/gpu-milli per device yet); allocation counts each device at most "
+          "once",
+          res_.overbooked_shares));
+    }
+    if (ledger_->nodes_over_gpu_limit() > 0) {
+      res_.notes.push_back(
+          fmt::format("{} nodes have more than {} GPUs; fragmentation looks at their first {} only",
+                      ledger_->nodes_over_gpu_limit(), fgd::kMaxGpusPerNode, fgd::kMaxGpusPerNode));
+    }
   }
-  res.jain_index = JainIndex(fairness);
-  res.mean_allocation_pct = span > 0 ? alloc_area / span : values[0];
-  res.mean_fragmentation_pct = span > 0 ? frag_area / span : values[1];
-  res.final_allocation_pct =
-      100.0 * static_cast<double>(ledger.allocated_gpu_milli()) / total_milli;
-  res.final_fragmentation_pct = 100.0 * ledger.RecomputeFragmentation() / total_milli;
-  res.overbooked_shares = ledger.overbooked_shares();
-  if (res.overbooked_shares > 0) {
-    res.notes.push_back(fmt::format(
-        "{} GPU shares were placed on a device without room for them (the engine does not book "
-        "tessera.dev/gpu-milli per device yet); allocation counts each device at most once",
-        res.overbooked_shares));
-  }
-  if (ledger.nodes_over_gpu_limit() > 0) {
-    res.notes.push_back(
-        fmt::format("{} nodes have more than {} GPUs; fragmentation looks at their first {} only",
-                    ledger.nodes_over_gpu_limit(), fgd::kMaxGpusPerNode, fgd::kMaxGpusPerNode));
-  }
-  return res;
+
+  const Trace& trace_;
+  const JobConverter& converter_;
+  const ReplayOptions& options_;
+  const ResourceId milli_ = kGpuMilli;
+  ReplayResult res_;
+
+  std::unique_ptr<Scheduler> s_;
+  const Model* m_ = nullptr;  // the engine's model
+  std::optional<ClusterLedger> ledger_;
+  int ncq_ = 0;                                    // ClusterQueues; queue index ncq_ is "(none)"
+  std::vector<std::vector<double>> waits_, jcts_;  // per queue
+  std::vector<int64_t> queue_milli_;               // per queue, GPU milli held now
+
+  WorkloadId k_ = 0;  // manifest workloads
+  std::vector<WorkloadId> manifest_order_;
+  std::vector<int32_t> trace_order_;
+  size_t mi_ = 0, ti_ = 0;  // next in manifest_order_ / trace_order_
+
+  std::vector<double> values_;  // the series' channels now
+  int64_t pending_ = 0, running_ = 0;
+  double last_ = 0, alloc_area_ = 0, frag_area_ = 0;
+  double total_milli_ = 1;
+
+  std::vector<double> first_admit_, admit_at_;  // per workload
+  absl::flat_hash_map<WorkloadId, std::vector<HeldPod>> held_;
+  std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
+  std::vector<Decision> preempts_, others_;
+  bool partial_gangs_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
+                                       const JobConverter& converter,
+                                       const ReplayOptions& options) {
+  return Replayer(trace, converter, options).Run(std::move(model));
 }
 
 }  // namespace tessera::trace
