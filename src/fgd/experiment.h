@@ -4,7 +4,10 @@
 // the arrived GPU request, as a percent of the cluster's GPUs, 0..130.
 //
 // This is a fast path of its own (flat node arrays, cached per-node fragmentation), not the
-// general engine: one run on the 1,213-node openb cluster takes well under a second.
+// general engine: one run on the 1,213-node openb cluster takes well under a second. It scores
+// with fgd::Scorer and orders nodes and chooses GPUs with fgd/placement.h, the functions the
+// engine's FGD placement is to share; docs/fgd.md ("One placement path") lists what it skips or
+// does differently from the engine.
 //
 // Thread-safety: RunFgdExperiment only reads its inputs; runs may proceed in parallel.
 #pragma once
