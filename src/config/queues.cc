@@ -453,7 +453,8 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                                              {"GpuPacking", PlacementPolicy::kGpuPacking},
                                              {"BestFit", PlacementPolicy::kBestFit},
                                              {"FGD", PlacementPolicy::kFgd},
-                                             {"TesseraFGD", PlacementPolicy::kTesseraFgd}}))
+                                             {"TesseraFGD", PlacementPolicy::kTesseraFgd},
+                                             {"TesseraPlan", PlacementPolicy::kTesseraPlan}}))
       config.placement = *v;
   }
   ReadActions(ctx, spec, config);

@@ -301,6 +301,16 @@ metadata: {name: u}
   EXPECT_EQ(r.model.config.placement, PlacementPolicy::kBinpack);
 }
 
+TEST(QueuesTest, PlacementTesseraPlan) {
+  LoadResult r = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec: {placement: TesseraPlan}
+)");
+  EXPECT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.config.placement, PlacementPolicy::kTesseraPlan);
+}
+
 TEST(QueuesTest, ActionsAsAListOrAVolcanoString) {
   LoadResult list = Load(R"(apiVersion: tessera.dev/v1alpha1
 kind: SchedulerConfig

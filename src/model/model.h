@@ -16,7 +16,9 @@ namespace tessera {
 
 // How a pod's node is chosen. binpack / spread: by free GPUs (buckets), then the least / most
 // allocated. The others are the FGD paper's policies (docs/fgd.md), scored on a bounded set of
-// candidate nodes; kTesseraFgd is FGD with used nodes first among equal scores.
+// candidate nodes; kTesseraFgd is FGD with used nodes first among equal scores. kTesseraPlan is
+// TesseraPlan online (placement/plan_placement.h): FGD over every node, the CPU/memory balance,
+// and a share plan over the pending sharing pods.
 enum class PlacementPolicy {
   kBinpack,
   kSpread,
@@ -27,6 +29,7 @@ enum class PlacementPolicy {
   kBestFit,
   kFgd,
   kTesseraFgd,
+  kTesseraPlan,
 };
 
 enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };

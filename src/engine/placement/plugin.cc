@@ -2,6 +2,7 @@
 
 #include "engine/placement/bucket_walk.h"
 #include "engine/placement/fgd_placement.h"
+#include "engine/placement/plan_placement.h"
 
 namespace tessera {
 
@@ -28,6 +29,8 @@ std::unique_ptr<PlacementPlugin> MakePlacementPlugin(PlacementPolicy policy, Eng
       return fgd(fgd::Policy::kFgd);
     case PlacementPolicy::kTesseraFgd:
       return fgd(fgd::Policy::kTesseraFgd);
+    case PlacementPolicy::kTesseraPlan:
+      return std::make_unique<PlanPlacement>(e);
   }
   return std::make_unique<BucketWalkPlacement>(e, scorer);
 }

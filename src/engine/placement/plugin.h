@@ -5,6 +5,7 @@
 //   the FGD family (FGD, TesseraFGD, FgdPlacement (placement/fgd_placement.h)
 //   BestFit, DotProd, GpuPacking,
 //   GpuClustering, Random)
+//   TesseraPlan                      PlanPlacement (placement/plan_placement.h)
 // A plugin may also pick the GPUs inside the node (NodeChoice::gpus); otherwise the cluster
 // state's own device choice (NVLink / PCIe / NUMA domains, MIG starts, shares) is used.
 //
