@@ -31,13 +31,19 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
   auto next = [&](int q) {
     return cursor[q] ? e_.pending.queue(q).upper_bound(*cursor[q]) : e_.pending.queue(q).begin();
   };
-  // 2. Rounds: the next head of every queue, ordered by the QueueOrder plugin.
+  // 2. Rounds: the next head of every queue, ordered by the QueueOrder plugin. As in Kueue,
+  //    heads that fit within their ClusterQueue's own quota go before heads that would borrow
+  //    (phase 1 takes only the former; a queue whose head would borrow waits for phase 2, which
+  //    goes on from the same cursors): a queue reclaiming what it lent gets it before a
+  //    borrower is admitted into it, only to be preempted in the same instant.
   std::vector<std::pair<HeadKey, int>> heads;
-  while (true) {
-    heads.clear();
-    for (int q = 0; q < nq; ++q) {
-      if (blocked[q]) continue;
-      for (auto it = next(q); it != e_.pending.queue(q).end(); it = next(q)) {
+  for (int phase = 1; phase <= 2; ++phase) {
+    while (true) {
+      heads.clear();
+      for (int q = 0; q < nq; ++q) {
+        if (blocked[q]) continue;
+        auto it = next(q);
+        if (it == e_.pending.queue(q).end()) continue;
         WorkloadId id = std::get<2>(*it);
         const WorkloadRec& rec = s_.recs[id];
         // Only a StrictFIFO queue keeps failed workloads in place: its head blocks the queue
@@ -46,8 +52,9 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
                      (!rec.can_preempt || rec.failed_admit_epoch == s_.admit_epoch);
         if (stale) {
           blocked[q] = true;
-          break;
+          continue;
         }
+        if (phase == 1 && e_.flavors.WouldBorrow(id)) continue;
         HeadKey key{rec.priority, s_.status[id].created, id, 0};
         if (order_->NeedsShare() && rec.cq >= 0) {
           const auto& combos = s_.recs[id].combos;
@@ -56,24 +63,23 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
                           : e_.flavors.ShareOf(rec.cq, e_.flavors.MinQuotaNeed(id, combos[0]));
         }
         heads.emplace_back(key, q);
-        break;
       }
-    }
-    if (heads.empty()) break;
-    std::sort(heads.begin(), heads.end(),
-              [&](const auto& a, const auto& b) { return order_->Less(a.first, b.first); });
-    // 3./4. Admit (or preempt for) each head in order.
-    for (const auto& [key, q] : heads) {
-      cursor[q] = QueueKey{-key.priority, key.created, key.id};
-      WorkloadId id = key.id;
-      if (s_.status[id].state != WorkloadState::kPending || s_.recs[id].parked != Parked::kNo)
-        continue;
-      Admission::Outcome o = e_.admission.TryAdmit(id, now, out);
-      if (o != Admission::Outcome::kPending) continue;
-      if (strict(q)) {
-        blocked[q] = true;
-      } else {
-        e_.pending.Park(id);
+      if (heads.empty()) break;
+      std::sort(heads.begin(), heads.end(),
+                [&](const auto& a, const auto& b) { return order_->Less(a.first, b.first); });
+      // 3./4. Admit (or preempt for) each head in order.
+      for (const auto& [key, q] : heads) {
+        cursor[q] = QueueKey{-key.priority, key.created, key.id};
+        WorkloadId id = key.id;
+        if (s_.status[id].state != WorkloadState::kPending || s_.recs[id].parked != Parked::kNo)
+          continue;
+        Admission::Outcome o = e_.admission.TryAdmit(id, now, out);
+        if (o != Admission::Outcome::kPending) continue;
+        if (strict(q)) {
+          blocked[q] = true;
+        } else {
+          e_.pending.Park(id);
+        }
       }
     }
   }

@@ -146,4 +146,18 @@ double FlavorAssigner::ShareOf(int32_t cq,
                                const std::vector<std::pair<FlavorResource, int64_t>>& delta) const {
   return s_.quota->DominantShare(cq, delta, s_.model.cluster_queues[cq].fair_weight);
 }
+bool FlavorAssigner::WouldBorrow(WorkloadId id) const {
+  const WorkloadRec& rec = s_.recs[id];
+  if (rec.cq < 0 || rec.combos.empty()) return false;
+  const Combo* combo = &rec.combos[0];
+  for (const Combo& c : rec.combos)
+    if (QuotaFits(rec.cq, MinQuotaNeed(id, c))) {
+      combo = &c;
+      break;
+    }
+  for (const auto& [fr, q] : MinQuotaNeed(id, *combo))
+    if (s_.quota->usage(rec.cq, fr) + q > s_.quota->subtree_quota(rec.cq, fr)) return true;
+  return false;
+}
+
 }  // namespace tessera

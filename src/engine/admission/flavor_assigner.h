@@ -29,6 +29,10 @@ class FlavorAssigner {
   bool QuotaFits(int32_t cq, const Need& need) const;
   // The first resource of `need` the queue cannot give now, with the numbers for a message.
   std::optional<ReasonPart> QuotaShortfall(WorkloadId id, const Need& need) const;
+  // Whether the workload's minCount pods would take more than its ClusterQueue's own quota
+  // (usage above its subtree quota) in the first combination whose quota fits now, else the
+  // first combination. A workload without a ClusterQueue never borrows.
+  bool WouldBorrow(WorkloadId id) const;
   // The node pool of a combination: the flavor of the GPUs if any (it narrows most), else any
   // flavor chosen, else all nodes (0).
   int PoolFor(WorkloadId id, const Combo& combo) const;

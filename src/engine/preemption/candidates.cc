@@ -8,7 +8,7 @@
 
 namespace tessera {
 
-std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo) const {
+std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo, double now) const {
   const WorkloadRec& rec = s_.recs[id];
   const ClusterQueue& cq = s_.model.cluster_queues[rec.cq];
   const PreemptionConfig& pc = cq.preemption;
@@ -81,7 +81,11 @@ std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo)
         if (!sl.equal_if_newer) break;
         if (!(s_.status[v].created > s_.status[id].created)) continue;
       }
-      if (v != id) out.push_back(v);
+      // An admission is final within its instant: a workload admitted now is never taken back
+      // now (in Kubernetes, a bind followed by the eviction of a pod that never ran). Its
+      // claimant waits for a later cycle; the instant always settles (each running workload
+      // can be preempted at most once in it).
+      if (v != id && s_.status[v].admitted_at != now) out.push_back(v);
     }
   }
   // Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims),

@@ -14,7 +14,7 @@ void Preemptor::Init(const SchedulerConfig& config) { search_ = MakeVictimSearch
 
 bool Preemptor::TryPreempt(WorkloadId id, const Combo& combo, double now,
                            std::vector<Decision>& out) {
-  std::vector<WorkloadId> candidates = Candidates(id, combo);
+  std::vector<WorkloadId> candidates = Candidates(id, combo, now);
   if (candidates.empty()) return false;
   const Need need = e_.flavors.MinQuotaNeed(id, combo);
   if (!CouldCover(id, need, candidates)) return false;

@@ -26,8 +26,9 @@ class Preemptor {
   // Evicts the cheapest set of victims that lets `id` fit under `combo` and admits it; false
   // (nothing changed) when no allowed set does.
   bool TryPreempt(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out);
-  // The workloads the preemptor's policy allows it to evict, in the order they are tried.
-  std::vector<WorkloadId> Candidates(WorkloadId id, const Combo& combo) const;
+  // The workloads the preemptor's policy allows it to evict at `now`, in the order they are
+  // tried. Workloads admitted at `now` are not among them.
+  std::vector<WorkloadId> Candidates(WorkloadId id, const Combo& combo, double now) const;
 
  private:
   // Even every candidate gone must cover the quota gap and the GPUs.
