@@ -1,8 +1,8 @@
 // The placement rules of the FGD-paper policies that every caller placing pods one at a time
 // applies after scoring: which of the scored nodes goes first, which GPUs the pod takes on the
 // chosen node, and how Random draws its node. The experiment's fast path (fgd/experiment.h) uses
-// these; the engine's FGD placement (SchedulerImpl::FindNodeFgd / PlacePod) is meant to call the
-// same functions (docs/fgd.md, "One placement path").
+// these; the engine's FGD placement plugin (engine/placement/fgd_placement.cc) calls PlacesBefore;
+// ChooseGpus and RandomNode would change its decisions (docs/fgd.md, "One placement path").
 //
 // Scoring itself is Scorer::Score and Scorer::Normalize (fgd/scorer.h), the filter fgd::Fits.
 //

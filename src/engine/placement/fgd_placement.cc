@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/engine.h"
+#include "fgd/placement.h"
 
 namespace tessera {
 
@@ -113,10 +114,11 @@ NodeChoice FgdPlacement::FindNodeFgd(WorkloadId id, int ps, const Combo& combo) 
       if (consider(n) && ++seen >= kCandidatesPerBucket) break;
   }
   NodeId best = -1;
-  int64_t best_score = 0;
-  bool best_used = false;
+  fgd::NodeOrderKey best_key;
   fgd::GpuSet best_gpus = 0;
-  for (NodeId n : candidates) {
+  const bool used_first = fgd::UsedFirst(policy_);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const NodeId n = candidates[i];
     fgd::NodeGpuState st = GpuStateOf(n);
     if (req[kGpuMemory] > 0) pod.gpu_milli = static_cast<int32_t>(s_.cluster->ShareMilli(n, req));
     if (s_.cluster->gpu_count(n) > fgd::kMaxGpusPerNode || !fgd::Fits(st, pod)) continue;
@@ -127,16 +129,14 @@ NodeChoice FgdPlacement::FindNodeFgd(WorkloadId id, int ps, const Combo& combo) 
       rng_ = rng_ * 6364136223846793005ULL + 1442695040888963407ULL;
       sc.score = static_cast<int64_t>(rng_ >> 33);
     }
-    // Ties: TesseraFGD takes a node already in use first; then the lower node.
-    bool used =
+    // The experiment's node order (fgd/placement.h): ties go to a node in use under
+    // TesseraFGD, then to the first candidate.
+    const bool used =
         s_.cluster->free_gpus(n) < s_.cluster->gpu_count(n) || s_.cluster->share_room(n) > 0;
-    bool better =
-        best < 0 || sc.score > best_score ||
-        (sc.score == best_score && policy_ == fgd::Policy::kTesseraFgd && used && !best_used);
-    if (better) {
+    const fgd::NodeOrderKey key{sc.score, 0, used, static_cast<int64_t>(i)};
+    if (best < 0 || fgd::PlacesBefore(key, best_key, used_first)) {
       best = n;
-      best_score = sc.score;
-      best_used = used;
+      best_key = key;
       best_gpus = sc.gpus;
     }
   }
