@@ -8,17 +8,11 @@
 namespace tessera {
 
 FgdPlacement::FgdPlacement(Engine& e, const NodeScorer& scorer, fgd::Policy policy)
-    : e_(e), s_(e.st), walk_(e, scorer), policy_(policy) {
-  absl::flat_hash_map<std::string, int32_t> gpu_model_ids;
-  for (const Node& node : s_.model.nodes) {
-    int32_t id = fgd::kNoGpuModel;
-    if (node.gpu_count() > 0) {
-      auto [it, inserted] =
-          gpu_model_ids.try_emplace(node.gpu_model, static_cast<int32_t>(gpu_model_ids.size()));
-      id = it->second;
-    }
-    node_gpu_model_.push_back(id);
-  }
+    : e_(e),
+      s_(e.st),
+      walk_(e, scorer),
+      policy_(policy),
+      node_gpu_model_(DenseGpuModelIds(e.st.model.nodes)) {
   absl::flat_hash_map<int64_t, int64_t> devices_by_memory;
   for (const Node& node : s_.model.nodes)
     if (node.gpu_memory_mib > 0) devices_by_memory[node.gpu_memory_mib] += node.gpu_count();

@@ -18,19 +18,9 @@ bool SameState(const fgd::NodeGpuState& a, const fgd::NodeGpuState& b) {
 
 }  // namespace
 
-PlanPlacement::PlanPlacement(Engine& e) : e_(e), s_(e.st) {
-  absl::flat_hash_map<std::string, int32_t> gpu_model_ids;
+PlanPlacement::PlanPlacement(Engine& e)
+    : e_(e), s_(e.st), node_gpu_model_(DenseGpuModelIds(e.st.model.nodes)) {
   std::vector<fgd::NodeGpuState> capacity;
-  for (NodeId n = 0; n < static_cast<NodeId>(s_.model.nodes.size()); ++n) {
-    const Node& node = s_.model.nodes[static_cast<size_t>(n)];
-    int32_t id = fgd::kNoGpuModel;
-    if (node.gpu_count() > 0) {
-      auto [it, inserted] =
-          gpu_model_ids.try_emplace(node.gpu_model, static_cast<int32_t>(gpu_model_ids.size()));
-      id = it->second;
-    }
-    node_gpu_model_.push_back(id);
-  }
   // The balance ratios: the cluster's free CPU and memory per idle GPU milli, as it starts (the
   // capacity is known; nothing of the workloads is).
   for (NodeId n = 0; n < s_.cluster->num_nodes(); ++n) capacity.push_back(GpuStateOf(n));

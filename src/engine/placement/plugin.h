@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "engine/engine_state.h"
 #include "fgd/scorer.h"
@@ -40,6 +41,10 @@ class PlacementPlugin {
   // node -1 when none can take it now.
   virtual NodeChoice FindNode(WorkloadId id, int ps, const Combo& combo) = 0;
 };
+
+// Per node, a dense id of its GPU model (nvidia.com/gpu.product) in order of first appearance;
+// fgd::kNoGpuModel for a node without GPUs. The FGD-family plugins key their state on it.
+std::vector<int32_t> DenseGpuModelIds(const std::vector<Node>& nodes);
 
 // `scorer` (binpack or spread) orders the bucket walk; it outlives the plugin.
 std::unique_ptr<PlacementPlugin> MakePlacementPlugin(PlacementPolicy policy, Engine& e,
