@@ -5,9 +5,18 @@
 
 #include "config/yaml_util.h"
 #include "fmt/format.h"
+#include "model/limits.h"
 #include "model/mig.h"
 
 namespace tessera {
+
+std::string CheckGpuSlots(int64_t slots) {
+  if (slots >= 0 && slots <= kMaxGpuSlotsPerNode) return "";
+  return fmt::format(
+      "{} GPUs on one node is out of range: at most {} device slots (16 GPUs x 64 time-slicing "
+      "replicas) per node",
+      slots, kMaxGpuSlotsPerNode);
+}
 
 std::string ParseGpuLayoutText(const std::string& text, int gpus, std::vector<GpuDevice>& out) {
   out.assign(gpus, GpuDevice{});
@@ -95,6 +104,11 @@ std::string ApplyMigMode(const std::string& value, Node& node) {
 
 std::vector<FieldProblem> ApplyNodeGpuFields(const Labels& annotations, Node& node) {
   std::vector<FieldProblem> out;
+  // The callers check this first, with the field's place; nothing below may see such a count.
+  if (std::string err = CheckGpuSlots(node.allocatable[kGpu]); !err.empty()) {
+    out.push_back({true, false, std::string(kGpuResourceName), err});
+    return out;
+  }
   if (auto it = node.labels.find(std::string(kGpuMemoryLabel)); it != node.labels.end()) {
     if (auto mib = config_internal::ParseNonNegativeNumber(it->second)) {
       node.gpu_memory_mib = static_cast<int64_t>(*mib);

@@ -42,6 +42,10 @@ inline constexpr std::string_view kRequiredTopologyAnnotation =
 inline constexpr std::string_view kPreferredTopologyAnnotation =
     "kueue.x-k8s.io/podset-preferred-topology";
 
+// The node's nvidia.com/gpu (device slots) within kMaxGpuSlotsPerNode (model/limits.h): "" when
+// it is, else the message. Checked before anything else reads Node::gpu_count().
+std::string CheckGpuSlots(int64_t slots);
+
 // Parses "nvlink=0,0,1,1;numa=0,0,0,1;pcie=0,0,1,1" for a node of `gpus` devices into `out`;
 // returns the error message, or "" when it is fine.
 std::string ParseGpuLayoutText(const std::string& text, int gpus, std::vector<GpuDevice>& out);

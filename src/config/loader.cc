@@ -16,6 +16,8 @@
 
 #include "config/kinds.h"
 #include "config/yaml_util.h"
+#include "fmt/format.h"
+#include "model/limits.h"
 
 namespace tessera {
 
@@ -272,7 +274,9 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
 
 class Loader {
  public:
-  explicit Loader(LoadResult& into) : into_(into) {}
+  explicit Loader(LoadResult& into) : into_(into) {
+    for (const Node& n : into_.model.nodes) gpu_slots_ += n.allocatable[kGpu];
+  }
 
   void LoadText(std::string_view text, std::string_view filename) {
     for (Chunk& chunk : SplitDocuments(text)) LoadChunk(chunk, filename);
@@ -470,6 +474,27 @@ class Loader {
       seen.emplace("#SchedulerConfig", meta.source);
       into_.model.config = staged.model.config;
     }
+    // Counts that become allocations (model/limits.h, docs/robustness.md).
+    int64_t slots = 0;
+    for (const Node& n : staged.model.nodes) slots += n.allocatable[kGpu];
+    if (gpu_slots_ + slots > kMaxClusterGpuSlots) {
+      ctx.Error(meta.root, "",
+                fmt::format("{} {} would bring the cluster to {} GPU device slots "
+                            "(nvidia.com/gpu); at most {} are supported",
+                            meta.kind, meta.name, gpu_slots_ + slots, kMaxClusterGpuSlots));
+      return;
+    }
+    for (const Workload& w : staged.model.workloads) {
+      int64_t pods = 0;
+      for (const PodSet& ps : w.pod_sets) pods += ps.count;
+      if (pods > kMaxPodsPerWorkload) {
+        ctx.Error(meta.root, "spec",
+                  fmt::format("{} {} has {} pods; at most {} pods per workload are supported",
+                              meta.kind, meta.name, pods, kMaxPodsPerWorkload));
+        return;
+      }
+    }
+    gpu_slots_ += slots;
     seen.emplace(key, meta.source);
     for (const std::string& node : staged.node_names) seen.emplace("node:" + node, meta.source);
 
@@ -495,6 +520,7 @@ class Loader {
   LoadResult& into_;
   std::vector<GroupPod> group_pods_;
   int generated_names_ = 0;
+  int64_t gpu_slots_ = 0;  // nvidia.com/gpu of the nodes committed so far
 };
 
 }  // namespace

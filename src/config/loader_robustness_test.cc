@@ -219,3 +219,73 @@ TEST(LoaderRobustnessTest, HostileInputs) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Counts that become allocations are bounded (model/limits.h, docs/robustness.md): a node of
+// 2^31 GPUs used to validate "ok" and then abort the simulator (a 32-bit GPU count), 2^32 became
+// 0 GPUs. Each is now an error at its field.
+TEST(LoaderLimitsTest, GpusPerNodeBeyondTheLimitAreAnErrorAtTheField) {
+  for (const char* gpus : {"1025", "2147483647", "2147483648", "4294967296", "16777216"}) {
+    LoadResult r = testing::Load(std::string("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+                                             "status:\n  allocatable:\n    cpu: \"8\"\n"
+                                             "    nvidia.com/gpu: \"") +
+                                 gpus + "\"\n");
+    EXPECT_FALSE(r.ok()) << gpus;
+    EXPECT_TRUE(r.model.nodes.empty()) << gpus;
+    const Diagnostic* d = testing::Find(r, Diagnostic::Severity::kError, "at most 1024");
+    ASSERT_NE(d, nullptr) << testing::AllDiagnostics(r);
+    EXPECT_NE(d->ToString().find("t.yaml:7:"), std::string::npos) << d->ToString();
+    EXPECT_NE(d->ToString().find("status.allocatable"), std::string::npos) << d->ToString();
+  }
+  LoadResult ok = testing::Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+      "status: {capacity: {nvidia.com/gpu: \"1024\"}}\n");
+  EXPECT_TRUE(ok.ok()) << testing::AllDiagnostics(ok);
+  ASSERT_EQ(ok.model.nodes.size(), 1u);
+  EXPECT_EQ(ok.model.nodes[0].gpu_count(), 1024);
+}
+
+TEST(LoaderLimitsTest, NodePoolGpusAndClusterTotalAreBounded) {
+  LoadResult r = testing::Load(
+      "apiVersion: tessera.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n"
+      "spec: {count: 2, capacity: {nvidia.com/gpu: \"2147483648\"}}\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "spec.capacity"), nullptr)
+      << testing::AllDiagnostics(r);
+  // 500,000 nodes of 1024 GPUs each: every node is fine, the cluster is not.
+  r = testing::Load(
+      "apiVersion: tessera.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n"
+      "spec: {count: 500000, capacity: {nvidia.com/gpu: \"1024\"}}\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.model.nodes.empty());
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "spec.count"), nullptr)
+      << testing::AllDiagnostics(r);
+  // Two pools under the limit each, over it together: the second is refused.
+  r = testing::Load(
+      "apiVersion: tessera.dev/v1alpha1\nkind: NodePool\nmetadata: {name: a}\n"
+      "spec: {count: 4000, capacity: {nvidia.com/gpu: \"1024\"}}\n---\n"
+      "apiVersion: tessera.dev/v1alpha1\nkind: NodePool\nmetadata: {name: b}\n"
+      "spec: {count: 200, capacity: {nvidia.com/gpu: \"1024\"}}\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.model.nodes.size(), 4000u);
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "t.yaml:6:"), nullptr)
+      << testing::AllDiagnostics(r);
+}
+
+TEST(LoaderLimitsTest, PodsPerWorkloadAreBoundedOverAllPodSets) {
+  // Two tasks of 600,000 pods: each within kMaxPodsPerWorkload, the workload not.
+  LoadResult r = testing::Load(
+      "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j}\n"
+      "spec:\n  tasks:\n"
+      "  - {name: a, replicas: 600000, template: {spec: {containers: [{name: c}]}}}\n"
+      "  - {name: b, replicas: 600000, template: {spec: {containers: [{name: c}]}}}\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.model.workloads.empty());
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "1200000 pods"), nullptr)
+      << testing::AllDiagnostics(r);
+}
+
+}  // namespace
+}  // namespace tessera

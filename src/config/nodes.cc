@@ -6,6 +6,8 @@
 
 #include "config/gpu_fields.h"
 #include "config/kinds.h"
+#include "fmt/format.h"
+#include "model/limits.h"
 
 namespace tessera::config_internal {
 namespace {
@@ -14,8 +16,16 @@ constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
 constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 // The kubelet's default --max-pods, used when a node does not say how many pods it takes.
 constexpr int64_t kDefaultMaxPods = 110;
-// A NodePool larger than this is almost certainly a typo (and would take a while to expand).
-constexpr int64_t kMaxPoolSize = 500'000;
+
+// nvidia.com/gpu of the resource map at `path` within kMaxGpuSlotsPerNode; else an error there.
+bool CheckGpuCount(DocContext& ctx, const YAML::Node& map, const std::string& path,
+                   const Node& node) {
+  std::string err = CheckGpuSlots(node.allocatable[kGpu]);
+  if (err.empty()) return true;
+  YAML::Node at = Child(map, kGpuResourceName);
+  ctx.Error(IsNullish(at) ? map : at, JoinPath(path, std::string(kGpuResourceName)), err);
+  return false;
+}
 
 // Fills defaults every node shares: the hostname label, the pod count, the GPU model.
 void FinishNode(Node& node, bool pods_named) {
@@ -158,8 +168,10 @@ void ReadNode(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   std::vector<ResourceId> named;
   if (YAML::Node alloc = Child(status, "allocatable"); !IsNullish(alloc)) {
     ReadResourceMap(ctx, alloc, "status.allocatable", node.allocatable, &named);
+    if (!ctx.failed() && !CheckGpuCount(ctx, alloc, "status.allocatable", node)) return;
   } else if (YAML::Node cap = Child(status, "capacity"); !IsNullish(cap)) {
     ReadResourceMap(ctx, cap, "status.capacity", node.allocatable, &named);
+    if (!ctx.failed() && !CheckGpuCount(ctx, cap, "status.capacity", node)) return;
   } else {
     ctx.Warning(meta.root, "status.allocatable",
                 "node has neither status.allocatable nor status.capacity; it offers no cpu, "
@@ -190,7 +202,7 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     ctx.Error(spec, "spec.count", "required field is missing");
     return;
   }
-  auto count = ScalarInt(ctx, count_node, "spec.count", 0, kMaxPoolSize);
+  auto count = ScalarInt(ctx, count_node, "spec.count", 0, kMaxNodePoolSize);
   std::string prefix =
       GetString(ctx, spec, "namePrefix", "spec.namePrefix").value_or(meta.name + "-");
   auto gpu_model = GetString(ctx, spec, "gpuModel", "spec.gpuModel");
@@ -218,6 +230,15 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   }
   ReadResourceMap(ctx, capacity, "spec.capacity", base.allocatable, &named);
   if (!count || ctx.failed()) return;
+  if (!CheckGpuCount(ctx, capacity, "spec.capacity", base)) return;
+  if (*count * base.allocatable[kGpu] > kMaxClusterGpuSlots) {
+    ctx.Error(count_node, "spec.count",
+              fmt::format("{} nodes of {} GPUs are {} device slots, more than the {} a cluster "
+                          "may have",
+                          *count, base.allocatable[kGpu], *count * base.allocatable[kGpu],
+                          kMaxClusterGpuSlots));
+    return;
+  }
   if (gpu_model && !gpu_model->empty()) base.gpu_model = *gpu_model;
   // Time-slicing (spec.gpuReplicas) first: the layout lists the physical GPUs.
   if (YAML::Node r = Child(spec, "gpuReplicas"); !IsNullish(r)) {

@@ -11,6 +11,7 @@
 
 #include "config/gpu_fields.h"
 #include "config/kinds.h"
+#include "model/limits.h"
 
 namespace tessera::config_internal {
 namespace {
@@ -28,8 +29,7 @@ constexpr std::string_view kPodGroupLabels[] = {"scheduling.x-k8s.io/pod-group",
 constexpr std::string_view kKueuePodGroupLabel = "kueue.x-k8s.io/pod-group-name";
 constexpr std::string_view kKueuePodGroupCount = "kueue.x-k8s.io/pod-group-total-count";
 
-constexpr int64_t kMaxPods = 1'000'000;
-constexpr int64_t kMaxDeploymentReplicas = 100'000;
+constexpr int64_t kMaxPods = kMaxPodsPerWorkload;  // model/limits.h
 
 std::string Lookup(const Labels& m, std::string_view key) {
   auto it = m.find(std::string(key));

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "fmt/format.h"
+#include "model/limits.h"
 #include "trace/csv.h"
 
 namespace tessera::trace {
@@ -36,12 +37,19 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
   // Nodes.
   absl::flat_hash_set<std::string> names;
   for (const auto& n : model.nodes) names.insert(n.name);
+  int64_t slots = 0;  // GPU device slots of the cluster, within kMaxClusterGpuSlots
+  for (const auto& n : model.nodes) slots += n.allocatable[kGpu];
   model.nodes.reserve(model.nodes.size() + trace.nodes.size());
   for (const auto& tn : trace.nodes) {
     if (!names.insert(tn.name).second) {
       return absl::InvalidArgumentError(
           fmt::format("{}: node {} is also declared in the manifests", tn.source, tn.name));
     }
+    slots += tn.gpus;
+    if (slots > kMaxClusterGpuSlots)
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: node {} brings the cluster to {} GPUs; at most {} GPU device slots are supported",
+          tn.source, tn.name, slots, kMaxClusterGpuSlots));
     Node n;
     n.name = tn.name;
     n.labels = tn.labels;
