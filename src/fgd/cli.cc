@@ -1,5 +1,7 @@
 // `tessera sim fgd`: the FGD (ATC'23) fragmentation experiment over traces x policies x seeds.
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,6 +30,20 @@ struct FgdArgs {
   bool strict = false;
   bool quiet = false;
 };
+
+// A number flag within its range (docs/robustness.md): finite and lo <= v <= hi. The message
+// says the range.
+CLI::Validator Range(double lo, double hi, const std::string& range) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = !text.empty() && end != nullptr && *end == '\0';
+        if (number && std::isfinite(v) && v >= lo && v <= hi) return "";
+        return fmt::format("\"{}\" is out of range: {}", text, range);
+      },
+      range);
+}
 
 int Fail(std::string_view message) {
   std::cerr << "tessera sim fgd: " << message << "\n";
@@ -163,8 +179,10 @@ Command AddFgdCommand(CLI::App& sim) {
   c.app->add_option("--expected", args->expected,
                     "The authors' analysis_allo_discrete.csv, to show their values alongside");
   c.app->add_option("--tune", args->tune, "Total GPU request as a multiple of the cluster's GPUs")
-      ->capture_default_str();
-  c.app->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+      ->capture_default_str()
+      ->check(Range(0, 100, "a finite number from 0 (no tuning) to 100"));
+  c.app->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(Range(0, 1024, "0 (all cores) to 1024 threads"));
   c.app->add_flag("--strict", args->strict, "A broken CSV row is fatal instead of skipped");
   c.app->add_flag("--quiet", args->quiet, "No progress on stderr");
   c.run = [args] { return RunFgd(*args); };

@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -42,6 +44,20 @@ struct ReplayFlags {
   bool ignore_times = false;
   bool verify = false;
 };
+
+// A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where
+// 0 is allowed (--cycle-interval 0: a cycle at every event). The message says the range.
+CLI::Validator Range(double lo, double hi, bool zero_too, const std::string& range) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = !text.empty() && end != nullptr && *end == '\0';
+        if (number && std::isfinite(v) && ((v >= lo && v <= hi) || (zero_too && v == 0))) return "";
+        return fmt::format("\"{}\" is out of range: {}", text, range);
+      },
+      range);
+}
 
 double PeakRssMiB() {
   struct rusage ru {};
@@ -186,12 +202,16 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_option("--manifests", flags->manifests,
                   "YAML manifests: ClusterQueues, LocalQueues, flavors, priority classes, "
                   "SchedulerConfig, nodes, workloads");
-  app->add_option("--synthetic-jobs", flags->synthetic_jobs, "generate this many jobs");
-  app->add_option("--synthetic-nodes", flags->synthetic_nodes, "generated nodes (default 1000)");
+  app->add_option("--synthetic-jobs", flags->synthetic_jobs, "generate this many jobs")
+      ->check(Range(1, 1e7, true, "0 to 10000000 jobs"));
+  app->add_option("--synthetic-nodes", flags->synthetic_nodes, "generated nodes (default 1000)")
+      ->check(Range(1, 500'000, false, "1 to 500000 nodes"));
   app->add_option("--synthetic-queues", flags->synthetic_queues,
-                  "generated ClusterQueues (default 8)");
+                  "generated ClusterQueues (default 8)")
+      ->check(Range(1, 1000, false, "1 to 1000 queues"));
   app->add_option("--synthetic-load", flags->synthetic_load,
-                  "offered GPU demand / capacity (default 0.9)");
+                  "offered GPU demand / capacity (default 0.9)")
+      ->check(Range(0.001, 100, false, "a finite number from 0.001 to 100"));
   app->add_option("--seed", flags->seed, "seed of the synthetic generator (default 1)");
   app->add_option("--bad-rows", flags->bad_rows, "skip (default: warn and go on) or fail")
       ->check(CLI::IsMember({"skip", "fail"}));
@@ -203,9 +223,13 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_flag("--no-preemption", flags->no_preemption,
                 "default queues without preemption policies");
   app->add_option("--cycle-interval", flags->cycle_interval,
-                  "seconds between scheduling cycles (default 0: at every event)");
-  app->add_option("--until", flags->until, "stop at this time (seconds)");
-  app->add_option("--limit", flags->limit, "replay only the first N jobs of the file");
+                  "seconds between scheduling cycles (default 0: at every event)")
+      ->check(Range(0.001, 1e9, true,
+                    "0 (a cycle at every event) or a finite number of seconds from 0.001 to 1e9"));
+  app->add_option("--until", flags->until, "stop at this time (seconds)")
+      ->check(Range(0, 1e15, true, "a finite number of seconds from 0 to 1e15"));
+  app->add_option("--limit", flags->limit, "replay only the first N jobs of the file")
+      ->check(Range(0, 9e18, true, "a whole number of jobs, 0 or more"));
   app->add_flag("--ignore-times", flags->ignore_times,
                 "job k arrives at k seconds and never leaves (the FGD experiments' process)");
   app->add_flag("--verify", flags->verify, "check the engine's invariants after every cycle");

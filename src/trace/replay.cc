@@ -84,6 +84,22 @@ absl::StatusOr<std::vector<fgd::TypicalPod>> TypicalPods(const Trace& trace, con
   return fgd::BuildTypicalPods(shapes);
 }
 
+}  // namespace
+
+double NextCycleTime(double t, double interval) {
+  if (!(interval > 0) || !std::isfinite(t)) return t;
+  const double k = std::ceil(t / interval);
+  // Beyond 2^53 consecutive multiples are not representable: the event's own time is the cycle.
+  if (!(std::abs(k) < 0x1p53)) return t;
+  double now = k * interval;
+  // The quotient may have rounded down across an integer: the next multiple is >= t, since
+  // (k + 1) * interval >= t exactly and rounding is monotone with t representable.
+  if (now < t) now = (k + 1) * interval;
+  return std::isfinite(now) && now >= t ? now : t;
+}
+
+namespace {
+
 // One replay: the engine, the ledger of what every node holds, the arrival order, the pending
 // finishes and the metrics being integrated. Run() is the whole replay; every other method is
 // one of its steps.
@@ -104,8 +120,7 @@ class Replayer {
           {NextManifest(), NextTrace(), finishes_.empty() ? kInf : std::get<0>(finishes_.top())});
       if (t == kInf) break;
       double now = t;
-      if (options_.cycle_interval > 0)
-        now = std::ceil(t / options_.cycle_interval) * options_.cycle_interval;
+      if (options_.cycle_interval > 0) now = NextCycleTime(t, options_.cycle_interval);
       if (now > options_.until) {
         stopped = true;
         break;

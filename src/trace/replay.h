@@ -33,6 +33,13 @@ struct ReplayOptions {
   int max_buckets = 240;  // points of each time series
 };
 
+// The instant of the first cycle at or after `t` with cycles every `interval` seconds: the
+// smallest multiple of `interval` that is >= t in floating point (ceil(t / interval) * interval
+// alone can land just below t, e.g. t = 63, interval = 0.7: 62.99999999999999; the replay never
+// reached the event). Always >= t; t itself when interval <= 0 or when no multiple near t is
+// representable (t / interval beyond 2^53) or finite.
+double NextCycleTime(double t, double interval);
+
 // Upper bounds (seconds) of the queueing-delay histogram's bins; the last bin is "more". The
 // labels in trace/report.cc follow these.
 inline constexpr std::array<double, 10> kDelayBinEdges = {0,   1,    10,    60,    300,

@@ -1,6 +1,8 @@
 #include "trace/replay.h"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "config/loader.h"
 #include "gtest/gtest.h"
@@ -216,6 +218,56 @@ TEST(Replay, OpenbSmoke) {
   EXPECT_GT(r->all.admitted, 900);
   EXPECT_GT(r->peak_allocation_pct, 0);
   EXPECT_EQ(r->gpus_total, 6212);
+}
+
+}  // namespace
+}  // namespace tessera::trace
+
+namespace tessera::trace {
+namespace {
+
+// ceil(t / S) * S lands below t for some t (0.7 and t = 63: 62.99999999999999), and the replay
+// never reached the event (100% CPU forever). The next cycle is always at or after t.
+TEST(NextCycleTime, IsNeverBeforeTheEventAndAMultipleAfterIt) {
+  for (double s : {0.3, 0.6, 0.7, 0.1, 1e-3, 1.0 / 3, 3600.0}) {
+    for (int i = 0; i < 200000; ++i) {
+      for (double t : {static_cast<double>(i), i * 0.1, i * 0.7, i * s, i * 1.37 + 0.05}) {
+        const double next = NextCycleTime(t, s);
+        ASSERT_GE(next, t) << "t=" << t << " s=" << s;
+        ASSERT_LE(next - t, s * (1 + 1e-9) + 1e-9 * std::abs(t)) << "t=" << t << " s=" << s;
+      }
+    }
+  }
+  EXPECT_EQ(NextCycleTime(63, 0.7), 91 * 0.7);  // not 90 * 0.7 = 62.99999999999999
+  EXPECT_GE(NextCycleTime(0.9, 0.3), 0.9);
+  EXPECT_EQ(NextCycleTime(5, 0), 5);
+  EXPECT_EQ(NextCycleTime(-1.2, 0.5), -1.0);
+  // Where multiples are not representable, or not finite: the event's own time.
+  EXPECT_EQ(NextCycleTime(1e300, 1e-300), 1e300);
+  EXPECT_EQ(NextCycleTime(1e17, 1e-3), 1e17);
+  EXPECT_EQ(NextCycleTime(7, std::numeric_limits<double>::infinity()), 7);
+  EXPECT_EQ(NextCycleTime(7, std::nan("")), 7);
+}
+
+// The shipped example with --cycle-interval 0.7 (and 0.3, 0.6) used to spin forever.
+TEST(Replay, CycleIntervalsThatRoundBelowTheEventTerminate) {
+  const std::string dir = testing::SourceDir() + "/examples/traces/";
+  for (double s : {0.3, 0.6, 0.7}) {
+    Trace trace;
+    ReadLog log;
+    ASSERT_TRUE(ReadNodes(dir + "nodes.csv", BadRows::kFail, trace, log).ok());
+    ASSERT_TRUE(ReadJobs(dir + "jobs.csv", BadRows::kFail, trace, log).ok());
+    LoadResult lr = LoadManifestFiles({dir + "queues.yaml"});
+    ASSERT_TRUE(lr.ok());
+    std::vector<std::string> notes;
+    auto conv = BuildModel(trace, {}, lr.model, notes);
+    ASSERT_TRUE(conv.ok()) << conv.status();
+    ReplayOptions ro;
+    ro.cycle_interval = s;
+    auto r = RunReplay(std::move(lr.model), trace, *conv, ro);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->all.jobs, static_cast<int64_t>(trace.jobs.size())) << s;
+  }
 }
 
 }  // namespace
