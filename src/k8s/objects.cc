@@ -7,6 +7,7 @@
 #include "config/gpu_fields.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "model/limits.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 
@@ -14,6 +15,17 @@ namespace tessera::k8s {
 namespace {
 
 constexpr int64_t kDefaultMaxPods = 110;  // the kubelet's default --max-pods
+
+// An integer count field (minMember, parallelism) within [0, max]; absent or not an integer: ok
+// (the callers default it).
+absl::Status CheckCount(const json& v, std::string_view path, int64_t max) {
+  if (!v.is_number_integer()) return absl::OkStatus();
+  const bool ok = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
+                                         : v.get<int64_t>() >= 0 && v.get<int64_t>() <= max;
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      fmt::format("{}: {} is out of range (0..{})", path, v.dump(), max));
+}
 
 const json& At(const json& obj, const char* key) {
   static const json kNull;
@@ -372,6 +384,12 @@ absl::StatusOr<Node> ParseNode(const json& obj, bool* ready, std::vector<std::st
   const json& alloc =
       At(status, "allocatable").is_null() ? At(status, "capacity") : At(status, "allocatable");
   if (auto st = ReadResources(alloc, "status.allocatable", n.allocatable); !st.ok()) return st;
+  // A count beyond the limit would become an allocation the size of the number (model/limits.h):
+  // the node is refused, and the caller logs it and goes on without it.
+  if (std::string err = CheckGpuSlots(n.allocatable[kGpu]); !err.empty())
+    return absl::InvalidArgumentError(fmt::format(
+        "{}.{}: {}", At(status, "allocatable").is_null() ? "status.capacity" : "status.allocatable",
+        kGpuResourceName, err));
   if (!alloc.is_object() || !alloc.contains("pods")) n.allocatable.Set(kPods, kDefaultMaxPods);
   if (auto it = n.labels.find("nvidia.com/gpu.product"); it != n.labels.end())
     n.gpu_model = it->second;
@@ -399,6 +417,7 @@ absl::StatusOr<PodGroupInfo> ParsePodGroup(const json& obj) {
   g.ns = Str(md, "namespace");
   g.name = Str(md, "name");
   const json& mm = At(At(obj, "spec"), "minMember");
+  if (auto st = CheckCount(mm, "spec.minMember", kMaxPodsPerWorkload); !st.ok()) return st;
   if (mm.is_number_integer()) g.min_member = std::max(1, mm.get<int32_t>());
   g.phase = Str(At(obj, "status"), "phase");
   if (const json& s = At(At(obj, "status"), "scheduled"); s.is_number_integer())
@@ -416,6 +435,7 @@ absl::StatusOr<VolcanoPodGroupInfo> ParseVolcanoPodGroup(const json& obj) {
   const json& mm = At(spec, "minMember");
   if (!mm.is_null() && !mm.is_number_integer())
     return absl::InvalidArgumentError("spec.minMember: expected an integer");
+  if (auto st = CheckCount(mm, "spec.minMember", kMaxPodsPerWorkload); !st.ok()) return st;
   if (mm.is_number_integer()) g.min_member = std::max(1, mm.get<int32_t>());
   g.queue = Str(spec, "queue");
   g.priority_class = Str(spec, "priorityClassName");
@@ -440,6 +460,12 @@ absl::StatusOr<JobInfo> ParseJob(const json& obj) {
   // parallelism defaults to 1; 0 means suspended-like (no pods), which we treat as 1 since a
   // Job with pods present runs at least those.
   const json& par = At(spec, "parallelism");
+  if (auto st = CheckCount(par, "spec.parallelism", kMaxPodsPerWorkload); !st.ok()) return st;
+  if (auto st = CheckCount(At(spec, "completions"), "spec.completions", INT32_MAX); !st.ok())
+    return st;
+  if (auto st = CheckCount(At(At(obj, "status"), "succeeded"), "status.succeeded", INT32_MAX);
+      !st.ok())
+    return st;
   if (par.is_number_integer()) j.parallelism = std::max(1, par.get<int32_t>());
   if (const json& c = At(spec, "completions"); c.is_number_integer())
     j.completions = std::max(1, c.get<int32_t>());

@@ -1,6 +1,7 @@
 #include "k8s/objects.h"
 
 #include "gtest/gtest.h"
+#include "k8s/object_cache.h"
 #include "model/resources.h"
 
 namespace tessera::k8s {
@@ -246,6 +247,73 @@ TEST(ParseJob, GangIsParallelismCappedByTheCompletionsLeft) {
   EXPECT_EQ(j->GangSize(), 3);
   j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns"}, "spec": {}})"));
   EXPECT_EQ(j->GangSize(), 1);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
+
+namespace tessera::k8s {
+namespace {
+
+// One Node from the API server with an absurd GPU count crashed `tessera serve` on every restart
+// (a 32-bit count, then an allocation of that size). ParseNode now refuses it with the field, and
+// the object cache logs the reason and goes on without the node.
+TEST(ParseNode, RefusesAGpuCountBeyondTheLimit) {
+  for (const char* gpus : {"1025", "2147483647", "2147483648", "4294967296"}) {
+    json node = json::parse(std::string(R"({
+      "metadata": {"name": "huge"},
+      "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": ")") +
+                            gpus + R"("}}
+    })");
+    bool ready = true;
+    auto n = ParseNode(node, &ready);
+    ASSERT_FALSE(n.ok()) << gpus;
+    EXPECT_NE(n.status().message().find("status.allocatable.nvidia.com/gpu"), std::string::npos)
+        << n.status();
+    EXPECT_NE(n.status().message().find("at most 1024"), std::string::npos) << n.status();
+  }
+  json capacity = json::parse(R"({"metadata": {"name": "c"},
+      "status": {"capacity": {"nvidia.com/gpu": "5000"}}})");
+  auto c = ParseNode(capacity, nullptr);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("status.capacity.nvidia.com/gpu"), std::string::npos)
+      << c.status();
+  json fine = json::parse(R"({"metadata": {"name": "f"},
+      "status": {"allocatable": {"nvidia.com/gpu": "1024"}}})");
+  auto f = ParseNode(fine, nullptr);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->gpu_count(), 1024);
+}
+
+// In serve, the bad Node is a logged skip: the other nodes are kept and nothing aborts.
+TEST(ParseNode, TheObjectCacheSkipsANodeItRefuses) {
+  WatchEvent ev;
+  ev.type = WatchEvent::Type::kReplace;
+  ev.resource = "nodes";
+  ev.objects.push_back(json::parse(R"({"metadata": {"name": "huge"},
+      "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": "2147483648"}}})"));
+  ev.objects.push_back(json::parse(R"({"metadata": {"name": "fine"},
+      "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": "8"}}})"));
+  ObjectCache cache;
+  cache.Apply(ev);
+  EXPECT_EQ(cache.num_nodes(), 1u);
+  std::vector<std::string> names;
+  Model m = cache.Snapshot(&names);
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(names[0], "fine");
+  EXPECT_EQ(m.nodes[0].gpu_count(), 8);
+}
+
+TEST(ParseJob, RefusesAParallelismBeyondThePodsOfAWorkload) {
+  json job = json::parse(R"({"metadata": {"name": "j", "namespace": "d"},
+      "spec": {"parallelism": 4294967297}})");
+  auto j = ParseJob(job);
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("spec.parallelism"), std::string::npos) << j.status();
+  json pg = json::parse(R"({"metadata": {"name": "g", "namespace": "d"},
+      "spec": {"minMember": 2147483648}})");
+  EXPECT_FALSE(ParsePodGroup(pg).ok());
+  EXPECT_FALSE(ParseVolcanoPodGroup(pg).ok());
 }
 
 }  // namespace
