@@ -20,11 +20,20 @@ Binder::Binder(KubeClient* client, const ControllerOptions& options, Metrics* me
       stop_(stop),
       active_(active),
       callbacks_(std::move(callbacks)),
-      pool_(std::make_unique<TaskPool>(options.bind_workers)) {
+      pool_(std::make_unique<TaskPool>(options.bind_workers)) {}
+
+std::string Binder::EvictionVersion() {
   // The Eviction API moved to policy/v1 in Kubernetes 1.22; older servers only have v1beta1.
-  eviction_version_ = "policy/v1beta1";
-  if (auto r = client_->Get("/apis/policy/v1"); r.ok() && r->status == 200)
-    eviction_version_ = "policy/v1";
+  // Asked at the first eviction, on a worker, not at Start: a server that stalls or is down at
+  // start must neither hold Start up nor make the answer v1beta1 for good.
+  std::lock_guard<std::mutex> l(eviction_mu_);
+  if (!eviction_version_.empty()) return eviction_version_;
+  RequestLimits limits;
+  limits.cancel = &stop_;
+  auto r = client_->Get("/apis/policy/v1", "application/json", limits);
+  if (!r.ok() || r->status >= 500) return "";  // unknown: ask again at the next attempt
+  eviction_version_ = r->status == 200 ? "policy/v1" : "policy/v1beta1";
+  return eviction_version_;
 }
 
 Binder::~Binder() { pool_.reset(); }
@@ -104,16 +113,20 @@ void Binder::SendBind(const std::string& key, const std::string& path, const Bin
 }
 
 void Binder::Evict(const PodInfo& p) {
-  json body = {{"apiVersion", eviction_version_},
-               {"kind", "Eviction"},
+  json body = {{"kind", "Eviction"},
                {"metadata", {{"name", p.name}, {"namespace", p.ns}}},
                {"deleteOptions", {{"gracePeriodSeconds", p.grace_period}}}};
   std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", p.ns, p.name);
-  std::string payload = body.dump();
-  pool_->Post([this, path, payload] {
+  pool_->Post([this, path, body = std::move(body)]() mutable {
     if (stop_ || !active_) return;
     for (int attempt = 0; attempt < 20 && !stop_; ++attempt) {
-      auto resp = client_->Post(path, payload);
+      const std::string version = EvictionVersion();
+      if (version.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(2000, 100 << attempt)));
+        continue;
+      }
+      body["apiVersion"] = version;
+      auto resp = client_->Post(path, body.dump());
       if (resp.ok() && (resp->status == 200 || resp->status == 201 || resp->status == 404)) {
         ++metrics_->evictions_ok;
         return;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,8 +42,8 @@ class Binder {
   };
 
   // `stop` and `active` are the controller's flags (they outlive the Binder): nothing new is sent
-  // once it stops or stops leading, and retries end when it stops. Asks the server whether it
-  // serves policy/v1 Evictions.
+  // once it stops or stops leading, and retries end when it stops. Sends nothing itself (the
+  // Eviction API version is asked at the first eviction).
   Binder(KubeClient* client, const ControllerOptions& options, Metrics* metrics,
          const std::atomic<bool>& stop, const std::atomic<bool>& active, Callbacks callbacks);
   ~Binder();  // runs what was posted: sent binds finish, queued ones are dropped
@@ -73,7 +74,10 @@ class Binder {
   const std::atomic<bool>& stop_;
   const std::atomic<bool>& active_;
   const Callbacks callbacks_;
-  std::string eviction_version_;         // "policy/v1" or "policy/v1beta1"
+  // "policy/v1" or "policy/v1beta1", or "" when not known (a transport error, or not asked yet).
+  std::string EvictionVersion();
+  std::mutex eviction_mu_;
+  std::string eviction_version_;         // GUARDED_BY(eviction_mu_)
   std::atomic<bool> json_binds_{false};  // the server refused a protobuf Binding: JSON from now
   std::unique_ptr<TaskPool> pool_;       // last: its workers use the members above
 };

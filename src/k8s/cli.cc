@@ -19,8 +19,12 @@ namespace tessera::cli {
 namespace {
 
 std::atomic<int> g_signal{0};
+std::atomic<bool> g_stopping{false};  // a signal came: what waits on the server gives up
 
-void OnSignal(int sig) { g_signal = sig; }
+void OnSignal(int sig) {
+  g_signal = sig;
+  g_stopping = true;
+}
 
 struct ServeFlags {
   std::string kubeconfig;
@@ -50,15 +54,10 @@ int Serve(const ServeFlags& f) {
   }
   if (f.insecure) config->insecure_skip_tls_verify = true;
   config->http2 = f.http2;
+  // The controller and the leader elector each have a client: the controller's shutdown cuts
+  // what its client still has in flight, and must not cut the release of the Lease.
   k8s::KubeClient client(*config);
-  auto version = client.Get("/version");
-  if (!version.ok() || version->status != 200) {
-    std::cerr << "tessera serve: cannot reach the API server at " << config->server << ": "
-              << (version.ok() ? fmt::format("HTTP {}", version->status)
-                               : std::string(version.status().message()))
-              << "\n";
-    return 1;
-  }
+  k8s::KubeClient lease_client(*config);
   std::string identity = f.identity;
   if (identity.empty()) {
     char host[256] = {0};
@@ -82,14 +81,16 @@ int Serve(const ServeFlags& f) {
     le.ns = f.lease_namespace;
     le.name = f.lease_name;
     le.identity = identity;
-    elector = std::make_unique<k8s::LeaderElector>(&client, le, [&](bool leader) {
+    elector = std::make_unique<k8s::LeaderElector>(&lease_client, le, [&](bool leader) {
       controller.SetActive(leader);
       if (!leader) lost = true;
     });
   }
+  // /healthz: the process is alive. /readyz: caches synced, no informer failing to list or watch
+  // (an API server outage makes it 503 until they have relisted), and leading where elected.
   k8s::MetricsServer server(
       &metrics, [] { return true; },
-      [&] { return controller.synced() && (!elector || elector->is_leader()); });
+      [&] { return controller.ready() && (!elector || elector->is_leader()); });
   if (f.metrics_port >= 0) {
     int port = server.Start(f.metrics_address, f.metrics_port);
     if (port < 0) {
@@ -102,18 +103,32 @@ int Serve(const ServeFlags& f) {
 
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
+  // An API server that cannot be reached yet is waited for (not-ready meanwhile), not a reason
+  // to exit: in a Deployment that would be a crash loop.
+  if (!k8s::WaitForApiServer(client, g_stopping)) {
+    spdlog::info("tessera: shutting down (signal) before the API server answered");
+    server.Stop();
+    return 0;
+  }
   controller.Start();
   if (elector) elector->Start();
   spdlog::info("tessera: scheduling pods with schedulerName '{}' through {}", f.scheduler_name,
                config->server);
   while (g_signal == 0 && !lost) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  // Graceful: stop deciding, let binds in flight finish, then give the lease up (which reports
-  // the loss of leadership once more: the exit status is decided before).
+  // Graceful and bounded (docs/kubernetes.md, "Shutdown"): stop deciding, give the binds in
+  // flight up to 3 s (ControllerOptions::stop_drain_s) and cut them then, then give the lease up
+  // (at most 3 s, LeaderElectionOptions::release_timeout_s), which reports the loss of
+  // leadership once more: the exit status is decided before. With a stalled API server this
+  // takes about 8 s at most, well within the Deployment's 30 s grace period.
   const bool lost_lease = lost.load();
+  const auto stop_start = std::chrono::steady_clock::now();
   spdlog::info("tessera: shutting down ({})", lost_lease ? "lost the lease" : "signal");
   controller.Stop();
   if (elector) elector->Stop();
   server.Stop();
+  spdlog::info(
+      "tessera: stopped in {:.1f} s",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_start).count());
   return lost_lease ? 1 : 0;
 }
 

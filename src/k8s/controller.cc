@@ -77,11 +77,17 @@ void Controller::Impl::Stop() {
   stop = true;
   cv.notify_all();
   if (loop_thread.joinable()) loop_thread.join();
+  for (auto& i : informers) i->RequestStop();
   for (auto& i : informers) i->Stop();
-  // Binds already sent finish (their results are dropped); nothing new is started.
+  // Binds already sent finish (their results are dropped); nothing new is started. A server that
+  // does not answer them within stop_drain_s has them cut, and what is queued behind them fails
+  // at once.
+  client->AbortAfter(Clock::now() +
+                     std::chrono::milliseconds(static_cast<int64_t>(options.stop_drain_s * 1000)));
   if (status_writer) status_writer->StopEvents();
   binder.reset();
   status_writer.reset();
+  client->AbortAfter(Clock::time_point::max());
 }
 
 void Controller::Impl::Loop() {
@@ -385,6 +391,15 @@ void Controller::SetActive(bool active) {
 }
 
 bool Controller::synced() const { return impl_->synced.load(); }
+
+bool Controller::ready() const {
+  // `informers` is filled by Start() before the loop thread that sets `synced` exists: once
+  // synced reads true, the vector is complete and never changes again.
+  if (!impl_->synced) return false;
+  for (const auto& i : impl_->informers)
+    if (!i->healthy()) return false;
+  return true;
+}
 
 ControllerSnapshot Controller::snapshot() const {
   std::lock_guard<std::mutex> l(impl_->snap_mu);

@@ -33,6 +33,9 @@ struct ControllerOptions {
   // A gang still pending for the same reason after a cycle gets its FailedScheduling Event's
   // count raised at most this often (-1: only when the reason changes).
   double failed_event_interval_s = 10;
+  // Stop() gives binds and writes in flight this long to be answered, then cuts them: a stalled
+  // API server cannot hold a shutdown up for a request timeout (60 s).
+  double stop_drain_s = 3;
 };
 
 struct ControllerSnapshot {
@@ -61,12 +64,19 @@ class Controller {
 
   // Starts the informers and the scheduling loop.
   void Start();
-  // Stops the loop, then waits for the binds and writes already in flight.
+  // Stops the loop and the informers (lists and watches in flight are cut at once), then waits
+  // for the binds and writes already in flight, at most `stop_drain_s` (they are cut then).
+  // Returns within stop_drain_s plus about a second, whatever the server does. The cut goes
+  // through the client (KubeClient::AbortAfter): should the drain run out, other users of the
+  // same client are cut too until Stop returns (serve gives the leader elector its own).
   void Stop();
   // Only an active controller (the leader) schedules; a passive one keeps its caches warm.
   void SetActive(bool active);
 
   bool synced() const;
+  // Synced, and every informer in touch with the server (none failing to list or watch): what
+  // /readyz says. After an outage the informers relist and it is true again once they have.
+  bool ready() const;
   ControllerSnapshot snapshot() const;
 
  private:

@@ -1,11 +1,15 @@
 // Test helper: serves a scripted cpp-httplib server (routes registered beforehand) on a free
-// port of 127.0.0.1 until destroyed, with a KubeClient that talks to it. Used by the unit tests
-// of the informer, the Event recorder and the controller, which stand in for an API server.
+// port of 127.0.0.1 (or the port given: a server started again where one was) until destroyed,
+// with a KubeClient that talks to it. FreePort() finds a port nothing listens on. Used by the unit
+// tests of the informer, the Event recorder and the controller, which stand in for an API server.
 //
 // Thread-safety: construct and destroy on one thread; handlers run on the server's threads.
 #pragma once
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -18,9 +22,15 @@ namespace tessera::k8s::testing {
 
 class Serving {
  public:
-  explicit Serving(httplib::Server& server) : server_(server) {
+  explicit Serving(httplib::Server& server, int port = 0) : server_(server) {
     server_.set_keep_alive_max_count(1);  // so that stop() need not wait for idle connections
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    if (port > 0) {
+      for (int i = 0; i < 100 && !server_.bind_to_port("127.0.0.1", port); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      port_ = port;
+    } else {
+      port_ = server_.bind_to_any_port("127.0.0.1");
+    }
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // stop() before the listener runs would be lost, and the destructor would wait forever.
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -44,5 +54,19 @@ class Serving {
   std::thread thread_;
   std::unique_ptr<KubeClient> client_;
 };
+
+// A port of 127.0.0.1 that nothing listens on (it was free a moment ago).
+inline int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
 
 }  // namespace tessera::k8s::testing

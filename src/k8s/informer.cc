@@ -54,9 +54,13 @@ bool Informer::List() {
     std::string path = first_list_ ? fmt::format("{}{}resourceVersion=0", path_, Sep())
                                    : fmt::format("{}{}limit=500", path_, Sep());
     if (!cont.empty()) path += "&continue=" + UrlEncode(cont);
-    auto resp = client_->Get(path, Accept());
+    RequestLimits limits;
+    limits.cancel = &stop_;  // Stop() does not wait for a stalled server
+    auto resp = client_->Get(path, Accept(), limits);
+    if (stop_) return false;
     if (!resp.ok()) {
       ++stats_.errors;
+      healthy_ = false;
       spdlog::warn("informer {}: list: {}", resource_, std::string(resp.status().message()));
       return false;
     }
@@ -69,6 +73,7 @@ bool Informer::List() {
     if (resp->status != 200) {
       ++stats_.errors;
       if (optional_ && resp->status == 404) {
+        healthy_ = true;  // the server answered: this kind is simply not there
         // The kind is not installed (a CRD not applied yet): it has no objects. Say so once, so
         // that the consumer does not wait for it, and keep looking for it slowly.
         if (!synced_) {
@@ -83,6 +88,7 @@ bool Informer::List() {
         }
         return false;
       }
+      healthy_ = false;
       spdlog::warn("informer {}: list: HTTP {}: {}", resource_, resp->status,
                    proto::ErrorText(resp->body, resp->content_type));
       return false;
@@ -121,6 +127,7 @@ bool Informer::List() {
   ev.objects = std::move(items);
   handler_(std::move(ev));
   synced_ = true;
+  healthy_ = true;
   return true;
 }
 
@@ -193,7 +200,8 @@ Informer::WatchEnd Informer::Watch() {
   if (stop_) return WatchEnd::kRewatch;  // cut short by Stop: not an error (the loop ends)
   if (!resp.ok()) {
     ++stats_.errors;
-    spdlog::debug("informer {}: {}", resource_, std::string(resp.status().message()));
+    healthy_ = false;
+    spdlog::warn("informer {}: watch: {}", resource_, std::string(resp.status().message()));
     return WatchEnd::kBackOff;
   }
   if (resp->status == 410) {
@@ -202,6 +210,7 @@ Informer::WatchEnd Informer::Watch() {
   }
   if (resp->status != 200) {
     ++stats_.errors;
+    healthy_ = false;
     spdlog::warn("informer {}: watch: HTTP {}", resource_, resp->status);
     return WatchEnd::kBackOff;
   }
@@ -218,8 +227,9 @@ void Informer::Run() {
         backoff_ms = std::min(backoff_ms * 2, 5000);
         continue;
       }
+      // The back-off is reset by a watch that worked, not by a list: a watch that keeps
+      // failing must not make a relist every 100 ms.
       listed = true;
-      backoff_ms = 100;
     }
     switch (Watch()) {
       case WatchEnd::kRewatch:
@@ -229,8 +239,10 @@ void Informer::Run() {
         listed = false;  // 410 Gone: relist at once
         break;
       case WatchEnd::kBackOff:
+        // Events may have been missed meanwhile: relist (the back-off goes on if it fails).
         Sleep(backoff_ms);
         backoff_ms = std::min(backoff_ms * 2, 5000);
+        listed = false;
         break;
     }
   }

@@ -1,7 +1,9 @@
 // A list+watch informer for one resource: lists (paged), then watches from the list's
 // resourceVersion with bookmarks, re-watches from the last seen resourceVersion when the stream
 // ends, relists when the server answers 410 Gone (the version was compacted away), and backs off
-// exponentially (100 ms doubling to 5 s) while the server cannot be reached.
+// exponentially (100 ms doubling to 5 s) while the server cannot be reached. A watch that fails
+// (a transport error, an unexpected status) is followed by a relist, as client-go's reflector
+// does: what happened during an outage comes back whole.
 //
 // Events go to a handler on the informer's own thread. A (re)list delivers one kReplace event
 // with every object, so that the consumer can drop what disappeared while it was not watching.
@@ -55,10 +57,15 @@ class Informer {
   ~Informer();
 
   void Start();
-  void Stop();  // returns once the thread has ended
+  // Asks the thread to end without waiting (so that many informers stop in parallel).
+  void RequestStop() { stop_ = true; }
+  void Stop();  // returns once the thread has ended: a list in flight is cut short
 
   // True once the first list was delivered.
   bool synced() const { return synced_.load(); }
+  // True while the informer is in touch with the server: since its last (re)list succeeded (or
+  // an optional kind was found not served), until a list or watch fails. /readyz reads it.
+  bool healthy() const { return healthy_.load(); }
   const InformerStats& stats() const { return stats_; }
   const std::string& resource() const { return resource_; }
 
@@ -83,6 +90,7 @@ class Informer {
   bool first_list_ = true;  // the informer thread's
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
+  std::atomic<bool> healthy_{false};
   InformerStats stats_;
   std::thread thread_;
 };

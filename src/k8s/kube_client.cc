@@ -2,13 +2,16 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/escaping.h"
 #include "fmt/format.h"
 #include "k8s/proto.h"
+#include "spdlog/spdlog.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tessera::k8s {
@@ -257,10 +260,49 @@ absl::StatusOr<HttpResponse> KubeClient::Patch(std::string_view path, std::strin
   return Request("PATCH", path, body, ct, accept);
 }
 
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// What a plain request's progress callback looks at.
+struct RequestAbort {
+  const std::atomic<bool>* cancel;
+  const std::atomic<int64_t>* abort_at_ns;
+  bool fired = false;
+};
+
+int RequestProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* a = static_cast<RequestAbort*>(user);
+  if ((a->cancel && a->cancel->load()) || SteadyNowNs() >= a->abort_at_ns->load()) {
+    a->fired = true;
+    return 1;  // aborts the transfer (CURLE_ABORTED_BY_CALLBACK)
+  }
+  return 0;
+}
+
+}  // namespace
+
+void KubeClient::AbortAfter(std::chrono::steady_clock::time_point deadline) {
+  abort_at_ns_ =
+      deadline == std::chrono::steady_clock::time_point::max()
+          ? INT64_MAX
+          : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch())
+                .count();
+}
+
+bool KubeClient::aborted() const { return SteadyNowNs() >= abort_at_ns_.load(); }
+
 absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::string_view path,
                                                  std::string_view body,
                                                  std::string_view content_type,
-                                                 std::string_view accept) {
+                                                 std::string_view accept, RequestLimits limits) {
+  if (aborted() || (limits.cancel && limits.cancel->load()))
+    return absl::UnavailableError(
+        fmt::format("{} {}{}: not sent: shutting down", method, config_.server, path));
   auto h = Borrow();
   Configure(*h, method, path);
   CURL* c = h->curl;
@@ -273,7 +315,11 @@ absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::s
                                    fmt::format("Authorization: Bearer {}", config_.token).c_str());
   h->headers = curl_slist_append(h->headers, "Expect:");
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 60000L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(limits.timeout.count()));
+  RequestAbort abort{limits.cancel, &abort_at_ns_};
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, RequestProgress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &abort);
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
@@ -284,7 +330,8 @@ absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::s
   CURLcode rc = curl_easy_perform(c);
   if (rc != CURLE_OK) {
     std::string msg =
-        fmt::format("{} {}{}: {}", method, config_.server, path, curl_easy_strerror(rc));
+        fmt::format("{} {}{}: {}", method, config_.server, path,
+                    abort.fired ? "cut short: shutting down" : curl_easy_strerror(rc));
     // A handle whose connection failed is dropped, not pooled.
     return absl::UnavailableError(msg);
   }
@@ -299,6 +346,7 @@ namespace {
 struct StreamState {
   const std::function<bool(std::string_view, bool)>* on_message;
   const std::atomic<bool>* stop;
+  const std::atomic<int64_t>* abort_at_ns;
   std::string buffer;
   long status = 0;
   bool framed = false;  // protobuf: length-prefixed frames instead of lines
@@ -356,7 +404,7 @@ size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
 
 int StreamProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* s = static_cast<StreamState*>(user);
-  if (s->stop && s->stop->load()) {
+  if ((s->stop && s->stop->load()) || SteadyNowNs() >= s->abort_at_ns->load()) {
     s->stopped = true;
     return 1;
   }
@@ -381,6 +429,7 @@ absl::StatusOr<HttpResponse> KubeClient::Stream(
   StreamState st;
   st.on_message = &on_message;
   st.stop = stop;
+  st.abort_at_ns = &abort_at_ns_;
   st.curl = c;
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, StreamWrite);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &st);
@@ -399,11 +448,41 @@ absl::StatusOr<HttpResponse> KubeClient::Stream(
   if (st.bad_frame)
     return absl::DataLossError(
         fmt::format("watch {}{}: a frame longer than {} bytes", config_.server, path, kMaxFrame));
+  if (st.stopped && !(stop && stop->load()) && aborted())
+    return absl::UnavailableError(
+        fmt::format("watch {}{}: cut short: shutting down", config_.server, path));
   if (st.stopped) return resp;
   if (rc != CURLE_OK)
     return absl::UnavailableError(
         fmt::format("watch {}{}: {}", config_.server, path, curl_easy_strerror(rc)));
   return resp;
+}
+
+bool WaitForApiServer(KubeClient& client, const std::atomic<bool>& stop, RetryBackoff backoff) {
+  auto wait = backoff.initial;
+  for (int attempt = 1;; ++attempt) {
+    RequestLimits limits;
+    limits.cancel = &stop;
+    limits.timeout = std::chrono::milliseconds(10000);
+    auto version = client.Get("/version", "application/json", limits);
+    if (stop) return false;
+    if (version.ok() && version->status == 200) {
+      if (attempt > 1)
+        spdlog::info("tessera: the API server at {} answered (try {})", client.config().server,
+                     attempt);
+      return true;
+    }
+    spdlog::warn("tessera: cannot reach the API server at {} (try {}): {}; retrying in {} ms",
+                 client.config().server, attempt,
+                 version.ok() ? fmt::format("HTTP {}", version->status)
+                              : std::string(version.status().message()),
+                 wait.count());
+    for (auto waited = std::chrono::milliseconds(0); waited < wait && !stop;
+         waited += std::chrono::milliseconds(20))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (stop) return false;
+    wait = std::min(wait * 2, backoff.max);
+  }
 }
 
 }  // namespace tessera::k8s

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -50,6 +52,14 @@ struct HttpResponse {
 
 enum class PatchType { kMerge, kStrategicMerge, kJson };
 
+// Per-request limits: a transfer ends (an Unavailable status) when `*cancel` becomes true or
+// after `timeout`, whichever comes first. The cancel flag is looked at by libcurl's progress
+// callback: within about a second even while the server sends nothing.
+struct RequestLimits {
+  const std::atomic<bool>* cancel = nullptr;
+  std::chrono::milliseconds timeout{60000};
+};
+
 class KubeClient {
  public:
   explicit KubeClient(KubeConfig config);
@@ -65,19 +75,22 @@ class KubeClient {
   [[nodiscard]] absl::StatusOr<HttpResponse> Request(
       std::string_view method, std::string_view path, std::string_view body = "",
       std::string_view content_type = "application/json",
-      std::string_view accept = "application/json");
+      std::string_view accept = "application/json", RequestLimits limits = {});
   [[nodiscard]] absl::StatusOr<HttpResponse> Get(std::string_view path,
-                                                 std::string_view accept = "application/json") {
-    return Request("GET", path, "", "application/json", accept);
+                                                 std::string_view accept = "application/json",
+                                                 RequestLimits limits = {}) {
+    return Request("GET", path, "", "application/json", accept, limits);
   }
   // A write whose answer is read only on errors may offer protobuf (proto::kAccept): the server
   // encodes the object it returns (a created Event, a patched Pod) for less than as JSON.
   [[nodiscard]] absl::StatusOr<HttpResponse> Post(std::string_view path, std::string_view body,
-                                                  std::string_view accept = "application/json") {
-    return Request("POST", path, body, "application/json", accept);
+                                                  std::string_view accept = "application/json",
+                                                  RequestLimits limits = {}) {
+    return Request("POST", path, body, "application/json", accept, limits);
   }
-  [[nodiscard]] absl::StatusOr<HttpResponse> Put(std::string_view path, std::string_view body) {
-    return Request("PUT", path, body);
+  [[nodiscard]] absl::StatusOr<HttpResponse> Put(std::string_view path, std::string_view body,
+                                                 RequestLimits limits = {}) {
+    return Request("PUT", path, body, "application/json", "application/json", limits);
   }
   [[nodiscard]] absl::StatusOr<HttpResponse> Patch(std::string_view path, std::string_view body,
                                                    PatchType type = PatchType::kMerge,
@@ -99,6 +112,13 @@ class KubeClient {
       std::string_view path, const std::function<bool(std::string_view, bool)>& on_message,
       const std::atomic<bool>* stop, std::string_view accept = "application/json");
 
+  // Bounds everything this client does from now on: transfers in flight at `deadline` are cut
+  // (within about a second: libcurl's progress callback looks), and requests started after it
+  // fail at once. Used by shutdown, so that a stalled API server cannot hold it up for a
+  // request timeout. `time_point::max()` lifts the bound.
+  void AbortAfter(std::chrono::steady_clock::time_point deadline);
+  bool aborted() const;  // the deadline has passed
+
  private:
   struct Handle;
   std::unique_ptr<Handle> Borrow();
@@ -108,7 +128,18 @@ class KubeClient {
   const KubeConfig config_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Handle>> idle_;  // GUARDED_BY(mu_)
+  // AbortAfter's deadline, steady_clock nanoseconds since its epoch (max: none).
+  std::atomic<int64_t> abort_at_ns_{INT64_MAX};
 };
+
+// The first contact: GET /version until the server answers 200, backing off exponentially
+// (`initial`, doubling, at most `max` between tries) and logging each failure with its reason.
+// Returns true once it answered, false when `*stop` became true first.
+struct RetryBackoff {
+  std::chrono::milliseconds initial{500};
+  std::chrono::milliseconds max{10000};
+};
+bool WaitForApiServer(KubeClient& client, const std::atomic<bool>& stop, RetryBackoff backoff = {});
 
 // Percent-encodes a query parameter value.
 std::string UrlEncode(std::string_view s);

@@ -1,5 +1,6 @@
 #include "k8s/leader_election.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "fmt/format.h"
@@ -52,9 +53,16 @@ void LeaderElector::Stop() {
   }
 }
 
+RequestLimits LeaderElector::Limits() const {
+  RequestLimits l;
+  l.cancel = &stop_;
+  l.timeout = std::chrono::milliseconds(static_cast<int64_t>(options_.request_timeout_s * 1000));
+  return l;
+}
+
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string path = Path() + "/" + options_.name;
-  auto got = client_->Get(path);
+  auto got = client_->Get(path, "application/json", Limits());
   if (!got.ok()) return false;
   const int lease_s = static_cast<int>(options_.lease_duration_s);
   json spec = {{"holderIdentity", options_.identity},
@@ -67,7 +75,7 @@ bool LeaderElector::TryAcquireOrRenew() {
                   {"kind", "Lease"},
                   {"metadata", {{"name", options_.name}, {"namespace", options_.ns}}},
                   {"spec", spec}};
-    auto r = client_->Post(Path(), lease.dump());
+    auto r = client_->Post(Path(), lease.dump(), "application/json", Limits());
     return r.ok() && r->status == 201;
   }
   if (got->status != 200) return false;
@@ -95,7 +103,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     spec["leaseTransitions"] = cur.value("leaseTransitions", 0);
   }
   lease["spec"] = spec;
-  auto r = client_->Put(path, lease.dump());  // carries metadata.resourceVersion: 409 if stale
+  auto r =
+      client_->Put(path, lease.dump(), Limits());  // carries metadata.resourceVersion: 409 if stale
   if (!r.ok() || r->status != 200) return false;
   json updated = json::parse(r->body, nullptr, false);
   if (updated.is_object()) {
@@ -107,13 +116,33 @@ bool LeaderElector::TryAcquireOrRenew() {
 
 void LeaderElector::Release() {
   const std::string path = Path() + "/" + options_.name;
-  auto got = client_->Get(path);
-  if (!got.ok() || got->status != 200) return;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(
+                                           static_cast<int64_t>(options_.release_timeout_s * 1000));
+  auto limits = [&] {
+    RequestLimits l;  // not Limits(): stop_ is set by now
+    l.timeout =
+        std::max(std::chrono::milliseconds(1),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    return l;
+  };
+  auto got = client_->Get(path, "application/json", limits());
+  if (!got.ok() || got->status != 200) {
+    spdlog::warn(
+        "tessera: could not release the lease {}/{}: {}", options_.ns, options_.name,
+        got.ok() ? fmt::format("HTTP {}", got->status) : std::string(got.status().message()));
+    return;
+  }
   json lease = json::parse(got->body, nullptr, false);
   if (!lease.is_object() || lease["spec"].value("holderIdentity", "") != options_.identity) return;
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;
-  (void)client_->Put(path, lease.dump());
+  auto put = client_->Put(path, lease.dump(), limits());
+  if (!put.ok() || put->status != 200)
+    spdlog::warn(
+        "tessera: could not release the lease {}/{}: {}", options_.ns, options_.name,
+        put.ok() ? fmt::format("HTTP {}", put->status) : std::string(put.status().message()));
+  else
+    spdlog::info("tessera: released the lease {}/{}", options_.ns, options_.name);
 }
 
 void LeaderElector::Run() {

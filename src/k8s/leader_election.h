@@ -24,6 +24,11 @@ struct LeaderElectionOptions {
   double lease_duration_s = 15;
   double renew_deadline_s = 10;  // a leader that could not renew for this long steps down
   double retry_period_s = 2;
+  // Each request of an acquire or renew is cut after this long (a GET and a PUT fit in
+  // renew_deadline_s), and Stop() cuts the one in flight at once.
+  double request_timeout_s = 3;
+  // Stop(): the release (a GET and a PUT) is given up after this long.
+  double release_timeout_s = 3;
 };
 
 class LeaderElector {
@@ -36,6 +41,7 @@ class LeaderElector {
 
   void Start();
   // Stops; a leader releases the lease (empty holder) so that a successor need not wait.
+  // Returns within about a second plus release_timeout_s, whatever the server does.
   void Stop();
   bool is_leader() const { return leader_.load(); }
 
@@ -44,6 +50,7 @@ class LeaderElector {
   // One attempt to acquire or renew; true when this replica holds the lease afterwards.
   bool TryAcquireOrRenew();
   void Release();
+  RequestLimits Limits() const;
   std::string Path() const;
 
   KubeClient* const client_;
