@@ -21,6 +21,8 @@ constexpr std::string_view kTesseraQueueLabel = "tessera.dev/queue";
 constexpr std::string_view kWorkloadPriorityLabel = "kueue.x-k8s.io/priority-class";
 constexpr std::string_view kMinParallelism = "kueue.x-k8s.io/job-min-parallelism";
 constexpr std::string_view kArrival = "tessera.dev/arrival";
+constexpr std::string_view kCreated = "tessera.dev/created";
+constexpr std::string_view kAdmitted = "tessera.dev/admitted";
 constexpr std::string_view kRuntime = "tessera.dev/runtime";
 // Labels that make a v1 Pod a member of a pod group.
 constexpr std::string_view kPodGroupLabels[] = {"scheduling.x-k8s.io/pod-group",
@@ -60,7 +62,7 @@ Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) 
   w.source = meta.source;
   w.queue_name = QueueOf(meta.labels, meta.annotations);
   w.workload_priority_class = Lookup(meta.labels, kWorkloadPriorityLabel);
-  for (std::string_view key : {kArrival, kRuntime}) {
+  for (std::string_view key : {kArrival, kRuntime, kCreated}) {
     auto it = meta.annotations.find(std::string(key));
     if (it == meta.annotations.end()) continue;
     auto v = ParseNonNegativeNumber(it->second);
@@ -71,8 +73,18 @@ Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) 
     }
     if (key == kArrival) {
       w.arrival = *v;
+    } else if (key == kCreated) {
+      w.created = *v;
     } else {
       w.runtime = *v;
+    }
+  }
+  if (auto it = meta.annotations.find(std::string(kAdmitted)); it != meta.annotations.end()) {
+    if (it->second == "true" || it->second == "false") {
+      w.admitted_at_start = it->second == "true";
+    } else {
+      ctx.Error(AnnotationNode(meta, kAdmitted), AnnotationPath(kAdmitted),
+                "expected \"true\" or \"false\", got \"" + it->second + "\"");
     }
   }
   return w;

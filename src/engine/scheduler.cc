@@ -320,7 +320,7 @@ void SchedulerImpl::Resolve(WorkloadId id) {
 void SchedulerImpl::Submit(WorkloadId id, double now) {
   WorkloadStatus& st = s_.status[id];
   if (st.state != WorkloadState::kInactive) return;
-  st.created = now;
+  st.created = s_.model.workloads[id].created.value_or(now);  // the FIFO key
   st.cluster_queue = s_.recs[id].cq;
   if (!s_.recs[id].unresolved.empty()) {
     e_.pending.SetPending(id, s_.recs[id].unresolved);

@@ -56,6 +56,12 @@ struct Workload {
   int32_t min_count = -1;         // pods that must start together; -1: all of them
   double arrival = 0;             // seconds after start (tessera.dev/arrival)
   std::optional<double> runtime;  // seconds once admitted (tessera.dev/runtime); absent: forever
+  // The FIFO key among equal priorities (tessera.dev/created, seconds after the simulation
+  // starts; may precede the arrival); absent: the arrival.
+  std::optional<double> created;
+  // tessera.dev/admitted: "true": already admitted when the simulation starts (the simulator
+  // admits these at 0 before anything else arrives).
+  bool admitted_at_start = false;
   // Workloads whose pods' hostname anti-affinity applies across them (a Deployment's replicas,
   // which are separate workloads); empty: the workload alone.
   std::string spread_group;

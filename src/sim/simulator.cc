@@ -49,8 +49,15 @@ absl::Status Simulator::Run() {
   using Ev = std::tuple<double, int, WorkloadId, int64_t>;
   std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> queue;
   std::vector<int64_t> admissions(s.num_workloads(), 0);  // per workload: admissions so far
-  for (WorkloadId id = 0; id < s.num_workloads(); ++id)
-    queue.emplace(std::max(0.0, s.model().workloads[id].arrival), kArrive, id, 0);
+  // Workloads marked tessera.dev/admitted are admitted at 0 before anything else arrives.
+  std::vector<WorkloadId> at_start;
+  for (WorkloadId id = 0; id < s.num_workloads(); ++id) {
+    if (s.model().workloads[id].admitted_at_start) {
+      at_start.push_back(id);
+    } else {
+      queue.emplace(std::max(0.0, s.model().workloads[id].arrival), kArrive, id, 0);
+    }
+  }
 
   double last_time = 0;
   int64_t last_alloc = 0;
@@ -66,24 +73,7 @@ absl::Status Simulator::Run() {
     }
   };
 
-  while (!queue.empty()) {
-    double now = std::get<0>(queue.top());
-    record_alloc(now);
-    while (!queue.empty() && std::get<0>(queue.top()) == now) {
-      auto [t, kind, id, admission] = queue.top();
-      queue.pop();
-      if (kind == kArrive) {
-        s.Submit(id, now);
-      } else if (s.status(id).state == WorkloadState::kAdmitted && admission == admissions[id]) {
-        s.Finish(id, now);
-        SimEvent e;
-        e.time = now;
-        e.type = SimEvent::Type::kFinished;
-        e.workload = id;
-        e.cluster_queue = s.status(id).cluster_queue;
-        events_.push_back(std::move(e));
-      }
-    }
+  auto settle = [&](double now) -> absl::Status {
     // Cycles until nothing changes at this instant (preempted workloads may fit elsewhere).
     for (int cycle = 0;; ++cycle) {
       if (cycle >= options_.max_cycles_per_instant) {
@@ -131,6 +121,41 @@ absl::Status Simulator::Run() {
         events_.push_back(std::move(e));
       }
     }
+    return absl::OkStatus();
+  };
+
+  if (!at_start.empty()) {
+    for (WorkloadId id : at_start) s.Submit(id, 0);
+    if (auto st = settle(0); !st.ok()) return st;
+    for (WorkloadId id : at_start) {
+      if (s.status(id).state != WorkloadState::kAdmitted) {
+        return absl::FailedPreconditionError(fmt::format(
+            "{} is marked tessera.dev/admitted but could not be admitted at the start: {}",
+            WorkloadKey(id), s.status(id).reason));
+      }
+    }
+    record_alloc(0);
+  }
+
+  while (!queue.empty()) {
+    double now = std::get<0>(queue.top());
+    record_alloc(now);
+    while (!queue.empty() && std::get<0>(queue.top()) == now) {
+      auto [t, kind, id, admission] = queue.top();
+      queue.pop();
+      if (kind == kArrive) {
+        s.Submit(id, now);
+      } else if (s.status(id).state == WorkloadState::kAdmitted && admission == admissions[id]) {
+        s.Finish(id, now);
+        SimEvent e;
+        e.time = now;
+        e.type = SimEvent::Type::kFinished;
+        e.workload = id;
+        e.cluster_queue = s.status(id).cluster_queue;
+        events_.push_back(std::move(e));
+      }
+    }
+    if (auto st = settle(now); !st.ok()) return st;
     record_alloc(now);
   }
   summary_.end_time = last_time;
@@ -152,7 +177,8 @@ absl::Status Simulator::Run() {
   for (const auto& [id, t] : first_admit) {
     int32_t cq = s.status(id).cluster_queue;
     auto& qw = waits[cq < 0 ? ncq : cq];
-    double wait = t - s.status(id).created;
+    const Workload& w = s.model().workloads[id];
+    double wait = t - (w.admitted_at_start ? 0.0 : std::max(0.0, w.arrival));
     qw.mean_wait += wait;
     qw.max_wait = std::max(qw.max_wait, wait);
     ++qw.admitted;
