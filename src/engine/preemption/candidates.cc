@@ -9,21 +9,51 @@
 namespace tessera {
 
 std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo, double now) const {
+  return MakePlan(id, combo, now).candidates;
+}
+
+Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double now) const {
   const WorkloadRec& rec = s_.recs[id];
   const ClusterQueue& cq = s_.model.cluster_queues[rec.cq];
   const PreemptionConfig& pc = cq.preemption;
   const Need need = e_.flavors.MinQuotaNeed(id, combo);
-  // Would the preemptor borrow? Then, as in Kueue, it may only take from its own queue (or
-  // from others under borrowWithinCohort).
-  bool borrows = false;
-  for (const auto& [fr, q] : need)
-    if (s_.quota->usage(rec.cq, fr) + q > s_.quota->subtree_quota(rec.cq, fr)) borrows = true;
-  bool fair = s_.model.config.fair_sharing;
-  std::vector<WorkloadId> out;
-  if (!s_.HasPreemptionPolicy(rec.cq)) return out;
-  const bool other_queues =
-      !cq.cohort.empty() && (pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
-                             pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever);
+  const QuotaTree& qt = *s_.quota;
+  const bool fair = s_.model.config.fair_sharing;
+  const bool bwc = pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  Plan plan;
+  if (!s_.HasPreemptionPolicy(rec.cq)) return plan;
+  // As in Kueue, decided from usage before any eviction:
+  // - fits_nominal: the preemptor fits its nominal quota with its own queue's usage (Kueue's
+  //   hierarchical advantage): other queues' borrowers may be taken while it borrows;
+  // - under_nominal: the queue uses less than its nominal quota of every flavor-resource that
+  //   needs preemption: other queues' borrowers may be taken so that it fits within nominal.
+  bool fits_nominal = true, under_nominal = true;
+  for (const auto& [fr, q] : need) {
+    if (qt.usage(rec.cq, fr) + q > qt.subtree_quota(rec.cq, fr)) fits_nominal = false;
+    if (q > qt.Available(rec.cq, fr) && qt.usage(rec.cq, fr) >= qt.subtree_quota(rec.cq, fr))
+      under_nominal = false;
+  }
+  // Kueue's flavor assigner: a workload asking for more than its queue's nominal quota may
+  // preempt only under borrowWithinCohort (or fair sharing with reclaimWithinCohort), or when
+  // some cohort above it could hold what it borrows without borrowing itself.
+  const bool preempt_while_borrowing =
+      bwc || (fair && pc.reclaim_within_cohort != ReclaimPolicy::kNever);
+  if (!preempt_while_borrowing) {
+    for (const auto& [fr, q] : need) {
+      if (q <= qt.Available(rec.cq, fr) || q <= qt.subtree_quota(rec.cq, fr)) continue;
+      bool reclaim_in_hierarchy = false;
+      int64_t remaining =
+          q - std::max<int64_t>(0, qt.guaranteed(rec.cq, fr) - qt.usage(rec.cq, fr));
+      for (int n = qt.parent(rec.cq); n >= 0; n = qt.parent(n)) {
+        if (qt.usage(n, fr) + remaining <= qt.subtree_quota(n, fr)) {
+          reclaim_in_hierarchy = qt.parent(n) >= 0;
+          break;
+        }
+        remaining -= std::max<int64_t>(0, qt.guaranteed(n, fr) - qt.usage(n, fr));
+      }
+      if (!reclaim_in_hierarchy) return plan;
+    }
+  }
   // Each queue's admitted workloads are ordered by priority: the policy allows a prefix of each,
   // up to `limit` (inclusive when `inclusive`; with `equal_if_newer`, equal priority only if
   // created after the preemptor).
@@ -45,20 +75,21 @@ std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo,
       slices.push_back({rec.cq, rec.priority, false, true});
       break;
   }
-  if (other_queues) {
-    for (int32_t q : s_.cqs_by_root[s_.quota->root(rec.cq)]) {
+  // borrowWithinCohort with reclaimWithinCohort Never (Kueue's webhook rejects it): the
+  // borrowWithinCohort candidates alone, as before Kueue's attempts were followed.
+  const bool bwc_only = bwc && pc.reclaim_within_cohort == ReclaimPolicy::kNever;
+  if (!cq.cohort.empty() && (pc.reclaim_within_cohort != ReclaimPolicy::kNever || bwc_only)) {
+    for (int32_t q : s_.cqs_by_root[qt.root(rec.cq)]) {
       if (q == rec.cq || s_.admitted_by_cq[q].empty()) continue;
       // Only workloads of queues that borrow what the preemptor needs are reclaimable.
       bool victim_borrows = false;
       for (const auto& [fr, amount] : need)
-        if (s_.quota->IsBorrowing(q, fr)) victim_borrows = true;
+        if (qt.IsBorrowing(q, fr)) victim_borrows = true;
       if (!victim_borrows) continue;
-      if (!borrows || fair) {
-        if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority)
-          slices.push_back({q, rec.priority, false, false});
-        if (pc.reclaim_within_cohort == ReclaimPolicy::kAny)
-          slices.push_back({q, kTop, true, false});
-      } else if (pc.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority) {
+      if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority)
+        slices.push_back({q, rec.priority, false, false});
+      if (pc.reclaim_within_cohort == ReclaimPolicy::kAny) slices.push_back({q, kTop, true, false});
+      if (bwc_only && !fits_nominal && !fair) {
         if (pc.max_priority_threshold && *pc.max_priority_threshold < rec.priority) {
           slices.push_back({q, *pc.max_priority_threshold, true, false});
         } else {
@@ -67,12 +98,16 @@ std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo,
       }
     }
   }
+  std::vector<WorkloadId>& out = plan.candidates;
   // A cheap bound before walking any list: all that the queues hold, plus what is free of
   // quota, must cover the need (most preemptors that cannot win stop here).
   for (const auto& [fr, amount] : need) {
     int64_t could = s_.quota->Available(rec.cq, fr);
     for (const Slice& sl : slices) could += s_.quota->usage(sl.q, fr);
-    if (could < amount) return out;
+    if (could < amount) {
+      out.clear();
+      return plan;
+    }
   }
   for (const Slice& sl : slices) {
     for (const auto& [prio, v] : s_.admitted_by_cq[sl.q]) {
@@ -111,7 +146,28 @@ std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo,
     return a.v > b.v;
   });
   for (size_t i = 0; i < keys.size(); ++i) out[i] = keys[i].v;
-  return out;
+  // Which candidates an attempt that lets the preemptor borrow may take, and the attempts, in
+  // Kueue's order (borrowing first unless only a fit within nominal can take other queues').
+  bool others = false;
+  plan.while_borrowing.resize(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const WorkloadRec& v = s_.recs[out[i]];
+    bool ok = v.cq == rec.cq || fits_nominal || fair;
+    if (!ok && bwc) {
+      ok = v.priority < rec.priority &&
+           (!pc.max_priority_threshold || v.priority <= *pc.max_priority_threshold);
+    }
+    plan.while_borrowing[i] = ok;
+    others = others || v.cq != rec.cq;
+  }
+  if (fair || !others || (!bwc && !under_nominal)) {
+    plan.attempts = {true};
+  } else if (!bwc && !fits_nominal) {
+    plan.attempts = {false, true};
+  } else {
+    plan.attempts = {true, false};
+  }
+  return plan;
 }
 
 }  // namespace tessera

@@ -14,21 +14,29 @@ void Preemptor::Init(const SchedulerConfig& config) { search_ = MakeVictimSearch
 
 bool Preemptor::TryPreempt(WorkloadId id, const Combo& combo, double now,
                            std::vector<Decision>& out) {
-  std::vector<WorkloadId> candidates = Candidates(id, combo, now);
-  if (candidates.empty()) return false;
+  const Plan plan = MakePlan(id, combo, now);
+  if (plan.candidates.empty()) return false;
   const Need need = e_.flavors.MinQuotaNeed(id, combo);
-  if (!CouldCover(id, need, candidates)) return false;
-  Evicted evicted;
-  const int64_t epoch = s_.release_epoch;  // a search that gives up releases nothing
-  if (!search_->Search(id, combo, need, candidates, evicted)) {
-    for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
-      e_.statement.Reinstate(it->first, it->second);
-    s_.release_epoch = epoch;
-    return false;
+  if (!CouldCover(id, need, plan.candidates)) return false;
+  std::vector<WorkloadId> candidates;
+  for (const bool allow_borrowing : plan.attempts) {
+    candidates.clear();
+    for (size_t i = 0; i < plan.candidates.size(); ++i)
+      if (!allow_borrowing || plan.while_borrowing[i]) candidates.push_back(plan.candidates[i]);
+    if (candidates.empty()) continue;
+    Evicted evicted;
+    const int64_t epoch = s_.release_epoch;  // a search that gives up releases nothing
+    if (!search_->Search(id, combo, need, allow_borrowing, candidates, evicted)) {
+      for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
+        e_.statement.Reinstate(it->first, it->second);
+      s_.release_epoch = epoch;
+      continue;
+    }
+    Minimize(id, combo, need, allow_borrowing, evicted);
+    Commit(id, combo, evicted, now, out);
+    return true;
   }
-  Minimize(id, combo, evicted);
-  Commit(id, combo, evicted, now, out);
-  return true;
+  return false;
 }
 
 bool Preemptor::CouldCover(WorkloadId id, const Need& need,
@@ -59,11 +67,12 @@ bool Preemptor::CouldCover(WorkloadId id, const Need& need,
   return want_gpus <= s_.cluster->PoolFreeGpus(0) + freed_gpus;
 }
 
-void Preemptor::Minimize(WorkloadId id, const Combo& combo, Evicted& evicted) {
+void Preemptor::Minimize(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
+                         Evicted& evicted) {
   // The last victim made it fit; try every earlier one back, newest eviction first.
   for (int i = static_cast<int>(evicted.size()) - 2; i >= 0; --i) {
     e_.statement.Reinstate(evicted[i].first, evicted[i].second);
-    if (e_.placer.FitsNow(id, combo)) {
+    if (PreemptorFits(e_, id, combo, need, allow_borrowing)) {
       evicted.erase(evicted.begin() + i);
     } else {
       e_.statement.Evict(evicted[i].first);

@@ -1,8 +1,9 @@
 // Preemption for a head that does not fit: candidates by its ClusterQueue's policy
-// (withinClusterQueue; reclaimWithinCohort from queues that borrow what it needs;
-// borrowWithinCohort when the preemptor itself would borrow), a cheap bound, a victim search
-// (VictimSearch plugin) that evicts until the preemptor fits, then every victim it can do
-// without given back (a minimal set). Victims are whole workloads and return to their queue.
+// (withinClusterQueue; reclaimWithinCohort from queues that borrow what it needs, classed by
+// borrowWithinCohort), a cheap bound, then Kueue's attempts (with borrowing, and within nominal
+// quota, in Kueue's order): each a victim search (VictimSearch plugin) that evicts until the
+// preemptor fits, then every victim it can do without given back (a minimal set). Victims are
+// whole workloads and return to their queue.
 //
 // Thread-safety: none; part of one engine.
 #pragma once
@@ -30,11 +31,24 @@ class Preemptor {
   // tried. Workloads admitted at `now` are not among them.
   std::vector<WorkloadId> Candidates(WorkloadId id, const Combo& combo, double now) const;
 
+  // Kueue's classical preemption tries up to two attempts over the candidates: one where the
+  // preemptor may borrow once its victims are gone, and one where it must then fit within its
+  // nominal quota (which may take more of the other queues' borrowers).
+  struct Plan {
+    std::vector<WorkloadId> candidates;  // every candidate, in the order they are tried
+    // Per candidate: may it be taken while the preemptor borrows? (its own queue's always; other
+    // queues' when the preemptor fits its nominal quota, or under borrowWithinCohort)
+    std::vector<bool> while_borrowing;
+    std::vector<bool> attempts;  // allow borrowing, per attempt, in order
+  };
+  Plan MakePlan(WorkloadId id, const Combo& combo, double now) const;
+
  private:
   // Even every candidate gone must cover the quota gap and the GPUs.
   bool CouldCover(WorkloadId id, const Need& need, const std::vector<WorkloadId>& candidates) const;
   // Gives back every victim the preemptor can do without.
-  void Minimize(WorkloadId id, const Combo& combo, Evicted& evicted);
+  void Minimize(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
+                Evicted& evicted);
   // The preempt decisions, the victims requeued, the preemptor admitted.
   void Commit(WorkloadId id, const Combo& combo, const Evicted& evicted, double now,
               std::vector<Decision>& out);

@@ -27,12 +27,18 @@ class VictimSearch {
   virtual ~VictimSearch() = default;
   virtual std::string_view name() const = 0;
   // Evicts candidates through the Statement, in the policy's order, until preemptor `id` fits
-  // under `combo`; every eviction is appended to `evicted`. True when it fits.
-  virtual bool Search(WorkloadId id, const Combo& combo, const Need& need,
+  // under `combo` (within its nominal quota unless `allow_borrowing`); every eviction is
+  // appended to `evicted`. True when it fits.
+  virtual bool Search(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
                       std::vector<WorkloadId>& candidates, Evicted& evicted) = 0;
 };
 
 std::unique_ptr<VictimSearch> MakeVictimSearch(const SchedulerConfig& config, Engine& e);
+
+// The preemptor fits now (quota and placement); unless `allow_borrowing`, its ClusterQueue then
+// uses no more than its nominal quota of what it needs (Kueue's fit without borrowing).
+bool PreemptorFits(Engine& e, WorkloadId id, const Combo& combo, const Need& need,
+                   bool allow_borrowing);
 
 // A victim of another queue helps only while that queue still borrows something the preemptor
 // needs (an earlier eviction may have ended its borrowing).
