@@ -9,6 +9,39 @@ namespace tessera {
 
 AdmitAction::AdmitAction(Engine& e) : e_(e), s_(e.st), order_(MakeQueueOrder(e.st.model.config)) {}
 
+int AdmitAction::BorrowHeight(WorkloadId id) {
+  const QuotaTree& qt = *s_.quota;
+  if (height_.empty()) {
+    height_.assign(qt.num_nodes(), 0);
+    for (int n = 0; n < qt.num_nodes(); ++n) {
+      if (!qt.is_cluster_queue(n)) continue;
+      for (int c = n, p = qt.parent(n); p >= 0; c = p, p = qt.parent(p))
+        height_[p] = std::max(height_[p], height_[c] + 1);
+    }
+  }
+  const WorkloadRec& rec = s_.recs[id];
+  if (rec.cq < 0 || rec.combos.empty()) return 0;
+  const Combo* combo = &rec.combos[0];  // the combination WouldBorrow judges
+  for (const Combo& c : rec.combos)
+    if (e_.flavors.QuotaFits(rec.cq, e_.flavors.MinQuotaNeed(id, c))) {
+      combo = &c;
+      break;
+    }
+  int height = 0;
+  for (const auto& [fr, q] : e_.flavors.MinQuotaNeed(id, *combo)) {
+    if (qt.usage(rec.cq, fr) + q <= qt.subtree_quota(rec.cq, fr)) continue;
+    int64_t remaining = q - std::max<int64_t>(0, qt.guaranteed(rec.cq, fr) - qt.usage(rec.cq, fr));
+    int h = 0;
+    for (int n = qt.parent(rec.cq); n >= 0; n = qt.parent(n)) {
+      h = height_[n];
+      if (qt.usage(n, fr) + remaining <= qt.subtree_quota(n, fr)) break;
+      remaining -= std::max<int64_t>(0, qt.guaranteed(n, fr) - qt.usage(n, fr));
+    }
+    height = std::max(height, h);
+  }
+  return height;
+}
+
 void AdmitAction::Execute(double now, std::vector<Decision>& out) {
   // Passes: wake what could now be admitted, then rounds over the queues. Another pass only
   // when a workload woken for quota failed for another reason (bounded: each pass moves such
@@ -65,8 +98,23 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
         heads.emplace_back(key, q);
       }
       if (heads.empty()) break;
-      std::sort(heads.begin(), heads.end(),
-                [&](const auto& a, const auto& b) { return order_->Less(a.first, b.first); });
+      if (phase == 2 && !order_->NeedsShare()) {
+        // As Kueue orders its entries: a head that borrows from a lower cohort goes before one
+        // that borrows from higher up (hierarchical cohorts; in a flat one all borrow at 1).
+        std::vector<std::pair<int, size_t>> by_height(heads.size());
+        for (size_t i = 0; i < heads.size(); ++i)
+          by_height[i] = {BorrowHeight(heads[i].first.id), i};
+        std::vector<std::pair<HeadKey, int>> sorted = heads;
+        std::sort(by_height.begin(), by_height.end(), [&](const auto& a, const auto& b) {
+          if (a.first != b.first) return a.first < b.first;
+          return order_->Less(heads[a.second].first, heads[b.second].first);
+        });
+        for (size_t i = 0; i < heads.size(); ++i) sorted[i] = heads[by_height[i].second];
+        heads.swap(sorted);
+      } else {
+        std::sort(heads.begin(), heads.end(),
+                  [&](const auto& a, const auto& b) { return order_->Less(a.first, b.first); });
+      }
       // 3./4. Admit (or preempt for) each head in order.
       for (const auto& [key, q] : heads) {
         cursor[q] = QueueKey{-key.priority, key.created, key.id};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "engine/actions/action.h"
 #include "engine/engine_state.h"
@@ -24,10 +25,14 @@ class AdmitAction : public Action {
   // The rounds of one pass; returns true when a workload woken for quota failed for another
   // reason (the quota it was woken for may serve another parked workload: wake again).
   bool Rounds(double now, std::vector<Decision>& out);
+  // Kueue's borrowing height of a head: 0 when it fits its ClusterQueue's nominal quota, else the
+  // height of the lowest cohort whose subtree holds it without borrowing (the root's when none).
+  int BorrowHeight(WorkloadId id);
 
   Engine& e_;
   EngineState& s_;
   std::unique_ptr<QueueOrder> order_;
+  std::vector<int> height_;  // per quota-tree node: 0 for a ClusterQueue, 1 + its tallest child
 };
 
 }  // namespace tessera
