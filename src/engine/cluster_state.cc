@@ -113,7 +113,7 @@ void ClusterState::Move(NodeId n, int from_k, int to_k) {
 
 void ClusterState::UpdateShareRoom(NodeId n) {
   int32_t room = 0;
-  const int32_t* used = &gpu_used_[gpu_offset_[n]];
+  const int32_t* used = gpu_used_.data() + gpu_offset_[n];
   for (int i = 0, count = gpu_count(n); i < count; ++i)
     if (used[i] > 0 && used[i] < kMilliPerGpu)
       room = std::max<int32_t>(room, kMilliPerGpu - used[i]);
@@ -146,7 +146,7 @@ std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, Worklo
     return gpus;
   }
   std::vector<int32_t> gpus;
-  int32_t* used = &gpu_used_[gpu_offset_[n]];
+  int32_t* used = gpu_used_.data() + gpu_offset_[n];
   const int count = gpu_count(n);
   if (req[kGpuMilli] > 0) {
     // A share: the fullest shared device with room (best fit), else the lowest free device.
@@ -188,8 +188,8 @@ std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, Worklo
   } else {
     const int want = static_cast<int>(req[kGpu]);
     gpus.reserve(want);
-    const int16_t* domain_of[3] = {&nvlink_[gpu_offset_[n]], &pcie_[gpu_offset_[n]],
-                                   &numa_[gpu_offset_[n]]};
+    const int16_t* domain_of[3] = {nvlink_.data() + gpu_offset_[n], pcie_.data() + gpu_offset_[n],
+                                   numa_.data() + gpu_offset_[n]};
     // The NVLink domain, else the PCIe switch, else the NUMA node, with the fewest free devices
     // that holds them all (best fit keeps whole domains free); else the lowest free devices.
     for (int level = 0; level < 3 && gpus.empty() && want > 1 && !uniform_[n]; ++level) {
@@ -223,8 +223,8 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
   if (req[kGpuMemory] > 0) return AssignExact(n, OnNode(n, req), gpus, owner);
   int before = free_gpus(n);
   free_[n] -= req;
-  int32_t* owners = &gpu_owner_[gpu_offset_[n]];
-  int32_t* used = &gpu_used_[gpu_offset_[n]];
+  int32_t* owners = gpu_owner_.data() + gpu_offset_[n];
+  int32_t* used = gpu_used_.data() + gpu_offset_[n];
   if (req[kGpuMilli] > 0) {
     for (int32_t g : gpus) {  // one device
       assert(owners[g] < 0 && used[g] + req[kGpuMilli] <= kMilliPerGpu);
@@ -275,8 +275,8 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
   }
   int before = free_gpus(n);
   free_[n] += req;
-  int32_t* owners = &gpu_owner_[gpu_offset_[n]];
-  int32_t* used = &gpu_used_[gpu_offset_[n]];
+  int32_t* owners = gpu_owner_.data() + gpu_offset_[n];
+  int32_t* used = gpu_used_.data() + gpu_offset_[n];
   if (req[kGpuMilli] > 0) {
     for (int32_t g : gpus) {
       used[g] -= static_cast<int32_t>(req[kGpuMilli]);
@@ -398,9 +398,9 @@ void ClusterState::UpdateMigFree(NodeId n) {
 int ClusterState::ServeTier(NodeId n, int k) const {
   if (uniform_[n] || k <= 1) return 3;
   const int count = gpu_count(n);
-  const int32_t* used = &gpu_used_[gpu_offset_[n]];
-  const int16_t* domain_of[3] = {&nvlink_[gpu_offset_[n]], &pcie_[gpu_offset_[n]],
-                                 &numa_[gpu_offset_[n]]};
+  const int32_t* used = gpu_used_.data() + gpu_offset_[n];
+  const int16_t* domain_of[3] = {nvlink_.data() + gpu_offset_[n], pcie_.data() + gpu_offset_[n],
+                                 numa_.data() + gpu_offset_[n]};
   for (int level = 0; level < 3; ++level) {
     const int16_t* dom = domain_of[level];
     for (int i = 0; i < count; ++i) {

@@ -44,9 +44,9 @@ class ClusterState {
   // kMigDevice: MIG instances on it, on a node whose MIG layout Tessera chooses).
   static constexpr int32_t kSharedDevice = -2;
   static constexpr int32_t kMigDevice = -3;
-  const int32_t* gpu_owners(NodeId n) const { return &gpu_owner_[gpu_offset_[n]]; }
+  const int32_t* gpu_owners(NodeId n) const { return gpu_owner_.data() + gpu_offset_[n]; }
   // Milli in use on each GPU device of node n (1000 for a whole-owned device).
-  const int32_t* gpu_used_milli(NodeId n) const { return &gpu_used_[gpu_offset_[n]]; }
+  const int32_t* gpu_used_milli(NodeId n) const { return gpu_used_.data() + gpu_offset_[n]; }
   // Largest room on a device that already holds shares (0 when none does).
   int32_t share_room(NodeId n) const { return share_room_[n]; }
   // How well node n can serve k whole GPUs now: 3 inside one NVLink domain, 2 under one PCIe
@@ -123,7 +123,7 @@ class ClusterState {
   // The profile of each instance `req` asks of node n, in placement order (largest first).
   std::vector<const MigProfile*> MigInstances(NodeId n, const Resources& req) const;
   // Used memory slices of each device of node n (bit s: slice s).
-  const uint8_t* mig_masks(NodeId n) const { return &mig_mask_[gpu_offset_[n]]; }
+  const uint8_t* mig_masks(NodeId n) const { return mig_mask_.data() + gpu_offset_[n]; }
   // True when the instances at `gpus`/`mig_starts` are valid starts on free slices.
   bool MigPlacementFree(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                         const std::vector<int8_t>& mig_starts) const;

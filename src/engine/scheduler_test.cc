@@ -352,6 +352,19 @@ TEST(SchedulerTest, ActionsChosenByConfigAreTheOnlyOnesThatRun) {
   EXPECT_NE(made.status().message().find("unknown action \"allocate\""), std::string::npos);
 }
 
+// A cluster without any GPU: pods asking only CPU are placed (the per-node GPU arrays are empty;
+// taking the address of their first element was undefined behaviour, caught by UBSan).
+TEST(SchedulerTest, CpuOnlyClusterPlacesCpuPods) {
+  Model m = MakeModel({MakeNode("n1", 0), MakeNode("n2", 0)}, {CQ("q").Gpus("gpu", 8).Obj()});
+  m.workloads.push_back(WL("cpu").Queue("q").Pods(3, 0).Obj());
+  auto s = Start(m);
+  SubmitAll(*s);
+  EXPECT_EQ(State(*s, 0), WorkloadState::kAdmitted);
+  EXPECT_EQ(s->status(0).pods.size(), 3u);
+  s->Finish(0, 1);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
 TEST(SchedulerTest, FairSharingAdmitsTheQueueWithTheLowerShareFirst) {
   // 16 GPUs; a borrows 4 already, b sits at nominal. 4 GPUs left, wanted by a1 (older) and b1.
   // Priority+FIFO picks a1; fair sharing picks b1, whose queue would borrow less.
