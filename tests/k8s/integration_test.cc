@@ -2,8 +2,12 @@
 // test starts its own control plane (scripts/k8s/cluster.sh), creates fake nodes, runs the
 // controller in-process and checks what the API server ends up holding. Skipped, with the
 // reason printed, only when the API server has not been built.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -594,6 +598,76 @@ TEST_F(K8sIntegration, ServeCommandSchedulesAndShutsDownOnSigterm) {
   lease = cluster_->Get("/apis/coordination.k8s.io/v1/namespaces/default/leases/tessera");
   EXPECT_EQ(lease["spec"].value("holderIdentity", "x"), "");
   ExpectNoDoubleBooking({"default"}, 8);
+}
+
+// `tessera serve` started while the API server is down retries (alive, not ready) instead of
+// exiting; once the server is up it becomes ready, leads and binds. Then the API server is
+// frozen (SIGSTOP: it accepts connections and answers nothing) and serve gets SIGTERM: it must
+// exit well within a Deployment's 30 s grace period, not wait out its 60 s request timeouts.
+TEST_F(K8sIntegration, ServeWaitsForTheApiServerAndStopsInTimeWhenItStalls) {
+  cluster_->CreateNodes(1, 8, "gpu");
+  // A port of 127.0.0.1 for the probes: bound and released.
+  int probe_port = 0;
+  {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    close(fd);
+    probe_port = ntohs(addr.sin_port);
+  }
+  KubeConfig probe_config;
+  probe_config.server = fmt::format("http://127.0.0.1:{}", probe_port);
+  KubeClient probes(probe_config);
+  auto probe = [&](const char* path) -> long {
+    auto r = probes.Get(path);
+    return r.ok() ? r->status : -1;
+  };
+  ASSERT_TRUE(cluster_->StopApiServer());
+  const std::string log = cluster_->dir() + "/serve.log";
+  int pid = TestCluster::Spawn(
+      {TESSERA_BINARY, "serve", "--kubeconfig", cluster_->kubeconfig_path(), "--leader-elect",
+       "--lease-namespace", "default", "--identity", "serve-stall", "--metrics-address",
+       "127.0.0.1", "--metrics-port", std::to_string(probe_port)},
+      log);
+  ASSERT_GT(pid, 0);
+  auto read_log = [&] {
+    std::ifstream in(log);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return probe("/healthz") == 200; }, 30)) << read_log();
+  EXPECT_EQ(probe("/readyz"), 503);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "serve exited without an API server\n"
+                                               << read_log();
+  ASSERT_TRUE(cluster_->StartApiServer());
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return probe("/readyz") == 200; }, kTimeout))
+      << read_log();
+  CreateGang("default", "g", 2, 2);
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return BoundWithPrefix("default", "g-") == 2; }, kTimeout))
+      << read_log();
+
+  std::ifstream pid_file(cluster_->dir() + "/apiserver.pid");
+  int apiserver = 0;
+  pid_file >> apiserver;
+  ASSERT_GT(apiserver, 0);
+  ASSERT_EQ(kill(apiserver, SIGSTOP), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  const bool exited =
+      TestCluster::WaitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 30);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  kill(apiserver, SIGCONT);
+  if (!exited) TestCluster::Kill(pid);
+  ASSERT_TRUE(exited) << "no exit within 30 s of SIGTERM\n" << read_log();
+  EXPECT_LT(took, 12) << read_log();  // the bound is about 8 s (docs/kubernetes.md)
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_log();
 }
 
 // Volcano's PodGroup (its CRD installed, as Volcano does) sizes the gang of the pods annotated
