@@ -16,25 +16,21 @@ constexpr int64_t kMiB = 1024 * 1024;
 // Short enough for the string's inline buffer: the engine keeps one per workload.
 std::string PriorityClassName(int64_t value) { return fmt::format("replay-p{}", value); }
 
-}  // namespace
+// Which queue and priority entries of the trace its jobs use, and the line of the first job
+// using each (for the diagnostics).
+struct UsedNames {
+  std::vector<bool> queue, prio;
+  std::vector<int32_t> first_line_q, first_line_p;
+};
 
-double NominalGpus(const ClusterQueue& cq) {
-  double gpus = 0;
-  for (const auto& g : cq.resource_groups)
-    for (const auto& f : g.flavors)
-      for (const auto& r : f.resources) {
-        if (r.resource == kGpu) gpus += static_cast<double>(r.nominal);
-        if (r.resource == kGpuMilli) gpus += static_cast<double>(r.nominal) / 1000.0;
-      }
-  return gpus;
+// Where a trace job came from, for a diagnostic: its file and line, or "synthetic".
+std::string Where(const Trace& trace, int32_t line) {
+  return line > 0 ? fmt::format("{}:{}", trace.jobs_file, line) : std::string("synthetic");
 }
 
-absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& options,
-                                        Model& model, std::vector<std::string>& notes) {
-  JobConverter conv;
-  conv.trace_ = &trace;
-
-  // Nodes.
+// Appends the trace's nodes to the manifests' ones; a name declared twice, or a cluster beyond
+// kMaxClusterGpuSlots GPUs, is an error.
+absl::Status AddTraceNodes(const Trace& trace, Model& model) {
   absl::flat_hash_set<std::string> names;
   for (const auto& n : model.nodes) names.insert(n.name);
   int64_t slots = 0;  // GPU device slots of the cluster, within kMaxClusterGpuSlots
@@ -65,108 +61,120 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
     n.source = tn.source;
     model.nodes.push_back(std::move(n));
   }
+  return absl::OkStatus();
+}
 
-  // Which queues the trace uses.
-  std::vector<bool> used_queue(trace.queues.size(), false),
-      used_prio(trace.priorities.size(), false);
-  std::vector<int32_t> first_line_q(trace.queues.size(), 0),
-      first_line_p(trace.priorities.size(), 0);
+// Marks the queues and priorities the trace's jobs use: only those must resolve.
+UsedNames FindUsedNames(const Trace& trace) {
+  UsedNames used;
+  used.queue.assign(trace.queues.size(), false);
+  used.prio.assign(trace.priorities.size(), false);
+  used.first_line_q.assign(trace.queues.size(), 0);
+  used.first_line_p.assign(trace.priorities.size(), 0);
   for (const auto& j : trace.jobs) {
-    if (!used_queue[j.queue]) first_line_q[j.queue] = j.line;
-    if (!used_prio[j.priority]) first_line_p[j.priority] = j.line;
-    used_queue[j.queue] = true;
-    used_prio[j.priority] = true;
+    if (!used.queue[j.queue]) used.first_line_q[j.queue] = j.line;
+    if (!used.prio[j.priority]) used.first_line_p[j.priority] = j.line;
+    used.queue[j.queue] = true;
+    used.prio[j.priority] = true;
   }
-  auto where = [&](int32_t line) {
-    return line > 0 ? fmt::format("{}:{}", trace.jobs_file, line) : std::string("synthetic");
-  };
+  return used;
+}
 
-  conv.queue_names_.assign(trace.queues.size(), "");
-  if (options.unqueued) {
-    notes.push_back("no queues: jobs are placed without quota (--unqueued)");
-  } else if (!model.cluster_queues.empty()) {
-    // The manifests' queues: a name is a LocalQueue of the job's namespace or a ClusterQueue.
-    for (size_t q = 0; q < trace.queues.size(); ++q) {
-      if (!used_queue[q]) continue;
-      const std::string& name = trace.queues[q];
-      if (name.empty()) {
-        if (model.cluster_queues.size() == 1) {
-          conv.queue_names_[q] = model.cluster_queues[0].name;
-        } else {
-          notes.push_back(fmt::format(
-              "jobs without a queue (first at {}) run unqueued: the manifests declare {} "
-              "ClusterQueues",
-              where(first_line_q[q]), model.cluster_queues.size()));
-        }
-        continue;
+// The manifests' queues: a name is a LocalQueue of the job's namespace or a ClusterQueue; jobs
+// without a queue go to the only ClusterQueue, or run unqueued when there are several.
+absl::Status ResolveManifestQueues(const Trace& trace, const UsedNames& used, const Model& model,
+                                   std::vector<std::string>& queue_names,
+                                   std::vector<std::string>& notes) {
+  for (size_t q = 0; q < trace.queues.size(); ++q) {
+    if (!used.queue[q]) continue;
+    const std::string& name = trace.queues[q];
+    if (name.empty()) {
+      if (model.cluster_queues.size() == 1) {
+        queue_names[q] = model.cluster_queues[0].name;
+      } else {
+        notes.push_back(
+            fmt::format("jobs without a queue (first at {}) run unqueued: the manifests declare {} "
+                        "ClusterQueues",
+                        Where(trace, used.first_line_q[q]), model.cluster_queues.size()));
       }
-      bool found = false;
-      for (const auto& lq : model.local_queues) found = found || lq.name == name;
-      for (const auto& cq : model.cluster_queues) found = found || cq.name == name;
-      if (!found) {
-        return absl::InvalidArgumentError(fmt::format(
-            "{}: queue \"{}\" is neither a LocalQueue nor a ClusterQueue of the manifests",
-            where(first_line_q[q]), name));
-      }
-      conv.queue_names_[q] = name;
+      continue;
     }
-  } else {
-    // Default queues: one per name the trace uses, an equal share of the cluster each.
-    std::vector<int32_t> qs;
-    for (size_t q = 0; q < trace.queues.size(); ++q)
-      if (used_queue[q]) qs.push_back(static_cast<int32_t>(q));
-    if (qs.empty()) qs.push_back(0);
-    Resources total;
-    for (const auto& n : model.nodes) total += n.allocatable;
-    ResourceFlavor flavor;
-    flavor.name = "default";
-    flavor.source = "replay default";
-    model.flavors.push_back(flavor);
-    const int64_t n = static_cast<int64_t>(qs.size());
-    for (size_t i = 0; i < qs.size(); ++i) {
-      ClusterQueue cq;
-      cq.name = trace.queues[qs[i]].empty() ? "default" : trace.queues[qs[i]];
-      if (n > 1) cq.cohort = "replay";
-      cq.namespace_selector.present = true;  // every namespace
-      ResourceGroup g;
-      g.covered = {kCpu, kMemory, kGpu};
-      FlavorQuotas fq;
-      fq.flavor = "default";
-      for (ResourceId r : g.covered) {
-        ResourceQuota rq;
-        rq.resource = r;
-        rq.nominal = total[r] / n + (i == 0 ? total[r] % n : 0);
-        fq.resources.push_back(rq);
-      }
-      g.flavors.push_back(fq);
-      cq.resource_groups.push_back(g);
-      if (options.preemption) {
-        cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
-        if (n > 1) cq.preemption.reclaim_within_cohort = ReclaimPolicy::kAny;
-      }
-      cq.source = "replay default";
-      conv.queue_names_[qs[i]] = cq.name;
-      model.cluster_queues.push_back(std::move(cq));
+    bool found = false;
+    for (const auto& lq : model.local_queues) found = found || lq.name == name;
+    for (const auto& cq : model.cluster_queues) found = found || cq.name == name;
+    if (!found) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: queue \"{}\" is neither a LocalQueue nor a ClusterQueue of the manifests",
+          Where(trace, used.first_line_q[q]), name));
     }
-    notes.push_back(fmt::format(
-        "{} default ClusterQueue(s), each with nominal quota 1/{} of the cluster's cpu, memory "
-        "and GPUs{}{}",
-        n, n, n > 1 ? ", in cohort \"replay\"" : "",
-        options.preemption ? (n > 1 ? "; preemption LowerPriority, reclaimWithinCohort Any"
-                                    : "; preemption LowerPriority")
-                           : "; no preemption"));
+    queue_names[q] = name;
   }
+  return absl::OkStatus();
+}
 
-  // Priorities: a number becomes a PriorityClass of that value; a name must be declared.
-  conv.priority_names_.assign(trace.priorities.size(), "");
-  conv.workload_priority_.assign(trace.priorities.size(), false);
+// Default queues: one per name the trace uses, an equal share of the cluster each (the first
+// takes the remainder), all in cohort "replay" when there are several.
+void AddDefaultQueues(const Trace& trace, const UsedNames& used, const BuildOptions& options,
+                      Model& model, std::vector<std::string>& queue_names,
+                      std::vector<std::string>& notes) {
+  std::vector<int32_t> qs;
+  for (size_t q = 0; q < trace.queues.size(); ++q)
+    if (used.queue[q]) qs.push_back(static_cast<int32_t>(q));
+  if (qs.empty()) qs.push_back(0);
+  Resources total;
+  for (const auto& n : model.nodes) total += n.allocatable;
+  ResourceFlavor flavor;
+  flavor.name = "default";
+  flavor.source = "replay default";
+  model.flavors.push_back(flavor);
+  const int64_t n = static_cast<int64_t>(qs.size());
+  for (size_t i = 0; i < qs.size(); ++i) {
+    ClusterQueue cq;
+    cq.name = trace.queues[qs[i]].empty() ? "default" : trace.queues[qs[i]];
+    if (n > 1) cq.cohort = "replay";
+    cq.namespace_selector.present = true;  // every namespace
+    ResourceGroup g;
+    g.covered = {kCpu, kMemory, kGpu};
+    FlavorQuotas fq;
+    fq.flavor = "default";
+    for (ResourceId r : g.covered) {
+      ResourceQuota rq;
+      rq.resource = r;
+      rq.nominal = total[r] / n + (i == 0 ? total[r] % n : 0);
+      fq.resources.push_back(rq);
+    }
+    g.flavors.push_back(fq);
+    cq.resource_groups.push_back(g);
+    if (options.preemption) {
+      cq.preemption.within_cluster_queue = WithinClusterQueuePolicy::kLowerPriority;
+      if (n > 1) cq.preemption.reclaim_within_cohort = ReclaimPolicy::kAny;
+    }
+    cq.source = "replay default";
+    queue_names[qs[i]] = cq.name;
+    model.cluster_queues.push_back(std::move(cq));
+  }
+  notes.push_back(fmt::format(
+      "{} default ClusterQueue(s), each with nominal quota 1/{} of the cluster's cpu, memory "
+      "and GPUs{}{}",
+      n, n, n > 1 ? ", in cohort \"replay\"" : "",
+      options.preemption ? (n > 1 ? "; preemption LowerPriority, reclaimWithinCohort Any"
+                                  : "; preemption LowerPriority")
+                         : "; no preemption"));
+}
+
+// Priorities: a number becomes a PriorityClass of that value (added unless the model has it); a
+// name must be a PriorityClass or WorkloadPriorityClass of the manifests.
+absl::Status ResolvePriorities(const Trace& trace, const UsedNames& used, Model& model,
+                               std::vector<std::string>& priority_names,
+                               std::vector<bool>& workload_priority) {
   for (size_t p = 0; p < trace.priorities.size(); ++p) {
-    if (!used_prio[p] || trace.priorities[p].empty()) continue;
+    if (!used.prio[p] || trace.priorities[p].empty()) continue;
     const std::string& text = trace.priorities[p];
     if (auto v = ParseInt(text)) {
       if (*v < -2000000000 || *v > 1000000000) {
-        return absl::InvalidArgumentError(fmt::format(
-            "{}: priority {} is outside a PriorityClass's range", where(first_line_p[p]), *v));
+        return absl::InvalidArgumentError(
+            fmt::format("{}: priority {} is outside a PriorityClass's range",
+                        Where(trace, used.first_line_p[p]), *v));
       }
       std::string name = PriorityClassName(*v);
       bool exists = false;
@@ -178,7 +186,7 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
         pc.source = "replay default";
         model.priority_classes.push_back(pc);
       }
-      conv.priority_names_[p] = name;
+      priority_names[p] = name;
       continue;
     }
     bool found = false;
@@ -186,16 +194,56 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
     for (const auto& wpc : model.workload_priority_classes) {
       if (wpc.name == text && !found) {
         found = true;
-        conv.workload_priority_[p] = true;
+        workload_priority[p] = true;
       }
     }
     if (!found) {
       return absl::InvalidArgumentError(fmt::format(
           "{}: priority \"{}\" is neither a number nor a PriorityClass of the manifests",
-          where(first_line_p[p]), text));
+          Where(trace, used.first_line_p[p]), text));
     }
-    conv.priority_names_[p] = text;
+    priority_names[p] = text;
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+double NominalGpus(const ClusterQueue& cq) {
+  double gpus = 0;
+  for (const auto& g : cq.resource_groups)
+    for (const auto& f : g.flavors)
+      for (const auto& r : f.resources) {
+        if (r.resource == kGpu) gpus += static_cast<double>(r.nominal);
+        if (r.resource == kGpuMilli) gpus += static_cast<double>(r.nominal) / 1000.0;
+      }
+  return gpus;
+}
+
+absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& options,
+                                        Model& model, std::vector<std::string>& notes) {
+  JobConverter conv;
+  conv.trace_ = &trace;
+  if (absl::Status st = AddTraceNodes(trace, model); !st.ok()) return st;
+  const UsedNames used = FindUsedNames(trace);
+
+  conv.queue_names_.assign(trace.queues.size(), "");
+  if (options.unqueued) {
+    notes.push_back("no queues: jobs are placed without quota (--unqueued)");
+  } else if (!model.cluster_queues.empty()) {
+    if (absl::Status st = ResolveManifestQueues(trace, used, model, conv.queue_names_, notes);
+        !st.ok())
+      return st;
+  } else {
+    AddDefaultQueues(trace, used, options, model, conv.queue_names_, notes);
+  }
+
+  conv.priority_names_.assign(trace.priorities.size(), "");
+  conv.workload_priority_.assign(trace.priorities.size(), false);
+  if (absl::Status st =
+          ResolvePriorities(trace, used, model, conv.priority_names_, conv.workload_priority_);
+      !st.ok())
+    return st;
 
   if (options.placement) model.config.placement = *options.placement;
   if (options.fair_sharing) model.config.fair_sharing = *options.fair_sharing;
