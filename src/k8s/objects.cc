@@ -151,8 +151,11 @@ std::vector<int32_t> ParseGpuIndices(const std::string& text) {
   return out;
 }
 
-absl::StatusOr<PodInfo> ParsePod(const json& obj) {
-  PodInfo p;
+namespace {
+
+// The pod's identity and the scheduling-relevant scalars of metadata, spec and status; a pod
+// without metadata.name is an error.
+absl::Status ReadPodHeader(const json& obj, PodInfo& p) {
   const json& md = At(obj, "metadata");
   p.ns = Str(md, "namespace");
   p.name = Str(md, "name");
@@ -178,10 +181,12 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
       if (Str(c, "type") == "PodScheduled" && Str(c, "status") == "False")
         p.scheduled_condition = Str(c, "message");
   }
+  return absl::OkStatus();
+}
 
-  PodSet& ps = p.set;
-  ps.name = p.name;
-  ps.count = 1;
+// The pod's effective request, as the kubelet sizes it: the app containers and sidecars summed,
+// at least the largest init container, plus the overhead, and one pod.
+absl::StatusOr<Resources> PodRequest(const json& spec) {
   Resources sum, init_max;
   const json& containers = At(spec, "containers");
   if (!containers.is_array()) return absl::InvalidArgumentError("spec.containers: missing");
@@ -208,8 +213,11 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   if (auto st = ReadResources(At(spec, "overhead"), "spec.overhead", overhead); !st.ok()) return st;
   sum += overhead;
   sum.Set(kPods, 1);
-  ps.requests = sum;
-  ps.node_selector = StrMap(At(spec, "nodeSelector"));
+  return sum;
+}
+
+// spec.tolerations into the pod set; an unknown effect is left unset.
+void ReadPodTolerations(const json& spec, PodSet& ps) {
   if (const json& tols = At(spec, "tolerations"); tols.is_array()) {
     for (const auto& t : tols) {
       Toleration tol;
@@ -220,6 +228,10 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
       ps.tolerations.push_back(std::move(tol));
     }
   }
+}
+
+// The required node affinity's terms into the pod set; an unknown operator is an error.
+absl::Status ReadRequiredNodeAffinity(const json& spec, PodSet& ps) {
   const json& terms = At(At(At(At(spec, "affinity"), "nodeAffinity"),
                             "requiredDuringSchedulingIgnoredDuringExecution"),
                          "nodeSelectorTerms");
@@ -236,36 +248,54 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
       ps.affinity.required_terms.push_back(std::move(term));
     }
   }
-  ps.annotations = p.annotations;
-  for (const FieldProblem& fp : ApplyGpuShareAnnotations(p.annotations, ps.requests))
+  return absl::OkStatus();
+}
+
+// Tessera's GPU-share and topology annotations into the pod set; the first value that cannot be
+// used is an error.
+absl::Status ApplyPodAnnotations(const std::map<std::string, std::string>& annotations,
+                                 PodSet& ps) {
+  for (const FieldProblem& fp : ApplyGpuShareAnnotations(annotations, ps.requests))
     if (fp.error)
       return absl::InvalidArgumentError(
           fmt::format("metadata.annotations.{}: {}", fp.key, fp.message));
-  for (const FieldProblem& fp : ApplyTopologyAnnotations(p.annotations, ps.topology))
+  for (const FieldProblem& fp : ApplyTopologyAnnotations(annotations, ps.topology))
     if (fp.error)
       return absl::InvalidArgumentError(
           fmt::format("metadata.annotations.{}: {}", fp.key, fp.message));
-  // Hostname anti-affinity among the pod's own kind (its gang, or its Deployment's replicas).
+  return absl::OkStatus();
+}
+
+// Whether a pod anti-affinity term keeps the pod off hosts that run its own kind: topology key
+// kubernetes.io/hostname and a label selector the pod's own labels match.
+absl::StatusOr<bool> IsOwnHostnameTerm(const json& term, const std::string& path,
+                                       const std::map<std::string, std::string>& labels) {
+  if (Str(term, "topologyKey") != "kubernetes.io/hostname") return false;
+  const json& sel = At(term, "labelSelector");
+  LabelSelector ls;
+  ls.present = sel.is_object();
+  ls.match_labels = StrMap(At(sel, "matchLabels"));
+  if (auto st = ReadRequirements(At(sel, "matchExpressions"),
+                                 path + ".labelSelector.matchExpressions", ls.match_expressions);
+      !st.ok())
+    return st;
+  return ls.present && Matches(ls, labels);
+}
+
+// Hostname anti-affinity among the pod's own kind (its gang, or its Deployment's replicas):
+// required wins over preferred.
+absl::Status ReadHostnameAntiAffinity(const json& spec,
+                                      const std::map<std::string, std::string>& labels,
+                                      PodSet& ps) {
   const json& anti = At(At(spec, "affinity"), "podAntiAffinity");
-  auto own_term = [&](const json& term, const std::string& path) -> absl::StatusOr<bool> {
-    if (Str(term, "topologyKey") != "kubernetes.io/hostname") return false;
-    const json& sel = At(term, "labelSelector");
-    LabelSelector ls;
-    ls.present = sel.is_object();
-    ls.match_labels = StrMap(At(sel, "matchLabels"));
-    if (auto st = ReadRequirements(At(sel, "matchExpressions"),
-                                   path + ".labelSelector.matchExpressions", ls.match_expressions);
-        !st.ok())
-      return st;
-    return ls.present && Matches(ls, p.labels);
-  };
   const std::string anti_path = "spec.affinity.podAntiAffinity";
   if (const json& req = At(anti, "requiredDuringSchedulingIgnoredDuringExecution");
       req.is_array()) {
     for (size_t i = 0; i < req.size(); ++i) {
-      auto own = own_term(
+      auto own = IsOwnHostnameTerm(
           req[i],
-          fmt::format("{}.requiredDuringSchedulingIgnoredDuringExecution[{}]", anti_path, i));
+          fmt::format("{}.requiredDuringSchedulingIgnoredDuringExecution[{}]", anti_path, i),
+          labels);
       if (!own.ok()) return own.status();
       if (*own) ps.anti_affinity = HostnameAntiAffinity::kRequired;
     }
@@ -273,22 +303,21 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   if (const json& pref = At(anti, "preferredDuringSchedulingIgnoredDuringExecution");
       pref.is_array() && ps.anti_affinity == HostnameAntiAffinity::kNone) {
     for (size_t i = 0; i < pref.size(); ++i) {
-      auto own = own_term(At(pref[i], "podAffinityTerm"),
-                          fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}]."
-                                      "podAffinityTerm",
-                                      anti_path, i));
+      auto own = IsOwnHostnameTerm(At(pref[i], "podAffinityTerm"),
+                                   fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution"
+                                               "[{}].podAffinityTerm",
+                                               anti_path, i),
+                                   labels);
       if (!own.ok()) return own.status();
       if (*own) ps.anti_affinity = HostnameAntiAffinity::kPreferred;
     }
   }
+  return absl::OkStatus();
+}
 
-  if (auto it = p.labels.find(kQueueLabel); it != p.labels.end()) {
-    p.queue_name = it->second;
-  } else if (auto it2 = p.labels.find(kTesseraQueueLabel); it2 != p.labels.end()) {
-    p.queue_name = it2->second;
-  }
-  if (auto it = p.labels.find(kPriorityClassLabel); it != p.labels.end())
-    p.workload_priority_class = it->second;
+// Which gang the pod belongs to, first match wins: a PodGroup label, a Volcano annotation, a
+// Kueue pod-group label (with its total), a batch Job owner, else the pod alone.
+void ReadPodGroupRef(const json& md, PodInfo& p) {
   if (auto it = p.labels.find(kPodGroupLabel); it != p.labels.end() && !it->second.empty()) {
     p.group_kind = "PodGroup";
     p.group_name = it->second;
@@ -325,6 +354,10 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
       p.group_name = p.name;
     }
   }
+}
+
+// The pod's owning ReplicaSet, and the GPUs and MIG slices the binder recorded on it.
+void ReadOwnerAndDevices(const json& md, PodInfo& p) {
   if (const json& owners = At(md, "ownerReferences"); owners.is_array())
     for (const auto& o : owners)
       if (Str(o, "kind") == "ReplicaSet" && Str(o, "apiVersion").rfind("apps/", 0) == 0)
@@ -334,6 +367,38 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   if (auto it = p.annotations.find(kMigStartsAnnotation); it != p.annotations.end())
     for (int32_t s : ParseGpuIndices(it->second))
       if (s <= 7) p.mig_starts.push_back(static_cast<int8_t>(s));
+}
+
+}  // namespace
+
+absl::StatusOr<PodInfo> ParsePod(const json& obj) {
+  PodInfo p;
+  if (absl::Status st = ReadPodHeader(obj, p); !st.ok()) return st;
+  const json& md = At(obj, "metadata");
+  const json& spec = At(obj, "spec");
+
+  PodSet& ps = p.set;
+  ps.name = p.name;
+  ps.count = 1;
+  absl::StatusOr<Resources> requests = PodRequest(spec);
+  if (!requests.ok()) return requests.status();
+  ps.requests = *requests;
+  ps.node_selector = StrMap(At(spec, "nodeSelector"));
+  ReadPodTolerations(spec, ps);
+  if (absl::Status st = ReadRequiredNodeAffinity(spec, ps); !st.ok()) return st;
+  ps.annotations = p.annotations;
+  if (absl::Status st = ApplyPodAnnotations(p.annotations, ps); !st.ok()) return st;
+  if (absl::Status st = ReadHostnameAntiAffinity(spec, p.labels, ps); !st.ok()) return st;
+
+  if (auto it = p.labels.find(kQueueLabel); it != p.labels.end()) {
+    p.queue_name = it->second;
+  } else if (auto it2 = p.labels.find(kTesseraQueueLabel); it2 != p.labels.end()) {
+    p.queue_name = it2->second;
+  }
+  if (auto it = p.labels.find(kPriorityClassLabel); it != p.labels.end())
+    p.workload_priority_class = it->second;
+  ReadPodGroupRef(md, p);
+  ReadOwnerAndDevices(md, p);
   return p;
 }
 
