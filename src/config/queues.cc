@@ -42,6 +42,216 @@ std::optional<int64_t> OptionalQuantity(DocContext& ctx, const YAML::Node& paren
   return ScalarQuantity(ctx, n, path, r);
 }
 
+// What a flavor's quotas are checked against: the coveredResources of their group.
+struct CoveredResources {
+  std::string path;               // <group>.coveredResources, for the warnings
+  std::vector<ResourceId> named;  // every resource listed, including ones ignored as overlapping
+  std::vector<ResourceId> kept;   // those this group covers (no earlier group did)
+};
+
+// Whether quotas may set borrowingLimit and lendingLimit, and the warning's reason when not.
+struct BorrowRule {
+  bool can_borrow;
+  const std::string& no_borrow_why;
+};
+
+// Where each resource and flavor was first named across a ClusterQueue's or Cohort's groups:
+// Kueue rejects overlaps, so Tessera keeps the first and warns about the others.
+struct GroupsSeen {
+  std::vector<std::pair<ResourceId, std::string>> covered_at;  // resource -> group path
+  std::vector<std::pair<std::string, std::string>> flavor_at;  // flavor -> path
+};
+
+// Reads <gpath>.coveredResources into `covered`; a resource an earlier group covers is warned
+// about and left out of `covered.kept`. False after an error.
+bool ReadCoveredResources(DocContext& ctx, const YAML::Node& g, const std::string& gpath,
+                          GroupsSeen& seen, CoveredResources& covered) {
+  YAML::Node covered_node = Child(g, "coveredResources");
+  covered.path = gpath + ".coveredResources";
+  const std::string& cpath = covered.path;
+  if (IsNullish(covered_node)) {
+    ctx.Error(g, cpath, "required field is missing");
+    return false;
+  }
+  auto names = GetStringList(ctx, g, "coveredResources", cpath);
+  if (!names) return false;
+  if (names->size() > kMaxCoveredResources) {
+    ctx.Warning(covered_node, cpath,
+                "Kueue accepts at most 16 covered resources; Tessera uses all " +
+                    std::to_string(names->size()));
+  }
+  for (size_t i = 0; i < names->size(); ++i) {
+    const std::string item_path = IndexPath(cpath, i);
+    auto id = InternResource(ctx, covered_node, item_path, (*names)[i]);
+    if (!id) return false;
+    covered.named.push_back(*id);
+    auto prior = std::find_if(seen.covered_at.begin(), seen.covered_at.end(),
+                              [&](const auto& p) { return p.first == *id; });
+    if (prior != seen.covered_at.end()) {
+      ctx.Warning(covered_node, item_path,
+                  "resource " + (*names)[i] + " is already covered by " + prior->second +
+                      "; Kueue rejects overlapping resource groups; Tessera ignores it here");
+      continue;
+    }
+    seen.covered_at.emplace_back(*id, gpath);
+    covered.kept.push_back(*id);
+  }
+  return true;
+}
+
+// Drops the borrowing and lending limits a queue that cannot borrow may not have, and caps the
+// lending limit at the nominal quota, warning about each (Kueue rejects them all).
+void ApplyLimitRules(DocContext& ctx, const YAML::Node& r, const std::string& qp,
+                     const BorrowRule& borrow, ResourceQuota& q) {
+  if (q.borrowing_limit && !borrow.can_borrow) {
+    ctx.Warning(Child(r, "borrowingLimit"), qp + ".borrowingLimit",
+                "borrowingLimit ignored: " + borrow.no_borrow_why);
+    q.borrowing_limit.reset();
+  }
+  if (q.lending_limit && !borrow.can_borrow) {
+    ctx.Warning(Child(r, "lendingLimit"), qp + ".lendingLimit",
+                "lendingLimit ignored: " + borrow.no_borrow_why);
+    q.lending_limit.reset();
+  }
+  if (q.lending_limit && *q.lending_limit > q.nominal) {
+    ctx.Warning(Child(r, "lendingLimit"), qp + ".lendingLimit",
+                "lendingLimit is larger than nominalQuota; Kueue rejects this; Tessera "
+                "uses nominalQuota as the lending limit");
+    q.lending_limit = q.nominal;
+  }
+}
+
+// Reads one entry of a flavor's resources into `fq`; an entry Kueue would reject is warned
+// about and skipped (true). False after an error.
+bool ReadResourceQuota(DocContext& ctx, const YAML::Node& r, const std::string& qp,
+                       const CoveredResources& covered, const BorrowRule& borrow,
+                       FlavorQuotas& fq) {
+  if (!ExpectMap(ctx, r, qp)) {
+    if (!ctx.failed()) ctx.Error(r, qp, "expected a resource quota, got null");
+    return false;
+  }
+  auto rname = RequireString(ctx, r, "name", qp + ".name");
+  if (!rname) return false;
+  auto id = InternResource(ctx, Child(r, "name"), qp + ".name", *rname);
+  if (!id) return false;
+  YAML::Node nominal_node = Child(r, "nominalQuota");
+  if (IsNullish(nominal_node)) {
+    ctx.Error(r, qp + ".nominalQuota", "required field is missing");
+    return false;
+  }
+  ResourceQuota q;
+  q.resource = *id;
+  auto nominal = ScalarQuantity(ctx, nominal_node, qp + ".nominalQuota", *id);
+  q.borrowing_limit = OptionalQuantity(ctx, r, "borrowingLimit", qp + ".borrowingLimit", *id);
+  q.lending_limit = OptionalQuantity(ctx, r, "lendingLimit", qp + ".lendingLimit", *id);
+  if (!nominal || ctx.failed()) return false;
+  q.nominal = *nominal;
+  if (std::find(covered.named.begin(), covered.named.end(), *id) == covered.named.end()) {
+    ctx.Warning(Child(r, "name"), qp + ".name",
+                "resource " + *rname + " is not in " + covered.path +
+                    "; Kueue rejects this; Tessera ignores this quota");
+    return true;
+  }
+  if (std::find(covered.kept.begin(), covered.kept.end(), *id) == covered.kept.end())
+    return true;  // overlapping resource, warned about above
+  if (std::any_of(fq.resources.begin(), fq.resources.end(),
+                  [&](const ResourceQuota& x) { return x.resource == *id; })) {
+    ctx.Warning(
+        Child(r, "name"), qp + ".name",
+        "resource " + *rname + " is listed twice in this flavor; Tessera uses the first entry");
+    return true;
+  }
+  ApplyLimitRules(ctx, r, qp, borrow, q);
+  fq.resources.push_back(q);
+  return true;
+}
+
+// Gives each covered resource without a quota in the flavor a nominal quota of 0, as Tessera's
+// answer to what Kueue rejects.
+void FillMissingQuotas(DocContext& ctx, const YAML::Node& f, const std::string& rpath,
+                       const CoveredResources& covered, FlavorQuotas& fq) {
+  for (ResourceId id : covered.kept) {
+    if (std::none_of(fq.resources.begin(), fq.resources.end(),
+                     [&](const ResourceQuota& x) { return x.resource == id; })) {
+      ctx.Warning(f, rpath,
+                  "covered resource " + ResourceName(id) + " has no quota in flavor " + fq.flavor +
+                      "; Kueue rejects this; Tessera uses nominalQuota 0");
+      ResourceQuota zero;
+      zero.resource = id;
+      fq.resources.push_back(zero);
+    }
+  }
+}
+
+// Reads one entry of a group's flavors and appends it to `group`; a flavor listed before is
+// warned about and skipped (true). False after an error.
+bool ReadFlavorQuotas(DocContext& ctx, const YAML::Node& f, const std::string& path,
+                      const CoveredResources& covered, const BorrowRule& borrow, GroupsSeen& seen,
+                      ResourceGroup& group) {
+  if (!ExpectMap(ctx, f, path)) {
+    if (!ctx.failed()) ctx.Error(f, path, "expected a flavor, got null");
+    return false;
+  }
+  auto name = RequireString(ctx, f, "name", path + ".name");
+  if (!name) return false;
+  FlavorQuotas fq;
+  fq.flavor = *name;
+  if (auto prior = std::find_if(seen.flavor_at.begin(), seen.flavor_at.end(),
+                                [&](const auto& p) { return p.first == *name; });
+      prior != seen.flavor_at.end()) {
+    ctx.Warning(Child(f, "name"), path + ".name",
+                "flavor " + *name + " is already listed at " + prior->second +
+                    "; Kueue rejects this; Tessera ignores this entry");
+    return true;
+  } else {
+    seen.flavor_at.emplace_back(*name, path);
+  }
+  YAML::Node resources = Child(f, "resources");
+  const std::string rpath = path + ".resources";
+  if (IsNullish(resources)) {
+    ctx.Error(f, rpath, "required field is missing");
+    return false;
+  }
+  ForEachSeq(ctx, resources, rpath, [&](size_t, const YAML::Node& r, const std::string& qp) {
+    return ReadResourceQuota(ctx, r, qp, covered, borrow, fq);
+  });
+  if (ctx.failed()) return false;
+  FillMissingQuotas(ctx, f, rpath, covered, fq);
+  group.flavors.push_back(std::move(fq));
+  return true;
+}
+
+// Reads one entry of spec.resourceGroups and appends it to `out`. False after an error.
+bool ReadResourceGroup(DocContext& ctx, const YAML::Node& g, const std::string& gpath,
+                       const BorrowRule& borrow, GroupsSeen& seen,
+                       std::vector<ResourceGroup>& out) {
+  if (!ExpectMap(ctx, g, gpath)) {
+    if (!ctx.failed()) ctx.Error(g, gpath, "expected a resource group, got null");
+    return false;
+  }
+  ResourceGroup group;
+  CoveredResources covered;
+  if (!ReadCoveredResources(ctx, g, gpath, seen, covered)) return false;
+  group.covered = covered.kept;
+  YAML::Node flavors = Child(g, "flavors");
+  const std::string fpath = gpath + ".flavors";
+  if (IsNullish(flavors)) {
+    ctx.Error(g, fpath, "required field is missing");
+    return false;
+  }
+  if (flavors.IsSequence() && flavors.size() > kMaxFlavorsPerGroup) {
+    ctx.Warning(flavors, fpath,
+                "Kueue accepts at most 16 flavors per resource group; Tessera uses all " +
+                    std::to_string(flavors.size()));
+  }
+  ForEachSeq(ctx, flavors, fpath, [&](size_t, const YAML::Node& f, const std::string& path) {
+    return ReadFlavorQuotas(ctx, f, path, covered, borrow, seen, group);
+  });
+  if (ctx.failed()) return false;
+  out.push_back(std::move(group));
+  return true;
+}
+
 // Reads spec.resourceGroups of a ClusterQueue or Cohort. `can_borrow` is false for a ClusterQueue
 // without cohort (or a Cohort without parent).
 void ReadResourceGroups(DocContext& ctx, const YAML::Node& spec, bool can_borrow,
@@ -53,153 +263,10 @@ void ReadResourceGroups(DocContext& ctx, const YAML::Node& spec, bool can_borrow
                 "Kueue accepts at most 16 resource groups; Tessera uses all " +
                     std::to_string(groups.size()));
   }
-  std::vector<std::pair<ResourceId, std::string>> covered_at;  // resource -> group path
-  std::vector<std::pair<std::string, std::string>> flavor_at;  // flavor -> path
+  const BorrowRule borrow{can_borrow, no_borrow_why};
+  GroupsSeen seen;
   ForEachSeq(ctx, groups, groups_path, [&](size_t, const YAML::Node& g, const std::string& gpath) {
-    if (!ExpectMap(ctx, g, gpath)) {
-      if (!ctx.failed()) ctx.Error(g, gpath, "expected a resource group, got null");
-      return false;
-    }
-    ResourceGroup group;
-    YAML::Node covered_node = Child(g, "coveredResources");
-    const std::string cpath = gpath + ".coveredResources";
-    if (IsNullish(covered_node)) {
-      ctx.Error(g, cpath, "required field is missing");
-      return false;
-    }
-    auto covered = GetStringList(ctx, g, "coveredResources", cpath);
-    if (!covered) return false;
-    if (covered->size() > kMaxCoveredResources) {
-      ctx.Warning(covered_node, cpath,
-                  "Kueue accepts at most 16 covered resources; Tessera uses all " +
-                      std::to_string(covered->size()));
-    }
-    std::vector<ResourceId> all_named;  // including ones ignored as overlapping
-    for (size_t i = 0; i < covered->size(); ++i) {
-      const std::string item_path = IndexPath(cpath, i);
-      auto id = InternResource(ctx, covered_node, item_path, (*covered)[i]);
-      if (!id) return false;
-      all_named.push_back(*id);
-      auto prior = std::find_if(covered_at.begin(), covered_at.end(),
-                                [&](const auto& p) { return p.first == *id; });
-      if (prior != covered_at.end()) {
-        ctx.Warning(covered_node, item_path,
-                    "resource " + (*covered)[i] + " is already covered by " + prior->second +
-                        "; Kueue rejects overlapping resource groups; Tessera ignores it here");
-        continue;
-      }
-      covered_at.emplace_back(*id, gpath);
-      group.covered.push_back(*id);
-    }
-    YAML::Node flavors = Child(g, "flavors");
-    const std::string fpath = gpath + ".flavors";
-    if (IsNullish(flavors)) {
-      ctx.Error(g, fpath, "required field is missing");
-      return false;
-    }
-    if (flavors.IsSequence() && flavors.size() > kMaxFlavorsPerGroup) {
-      ctx.Warning(flavors, fpath,
-                  "Kueue accepts at most 16 flavors per resource group; Tessera uses all " +
-                      std::to_string(flavors.size()));
-    }
-    ForEachSeq(ctx, flavors, fpath, [&](size_t, const YAML::Node& f, const std::string& path) {
-      if (!ExpectMap(ctx, f, path)) {
-        if (!ctx.failed()) ctx.Error(f, path, "expected a flavor, got null");
-        return false;
-      }
-      auto name = RequireString(ctx, f, "name", path + ".name");
-      if (!name) return false;
-      FlavorQuotas fq;
-      fq.flavor = *name;
-      if (auto prior = std::find_if(flavor_at.begin(), flavor_at.end(),
-                                    [&](const auto& p) { return p.first == *name; });
-          prior != flavor_at.end()) {
-        ctx.Warning(Child(f, "name"), path + ".name",
-                    "flavor " + *name + " is already listed at " + prior->second +
-                        "; Kueue rejects this; Tessera ignores this entry");
-        return true;
-      } else {
-        flavor_at.emplace_back(*name, path);
-      }
-      YAML::Node resources = Child(f, "resources");
-      const std::string rpath = path + ".resources";
-      if (IsNullish(resources)) {
-        ctx.Error(f, rpath, "required field is missing");
-        return false;
-      }
-      ForEachSeq(ctx, resources, rpath, [&](size_t, const YAML::Node& r, const std::string& qp) {
-        if (!ExpectMap(ctx, r, qp)) {
-          if (!ctx.failed()) ctx.Error(r, qp, "expected a resource quota, got null");
-          return false;
-        }
-        auto rname = RequireString(ctx, r, "name", qp + ".name");
-        if (!rname) return false;
-        auto id = InternResource(ctx, Child(r, "name"), qp + ".name", *rname);
-        if (!id) return false;
-        YAML::Node nominal_node = Child(r, "nominalQuota");
-        if (IsNullish(nominal_node)) {
-          ctx.Error(r, qp + ".nominalQuota", "required field is missing");
-          return false;
-        }
-        ResourceQuota q;
-        q.resource = *id;
-        auto nominal = ScalarQuantity(ctx, nominal_node, qp + ".nominalQuota", *id);
-        q.borrowing_limit = OptionalQuantity(ctx, r, "borrowingLimit", qp + ".borrowingLimit", *id);
-        q.lending_limit = OptionalQuantity(ctx, r, "lendingLimit", qp + ".lendingLimit", *id);
-        if (!nominal || ctx.failed()) return false;
-        q.nominal = *nominal;
-        if (std::find(all_named.begin(), all_named.end(), *id) == all_named.end()) {
-          ctx.Warning(Child(r, "name"), qp + ".name",
-                      "resource " + *rname + " is not in " + cpath +
-                          "; Kueue rejects this; Tessera ignores this quota");
-          return true;
-        }
-        if (std::find(group.covered.begin(), group.covered.end(), *id) == group.covered.end())
-          return true;  // overlapping resource, warned about above
-        if (std::any_of(fq.resources.begin(), fq.resources.end(),
-                        [&](const ResourceQuota& x) { return x.resource == *id; })) {
-          ctx.Warning(Child(r, "name"), qp + ".name",
-                      "resource " + *rname +
-                          " is listed twice in this flavor; Tessera uses the first entry");
-          return true;
-        }
-        if (q.borrowing_limit && !can_borrow) {
-          ctx.Warning(Child(r, "borrowingLimit"), qp + ".borrowingLimit",
-                      "borrowingLimit ignored: " + no_borrow_why);
-          q.borrowing_limit.reset();
-        }
-        if (q.lending_limit && !can_borrow) {
-          ctx.Warning(Child(r, "lendingLimit"), qp + ".lendingLimit",
-                      "lendingLimit ignored: " + no_borrow_why);
-          q.lending_limit.reset();
-        }
-        if (q.lending_limit && *q.lending_limit > q.nominal) {
-          ctx.Warning(Child(r, "lendingLimit"), qp + ".lendingLimit",
-                      "lendingLimit is larger than nominalQuota; Kueue rejects this; Tessera "
-                      "uses nominalQuota as the lending limit");
-          q.lending_limit = q.nominal;
-        }
-        fq.resources.push_back(q);
-        return true;
-      });
-      if (ctx.failed()) return false;
-      for (ResourceId id : group.covered) {
-        if (std::none_of(fq.resources.begin(), fq.resources.end(),
-                         [&](const ResourceQuota& x) { return x.resource == id; })) {
-          ctx.Warning(f, rpath,
-                      "covered resource " + ResourceName(id) + " has no quota in flavor " +
-                          fq.flavor + "; Kueue rejects this; Tessera uses nominalQuota 0");
-          ResourceQuota zero;
-          zero.resource = id;
-          fq.resources.push_back(zero);
-        }
-      }
-      group.flavors.push_back(std::move(fq));
-      return true;
-    });
-    if (ctx.failed()) return false;
-    out.push_back(std::move(group));
-    return true;
+    return ReadResourceGroup(ctx, g, gpath, borrow, seen, out);
   });
 }
 
