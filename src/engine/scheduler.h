@@ -64,7 +64,8 @@ struct Decision {
   std::vector<PodPlacement> pods;
 };
 
-// One action of the cycle (SchedulerConfig.actions): how often it ran and its wall time.
+// One action of the cycle (SchedulerConfig.actions): how often it ran and, with
+// SchedulerConfig::time_actions, its wall time.
 struct ActionStats {
   std::string name;
   int64_t runs = 0;

@@ -333,6 +333,7 @@ TEST(SchedulerTest, ActionsChosenByConfigAreTheOnlyOnesThatRun) {
   ASSERT_EQ(s->stats().actions.size(), 2u);
   EXPECT_EQ(s->stats().actions[0].name, "admit");
   EXPECT_EQ(s->stats().actions[0].runs, 2);
+  EXPECT_EQ(s->stats().actions[0].seconds, 0);  // timed only with time_actions
   EXPECT_EQ(s->stats().actions[1].name, "scale-up");
 
   Model e = MakeModel({MakeNode("n1", 4), MakeNode("n2", 4)}, {CQ("q").Gpus("gpu", 8).Obj()});

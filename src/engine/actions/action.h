@@ -1,6 +1,7 @@
 // Actions: the steps of a scheduling cycle, run in the order SchedulerConfig's `spec.actions`
-// names them (Volcano's `actions:` string), each through one wrapper that times it
-// (Scheduler::stats().actions). MakeAction is the one place that maps a name to a class:
+// names them (Volcano's `actions:` string), each through one wrapper that counts it and, with
+// SchedulerConfig::time_actions, times it (Scheduler::stats().actions). MakeAction is the one
+// place that maps a name to a class:
 //   admit     passes over the pending queues: wake what could now fit, then rounds of heads
 //             (one per ClusterQueue, ordered by the QueueOrder plugin), each admitted or left
 //             pending; a head that fits nowhere preempts first when `preempt` is listed

@@ -71,8 +71,10 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
   //    borrower is admitted into it, only to be preempted in the same instant.
   std::vector<std::pair<HeadKey, int>> heads;
   for (int phase = 1; phase <= 2; ++phase) {
+    bool deferred = false;  // a head left for phase 2 in this round
     while (true) {
       heads.clear();
+      deferred = false;
       for (int q = 0; q < nq; ++q) {
         if (blocked[q]) continue;
         auto it = next(q);
@@ -87,7 +89,10 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
           blocked[q] = true;
           continue;
         }
-        if (phase == 1 && e_.flavors.WouldBorrow(id)) continue;
+        if (phase == 1 && e_.flavors.WouldBorrow(id)) {
+          deferred = true;
+          continue;
+        }
         HeadKey key{rec.priority, s_.status[id].created, id, 0};
         if (order_->NeedsShare() && rec.cq >= 0) {
           const auto& combos = s_.recs[id].combos;
@@ -130,6 +135,9 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
         }
       }
     }
+    // Phase 1's last round found no head; when it left none for phase 2 either, every queue
+    // is done or blocked and phase 2 would find nothing.
+    if (!deferred) break;
   }
   bool again = false;
   for (WorkloadId id : e_.pending.TakeWokenForQuota()) {
