@@ -40,6 +40,7 @@ void PendingQueues::SetPending(WorkloadId id, std::string reason) {
 void PendingQueues::Enqueue(WorkloadId id) {
   pending_[EngineState::queue_index(s_.recs[id].cq)].insert(
       {-s_.recs[id].priority, s_.status[id].created, id});
+  ++enqueued_;
 }
 
 void PendingQueues::Dequeue(WorkloadId id) {

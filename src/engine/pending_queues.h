@@ -25,6 +25,8 @@ class PendingQueues {
   // The pending set of queue index q (EngineState::queue_index).
   const absl::btree_set<QueueKey>& queue(int q) const { return pending_[q]; }
   int num_queues() const { return static_cast<int>(pending_.size()); }
+  // Counts every Enqueue: a caller that walks only the non-empty queues knows when to look again.
+  int64_t enqueued() const { return enqueued_; }
 
   void SetPending(WorkloadId id, std::string reason);
   void Enqueue(WorkloadId id);
@@ -53,6 +55,7 @@ class PendingQueues {
   std::vector<bool> root_dirty_;  // a release in this quota tree since the last wake
   std::vector<int32_t> dirty_roots_;
   std::vector<WorkloadId> woken_for_quota_;  // this pass
+  int64_t enqueued_ = 0;
 };
 
 }  // namespace tessera

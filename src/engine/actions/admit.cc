@@ -70,12 +70,25 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
   //    goes on from the same cursors): a queue reclaiming what it lent gets it before a
   //    borrower is admitted into it, only to be preempted in the same instant.
   std::vector<std::pair<HeadKey, int>> heads;
+  // The queues with anything pending: most of a large cluster's queues are empty in a cycle
+  // that decides little. A queue becomes non-empty within the rounds only when a preemption
+  // requeues its victims (an Enqueue), and then the list is made again.
+  std::vector<int> live;
+  int64_t live_at = -1;
+  auto refresh_live = [&] {
+    if (live_at == e_.pending.enqueued()) return;
+    live_at = e_.pending.enqueued();
+    live.clear();
+    for (int q = 0; q < nq; ++q)
+      if (!e_.pending.queue(q).empty()) live.push_back(q);
+  };
   for (int phase = 1; phase <= 2; ++phase) {
     bool deferred = false;  // a head left for phase 2 in this round
     while (true) {
       heads.clear();
       deferred = false;
-      for (int q = 0; q < nq; ++q) {
+      refresh_live();
+      for (int q : live) {
         if (blocked[q]) continue;
         auto it = next(q);
         if (it == e_.pending.queue(q).end()) continue;
