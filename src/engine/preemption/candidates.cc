@@ -7,6 +7,55 @@
 #include "engine/preemption/preemptor.h"
 
 namespace tessera {
+namespace {
+
+// For a workload asking more than its queue's nominal quota of some flavor-resource, without
+// borrowWithinCohort: whether some cohort above its queue could hold what it borrows without
+// borrowing itself (Kueue's hierarchical advantage); only then may it preempt.
+bool WithinReachOfTheHierarchy(const QuotaTree& qt, int32_t cq, const Need& need) {
+  for (const auto& [fr, q] : need) {
+    if (q <= qt.Available(cq, fr) || q <= qt.subtree_quota(cq, fr)) continue;
+    bool reclaim_in_hierarchy = false;
+    int64_t remaining = q - std::max<int64_t>(0, qt.guaranteed(cq, fr) - qt.usage(cq, fr));
+    for (int n = qt.parent(cq); n >= 0; n = qt.parent(n)) {
+      if (qt.usage(n, fr) + remaining <= qt.subtree_quota(n, fr)) {
+        reclaim_in_hierarchy = qt.parent(n) >= 0;
+        break;
+      }
+      remaining -= std::max<int64_t>(0, qt.guaranteed(n, fr) - qt.usage(n, fr));
+    }
+    if (!reclaim_in_hierarchy) return false;
+  }
+  return true;
+}
+
+// Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims), then
+// most recently admitted (least work lost). The keys are gathered once: comparing through
+// s.recs and s.status costs a cache miss each.
+void SortCandidates(const EngineState& s, int32_t own_cq, std::vector<WorkloadId>& out) {
+  struct Key {
+    bool own;
+    int32_t priority;
+    int64_t gpus;
+    double admitted_at;
+    WorkloadId v;
+  };
+  std::vector<Key> keys;
+  keys.reserve(out.size());
+  for (WorkloadId v : out)
+    keys.push_back({s.recs[v].cq == own_cq, s.recs[v].priority, s.recs[v].gpus_placed,
+                    s.status[v].admitted_at, v});
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.own != b.own) return !a.own;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.gpus != b.gpus) return a.gpus > b.gpus;
+    if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
+    return a.v > b.v;
+  });
+  for (size_t i = 0; i < keys.size(); ++i) out[i] = keys[i].v;
+}
+
+}  // namespace
 
 std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo, double now) const {
   return MakePlan(id, combo, now).candidates;
@@ -38,22 +87,7 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
   // some cohort above it could hold what it borrows without borrowing itself.
   const bool preempt_while_borrowing =
       bwc || (fair && pc.reclaim_within_cohort != ReclaimPolicy::kNever);
-  if (!preempt_while_borrowing) {
-    for (const auto& [fr, q] : need) {
-      if (q <= qt.Available(rec.cq, fr) || q <= qt.subtree_quota(rec.cq, fr)) continue;
-      bool reclaim_in_hierarchy = false;
-      int64_t remaining =
-          q - std::max<int64_t>(0, qt.guaranteed(rec.cq, fr) - qt.usage(rec.cq, fr));
-      for (int n = qt.parent(rec.cq); n >= 0; n = qt.parent(n)) {
-        if (qt.usage(n, fr) + remaining <= qt.subtree_quota(n, fr)) {
-          reclaim_in_hierarchy = qt.parent(n) >= 0;
-          break;
-        }
-        remaining -= std::max<int64_t>(0, qt.guaranteed(n, fr) - qt.usage(n, fr));
-      }
-      if (!reclaim_in_hierarchy) return plan;
-    }
-  }
+  if (!preempt_while_borrowing && !WithinReachOfTheHierarchy(qt, rec.cq, need)) return plan;
   // Each queue's admitted workloads are ordered by priority: the policy allows a prefix of each,
   // up to `limit` (inclusive when `inclusive`; with `equal_if_newer`, equal priority only if
   // created after the preemptor).
@@ -123,29 +157,7 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
       if (v != id && s_.status[v].admitted_at != now) out.push_back(v);
     }
   }
-  // Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims),
-  // then most recently admitted (least work lost).
-  // The keys are gathered once: comparing through s_.recs and s_.status costs a cache miss each.
-  struct Key {
-    bool own;
-    int32_t priority;
-    int64_t gpus;
-    double admitted_at;
-    WorkloadId v;
-  };
-  std::vector<Key> keys;
-  keys.reserve(out.size());
-  for (WorkloadId v : out)
-    keys.push_back({s_.recs[v].cq == rec.cq, s_.recs[v].priority, s_.recs[v].gpus_placed,
-                    s_.status[v].admitted_at, v});
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    if (a.own != b.own) return !a.own;
-    if (a.priority != b.priority) return a.priority < b.priority;
-    if (a.gpus != b.gpus) return a.gpus > b.gpus;
-    if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
-    return a.v > b.v;
-  });
-  for (size_t i = 0; i < keys.size(); ++i) out[i] = keys[i].v;
+  SortCandidates(s_, rec.cq, out);
   // Which candidates an attempt that lets the preemptor borrow may take, and the attempts, in
   // Kueue's order (borrowing first unless only a fit within nominal can take other queues').
   bool others = false;
