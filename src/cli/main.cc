@@ -78,6 +78,7 @@ int Sim(const std::vector<std::string>& files, const std::string& output, bool v
 
 int main(int argc, char** argv) {
   CLI::App app{"Tessera: a GPU-aware batch scheduler for Kubernetes"};
+  app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION);
   app.require_subcommand(1);
 
   std::vector<std::string> validate_files;
