@@ -332,8 +332,7 @@ spec:
 kind: SchedulerConfig
 metadata: {name: s}
 )");
-  EXPECT_EQ(none.model.config.actions,
-            (std::vector<std::string>{"admit", "preempt", "scale-up"}));
+  EXPECT_EQ(none.model.config.actions, (std::vector<std::string>{"admit", "preempt", "scale-up"}));
 }
 
 TEST(QueuesTest, ActionsErrors) {
@@ -342,15 +341,15 @@ TEST(QueuesTest, ActionsErrors) {
 kind: SchedulerConfig
 metadata: {name: s}
 spec:
-  actions: )" + actions + "\n");
+  actions: )" + actions +
+                        "\n");
     return AllDiagnostics(r);
   };
   EXPECT_NE(error_of("[admit, allocate]")
                 .find("spec.actions: unknown action \"allocate\"; allowed: admit, preempt, "
                       "scale-up"),
             std::string::npos);
-  EXPECT_NE(error_of("\"admit,admit\"").find("action \"admit\" listed twice"),
-            std::string::npos);
+  EXPECT_NE(error_of("\"admit,admit\"").find("action \"admit\" listed twice"), std::string::npos);
   EXPECT_NE(error_of("[preempt]").find("must list \"admit\""), std::string::npos);
 }
 

@@ -19,6 +19,14 @@ double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+uint64_t WallNanos() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
 std::string WallRfc3339() {
   auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm;
@@ -27,14 +35,6 @@ std::string WallRfc3339() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
-
-uint64_t WallNanos() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
-}  // namespace
 
 struct EventRecorder::Entry {
   std::string key;         // aggregation key

@@ -31,6 +31,9 @@
 
 namespace tessera::k8s {
 
+// The wall clock as RFC 3339 in UTC (seconds), as Events and status conditions write it.
+std::string WallRfc3339();
+
 struct ObjectRef {
   std::string api_version = "v1";
   std::string kind = "Pod";

@@ -84,93 +84,89 @@ TEST(Shutdown, ControllerStopIsBoundedWhileTheServerStalls) {
   release = true;
 }
 
-TEST(Shutdown, LeaderElectorStopIsBoundedWhileTheServerStalls) {
-  std::atomic<bool> release{false};
+// A Lease API of one object (coordination.k8s.io/v1, namespace ns, name tessera) that stores
+// what is POSTed or PUT; while `stall` is set every request hangs (Stall) until `release`.
+class LeaseServer {
+ public:
+  LeaseServer() {
+    const std::string path = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
+    server_.Get(path + "/tessera", [this](const httplib::Request&, httplib::Response& res) {
+      if (stall) return Stall(release);
+      std::lock_guard<std::mutex> l(mu_);
+      if (lease_.empty()) {
+        res.status = 404;
+        return;
+      }
+      res.set_content(lease_, "application/json");
+    });
+    server_.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      Store(req, res, 201);
+    });
+    server_.Put(path + "/tessera", [this](const httplib::Request& req, httplib::Response& res) {
+      Store(req, res, 200);
+    });
+  }
+  httplib::Server& server() { return server_; }
+  // The holder of the stored Lease.
+  std::string holder() {
+    std::lock_guard<std::mutex> l(mu_);
+    return nlohmann::json::parse(lease_)["spec"].value("holderIdentity", "?");
+  }
+
   std::atomic<bool> stall{false};
-  std::mutex mu;
-  std::string lease;  // the stored Lease, JSON; empty: none
-  int rv = 0;
-  httplib::Server server;
-  const std::string path = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
-  server.Get(path + "/tessera", [&](const httplib::Request&, httplib::Response& res) {
+  std::atomic<bool> release{false};
+
+ private:
+  void Store(const httplib::Request& req, httplib::Response& res, int status) {
     if (stall) return Stall(release);
-    std::lock_guard<std::mutex> l(mu);
-    if (lease.empty()) {
-      res.status = 404;
-      return;
-    }
-    res.set_content(lease, "application/json");
-  });
-  auto store = [&](const httplib::Request& req, httplib::Response& res, int status) {
-    if (stall) return Stall(release);
-    std::lock_guard<std::mutex> l(mu);
+    std::lock_guard<std::mutex> l(mu_);
     auto obj = nlohmann::json::parse(req.body);
-    obj["metadata"]["resourceVersion"] = std::to_string(++rv);
-    lease = obj.dump();
+    obj["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    lease_ = obj.dump();
     res.status = status;
-    res.set_content(lease, "application/json");
-  };
-  server.Post(path,
-              [&](const httplib::Request& req, httplib::Response& res) { store(req, res, 201); });
-  server.Put(path + "/tessera",
-             [&](const httplib::Request& req, httplib::Response& res) { store(req, res, 200); });
-  testing::Serving serving(server);
+    res.set_content(lease_, "application/json");
+  }
+
+  httplib::Server server_;
+  std::mutex mu_;
+  std::string lease_;  // the stored Lease, JSON; empty: none
+  int rv_ = 0;
+};
+
+LeaderElectionOptions TestElection() {
   LeaderElectionOptions le;
   le.ns = "ns";
   le.identity = "me";
   le.retry_period_s = 0.1;
+  return le;
+}
+
+TEST(Shutdown, LeaderElectorStopIsBoundedWhileTheServerStalls) {
+  LeaseServer leases;
+  testing::Serving serving(leases.server());
   std::atomic<bool> leading{false};
-  LeaderElector elector(&serving.client(), le, [&](bool l) { leading = l; });
+  LeaderElector elector(&serving.client(), TestElection(), [&](bool l) { leading = l; });
   elector.Start();
   ASSERT_TRUE(WaitFor([&] { return leading.load(); }));
-  stall = true;  // from now on, the renews and the release hang
+  leases.stall = true;  // from now on, the renews and the release hang
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto t0 = Clock::now();
   elector.Stop();
   const double took = SecondsSince(t0);
   EXPECT_LT(took, kStopBoundS) << "Stop waited on the stalled renew or release";
   EXPECT_FALSE(leading);
-  release = true;
+  leases.release = true;
 }
 
 TEST(Shutdown, LeaderElectorReleasesTheLeaseOnStop) {
-  std::mutex mu;
-  std::string lease;
-  int rv = 0;
-  httplib::Server server;
-  const std::string path = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
-  server.Get(path + "/tessera", [&](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> l(mu);
-    if (lease.empty()) {
-      res.status = 404;
-      return;
-    }
-    res.set_content(lease, "application/json");
-  });
-  auto store = [&](const httplib::Request& req, httplib::Response& res, int status) {
-    std::lock_guard<std::mutex> l(mu);
-    auto obj = nlohmann::json::parse(req.body);
-    obj["metadata"]["resourceVersion"] = std::to_string(++rv);
-    lease = obj.dump();
-    res.status = status;
-    res.set_content(lease, "application/json");
-  };
-  server.Post(path,
-              [&](const httplib::Request& req, httplib::Response& res) { store(req, res, 201); });
-  server.Put(path + "/tessera",
-             [&](const httplib::Request& req, httplib::Response& res) { store(req, res, 200); });
-  testing::Serving serving(server);
-  LeaderElectionOptions le;
-  le.ns = "ns";
-  le.identity = "me";
-  le.retry_period_s = 0.1;
+  LeaseServer leases;
+  testing::Serving serving(leases.server());
   std::atomic<bool> leading{false};
-  LeaderElector elector(&serving.client(), le, [&](bool l) { leading = l; });
+  LeaderElector elector(&serving.client(), TestElection(), [&](bool l) { leading = l; });
   elector.Start();
   ASSERT_TRUE(WaitFor([&] { return leading.load(); }));
   elector.Stop();
-  std::lock_guard<std::mutex> l(mu);
-  EXPECT_EQ(nlohmann::json::parse(lease)["spec"].value("holderIdentity", "?"), "");
+  EXPECT_EQ(leases.holder(), "");
 }
 
 // A minimal API server: every list is empty, every watch ends after a while with nothing, and

@@ -9,19 +9,6 @@
 #include "k8s/proto.h"
 
 namespace tessera::k8s {
-namespace {
-
-std::string NowRfc3339() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-}  // namespace
-
 StatusWriter::StatusWriter(KubeClient* client, const ControllerOptions& options,
                            const std::atomic<bool>& stop)
     : client_(client),
@@ -64,7 +51,7 @@ void StatusWriter::Unschedulable(const PodInfo& p, const std::string& reason, bo
                      {"status", "False"},
                      {"reason", "Unschedulable"},
                      {"message", reason},
-                     {"lastTransitionTime", NowRfc3339()}}}}}}};
+                     {"lastTransitionTime", WallRfc3339()}}}}}}};
   std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name);
   std::string payload = patch.dump();
   status_pool_->Post([this, path, payload] {
