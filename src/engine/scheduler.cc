@@ -35,6 +35,8 @@ const char* WorkloadStateName(WorkloadState s) {
       return "finished";
     case WorkloadState::kRejected:
       return "rejected";
+    case WorkloadState::kFailed:
+      return "failed";
   }
   return "?";
 }
@@ -50,6 +52,11 @@ class SchedulerImpl : public Scheduler {
   WorkloadId AddWorkload(Workload w) override;
   void Submit(WorkloadId id, double now) override;
   void Finish(WorkloadId id, double now) override;
+  void Fail(WorkloadId id, double now, std::string reason) override {
+    Finish(id, now);
+    s_.status[id].state = WorkloadState::kFailed;
+    s_.status[id].reason = std::move(reason);
+  }
   absl::Status Restore(WorkloadId id, std::vector<PodPlacement> pods, double now) override {
     return RestoreWorkload(e_, id, std::move(pods), now);
   }

@@ -36,6 +36,7 @@ enum class WorkloadState {
   kAdmitted,  // quota reserved and pods placed: running
   kFinished,
   kRejected,  // can never fit, even in an empty cluster with all quota
+  kFailed,    // ended by the scheduler's caller with a reason (e.g. DeadlineExceeded)
 };
 const char* WorkloadStateName(WorkloadState s);
 
@@ -48,6 +49,9 @@ struct WorkloadStatus {
   double created = 0;            // submission time, the FIFO key
   double admitted_at = -1;
   int32_t preemptions = 0;  // times this workload was preempted
+  // Pending: when it is expected to start (the scheduler's clock), from its reservation or the
+  // estimated ends of what is in its way; -1 when none can be given (the reason says why).
+  double expected_start = -1;
 };
 
 struct Decision {
@@ -97,6 +101,9 @@ class Scheduler {
   // The workload completed or was deleted, in any state: an admitted one releases its pods and
   // quota, a pending one leaves its queue.
   virtual void Finish(WorkloadId id, double now) = 0;
+  // As Finish, but the workload ends kFailed with `reason` (e.g. "DeadlineExceeded: ..."), and
+  // its run teaches the runtime estimator nothing.
+  virtual void Fail(WorkloadId id, double now, std::string reason) = 0;
   // Marks a not-yet-admitted workload as admitted at placements that already exist (pods bound
   // before a restart, or by another scheduler). Charges node resources, the given GPU devices
   // (or the lowest free ones when a placement lists none) and the quota of the first flavor

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,26 @@ enum class PlacementPolicy {
 
 enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
 
+// Reservations and backfill (SchedulerConfig spec.backfill; docs/time.md), after Slurm's
+// backfill scheduler, whose parameter each knob names.
+struct BackfillConfig {
+  bool enable = true;  // spec.backfill.enable
+  // spec.backfill.reservationsPerQueue: heads per ClusterQueue that get a reservation; 0: every
+  // pending workload that cannot start (conservative backfill).
+  int32_t reservations_per_queue = 1;
+  double window = 86400;      // spec.backfill.window (bf_window): no reservation starts later
+  double resolution = 60;     // spec.backfill.resolution (bf_resolution): ends rounded up to it
+  int32_t max_job_test = 100;  // spec.backfill.maxJobTest (bf_max_job_test): reservations a cycle
+};
+
+// Runtime estimates learned from finished workloads (spec.runtimeEstimates; docs/time.md).
+struct EstimatorConfig {
+  double quantile = 0.9;         // spec.runtimeEstimates.quantile of recent runtimes
+  int32_t history = 50;          // spec.runtimeEstimates.history: runtimes kept per key
+  int32_t min_samples = 3;       // spec.runtimeEstimates.minSamples before any estimate is given
+  std::optional<double> default_estimate;  // spec.runtimeEstimates.default: none by default
+};
+
 // tessera.dev/v1alpha1 SchedulerConfig. Defaults are the documented ones.
 struct SchedulerConfig {
   bool fair_sharing = false;  // spec.fairSharing.enable
@@ -47,6 +68,8 @@ struct SchedulerConfig {
   // .seconds). Off by default: two clock reads per action cost about a tenth of a one-workload
   // cycle.
   bool time_actions = false;
+  BackfillConfig backfill;
+  EstimatorConfig estimates;
 };
 
 struct Model {

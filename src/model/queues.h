@@ -68,6 +68,10 @@ struct ClusterQueue {
   std::vector<ResourceGroup> resource_groups;
   PreemptionConfig preemption;
   double fair_weight = 1.0;
+  // Defaults for the workloads of this queue (annotations tessera.dev/max-wait and
+  // tessera.dev/min-runtime on the ClusterQueue, seconds): see Workload.
+  std::optional<double> max_wait;
+  std::optional<double> min_runtime;
   std::string source;
 };
 

@@ -62,6 +62,23 @@ struct Workload {
   // tessera.dev/admitted: "true": already admitted when the simulation starts (the simulator
   // admits these at 0 before anything else arrives).
   bool admitted_at_start = false;
+  // Time (docs/time.md). All in seconds.
+  // What the user says the workload will run for: tessera.dev/runtime-estimate, else Kueue's
+  // kueue.x-k8s.io/max-exec-time-seconds label. Absent: the deadline, else learned (engine).
+  std::optional<double> runtime_estimate;
+  // A hard limit on each run, counted from admission (a batch Job's or Pod's
+  // spec.activeDeadlineSeconds, a Kubeflow job's spec.runPolicy.activeDeadlineSeconds): the
+  // simulator fails the workload there (DeadlineExceeded).
+  std::optional<double> active_deadline;
+  // Longest wait before the workload goes ahead of its priority (tessera.dev/max-wait, Volcano's
+  // sla-waiting-time annotation). Absent: the ClusterQueue's, else none.
+  std::optional<double> max_wait;
+  // No preemption before it has run this long (tessera.dev/min-runtime). Absent: the
+  // ClusterQueue's, else 0.
+  std::optional<double> min_runtime;
+  // How often it checkpoints (tessera.dev/checkpoint-interval): a preemption loses the work since
+  // the last one. Absent: it does not, and loses all.
+  std::optional<double> checkpoint_interval;
   // Workloads whose pods' hostname anti-affinity applies across them (a Deployment's replicas,
   // which are separate workloads); empty: the workload alone.
   std::string spread_group;
