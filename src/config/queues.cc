@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "config/kinds.h"
+#include "config/time_fields.h"
 
 namespace tessera::config_internal {
 namespace {
@@ -358,6 +359,7 @@ void ReadClusterQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     }
   }
   if (auto w = ReadFairWeight(ctx, spec)) cq.fair_weight = *w;
+  ReadClusterQueueTime(ctx, meta, cq);
   if (ctx.failed()) return;
   out.model.cluster_queues.push_back(std::move(cq));
 }
@@ -525,6 +527,8 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
       config.placement = *v;
   }
   ReadActions(ctx, spec, config);
+  ReadBackfill(ctx, spec, config.backfill);
+  ReadRuntimeEstimates(ctx, spec, config.estimates);
   if (ctx.failed()) return;
   out.model.config = config;
   out.has_config = true;

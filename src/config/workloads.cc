@@ -11,6 +11,7 @@
 
 #include "config/gpu_fields.h"
 #include "config/kinds.h"
+#include "config/time_fields.h"
 #include "model/limits.h"
 
 namespace tessera::config_internal {
@@ -53,7 +54,8 @@ YAML::Node AnnotationNode(const ObjectMeta& meta, std::string_view key) {
 
 std::string AnnotationPath(std::string_view key) { return JoinPath("metadata.annotations", key); }
 
-// Name, namespace, queue, priority class, arrival and runtime: what every kind shares.
+// Name, namespace, queue, priority class, arrival, runtime and the fields of time
+// (config/time_fields.h): what every kind shares.
 Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) {
   Workload w;
   w.ns = meta.ns;
@@ -87,6 +89,7 @@ Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) 
                 "expected \"true\" or \"false\", got \"" + it->second + "\"");
     }
   }
+  ReadWorkloadTimeMetadata(ctx, meta, w);
   return w;
 }
 
@@ -366,6 +369,7 @@ void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
         GetString(ctx, policy, "priorityClass", ppath + ".priorityClass").value_or("");
   }
   if (w.priority_class.empty()) w.priority_class = template_priority;
+  ReadActiveDeadline(ctx, Child(spec, "runPolicy"), "spec.runPolicy", w);
   if (ctx.failed()) return;
   out.model.workloads.push_back(std::move(w));
 }
@@ -391,6 +395,7 @@ void ReadJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (ctx.failed()) return;
   auto parallelism = GetInt(ctx, spec, "parallelism", "spec.parallelism", 0, kMaxPods);
   auto completions = GetInt(ctx, spec, "completions", "spec.completions", 0, kMaxPods);
+  ReadActiveDeadline(ctx, spec, "spec", w);
   PodInfo pod;
   if (!ReadPodTemplate(ctx, spec, "spec.template", pod) || ctx.failed()) return;
   int64_t count = parallelism.value_or(1);
@@ -428,6 +433,7 @@ void ReadJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
 
 void ReadVolcanoJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   Workload w = NewWorkload(ctx, meta, "Volcano Job");
+  ReadSlaWaitingTime(ctx, meta, w);
   YAML::Node spec = RequireSpec(ctx, meta);
   if (ctx.failed()) return;
   YAML::Node tasks = Child(spec, "tasks");
@@ -489,6 +495,7 @@ void ReadVolcanoJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
 
 void ReadPodGroup(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   Workload w = NewWorkload(ctx, meta, "PodGroup");
+  ReadSlaWaitingTime(ctx, meta, w);
   YAML::Node spec = Child(meta.root, "spec");
   if (!IsNullish(spec) && !ExpectMap(ctx, spec, "spec")) return;
   auto min = GetInt(ctx, spec, "minMember", "spec.minMember", 0, kMaxPods);
@@ -503,6 +510,7 @@ void ReadPod(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   Workload w = NewWorkload(ctx, meta, "Pod");
   PodInfo pod;
   if (!ReadPodSpec(ctx, Child(meta.root, "spec"), "spec", pod)) return;
+  ReadActiveDeadline(ctx, Child(meta.root, "spec"), "spec", w);
   pod.set.name = "main";
   pod.set.annotations = meta.annotations;
   ApplyGpuFraction(ctx, meta.metadata, "metadata.annotations", pod.set);
@@ -604,6 +612,7 @@ void ResolvePodGroups(std::vector<GroupPod> pods, Model& model, std::vector<Diag
     if (w->priority_class.empty()) w->priority_class = gp.pod.priority_class;
     if (w->workload_priority_class.empty())
       w->workload_priority_class = gp.pod.workload_priority_class;
+    MergeMemberTime(gp.pod, *w);
     for (PodSet& ps : gp.pod.pod_sets) w->pod_sets.push_back(std::move(ps));
   }
   for (const std::string& key : implicit_order) {
