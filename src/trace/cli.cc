@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "config/loader.h"
 #include "fmt/format.h"
+#include "trace/estimates.h"
 #include "trace/model_builder.h"
 #include "trace/readers.h"
 #include "trace/replay.h"
@@ -36,6 +37,9 @@ struct ReplayFlags {
   std::string report;
   std::string placement;
   bool fair_sharing = false;
+  std::string backfill;  // "", "on", "off"
+  std::string strategy;  // "", "StrictFIFO", "BestEffortFIFO"
+  std::string estimates = "none";
   bool unqueued = false;
   bool no_preemption = false;
   double cycle_interval = 0;
@@ -142,6 +146,16 @@ int RunReplayCommand(const ReplayFlags& f) {
   if (f.placement == "binpack") bo.placement = PlacementPolicy::kBinpack;
   if (f.placement == "spread") bo.placement = PlacementPolicy::kSpread;
   if (f.fair_sharing) bo.fair_sharing = true;
+  if (!f.backfill.empty()) bo.backfill = f.backfill == "on";
+  if (f.strategy == "StrictFIFO") bo.strategy = QueueingStrategy::kStrictFIFO;
+  if (f.strategy == "BestEffortFIFO") bo.strategy = QueueingStrategy::kBestEffortFIFO;
+  auto estimates = trace::ParseEstimates(f.estimates);
+  if (!estimates.ok()) {  // the flag's check has said so already; kept for callers without it
+    std::cerr << "tessera sim replay: --estimates: " << estimates.status().message() << "\n";
+    return 1;
+  }
+  bo.estimates = *estimates;
+  bo.estimates.seed = f.seed;
   std::vector<std::string> notes;
   Model model = std::move(manifests.model);
   auto conv = trace::BuildModel(tr, bo, model, notes);
@@ -212,13 +226,30 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_option("--synthetic-load", flags->synthetic_load,
                   "offered GPU demand / capacity (default 0.9)")
       ->check(Range(0.001, 100, false, "a finite number from 0.001 to 100"));
-  app->add_option("--seed", flags->seed, "seed of the synthetic generator (default 1)");
+  app->add_option("--seed", flags->seed,
+                  "seed of the synthetic generator and of --estimates random (default 1)");
   app->add_option("--bad-rows", flags->bad_rows, "skip (default: warn and go on) or fail")
       ->check(CLI::IsMember({"skip", "fail"}));
   app->add_option("--report", flags->report, "write report.json, CSV files and index.html here");
   app->add_option("--placement", flags->placement, "override the SchedulerConfig: binpack|spread")
       ->check(CLI::IsMember({"binpack", "spread"}));
   app->add_flag("--fair-sharing", flags->fair_sharing, "enable fair sharing");
+  app->add_option("--backfill", flags->backfill,
+                  "override the SchedulerConfig: reservations and backfill on|off")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--strategy", flags->strategy,
+                  "queueing strategy of every ClusterQueue: StrictFIFO|BestEffortFIFO (default: "
+                  "as the manifests say)")
+      ->check(CLI::IsMember({"StrictFIFO", "BestEffortFIFO"}));
+  app->add_option("--estimates", flags->estimates,
+                  "runtime estimates of trace jobs: none (default), exact, x<F> (duration x F), "
+                  "random:<LO>-<HI> (x a log-uniform factor per job, from --seed)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto e = trace::ParseEstimates(text);
+            return e.ok() ? "" : std::string(e.status().message());
+          },
+          "MODE"));
   app->add_flag("--unqueued", flags->unqueued, "no queues and no quota: placement only");
   app->add_flag("--no-preemption", flags->no_preemption,
                 "default queues without preemption policies");

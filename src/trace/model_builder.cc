@@ -207,6 +207,34 @@ absl::Status ResolvePriorities(const Trace& trace, const UsedNames& used, Model&
   return absl::OkStatus();
 }
 
+// The overrides of issue 14's comparisons: the queueing strategy of every ClusterQueue, backfill
+// on or off, and the runtime estimates of trace jobs; each given one is named in a note, so that
+// a report says what it compares.
+void ApplyTimeOptions(const BuildOptions& options, Model& model, std::vector<std::string>& notes) {
+  if (options.strategy) {
+    for (auto& cq : model.cluster_queues) cq.strategy = *options.strategy;
+    const char* name =
+        *options.strategy == QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO";
+    notes.push_back(
+        model.cluster_queues.empty()
+            ? fmt::format("--strategy {}: there is no ClusterQueue to apply it to", name)
+            : fmt::format("queueing strategy {} on every ClusterQueue (--strategy)", name));
+  }
+  if (options.backfill) {
+    model.config.backfill.enable = *options.backfill;
+    notes.push_back(
+        fmt::format("reservations and backfill {} (--backfill)", *options.backfill ? "on" : "off"));
+  }
+  if (options.estimates.kind != EstimateOptions::Kind::kNone) {
+    notes.push_back(fmt::format(
+        "runtime estimates of trace jobs: {} (--estimates{}); jobs without a duration get none",
+        FormatEstimates(options.estimates),
+        options.estimates.kind == EstimateOptions::Kind::kRandom
+            ? fmt::format(", log-uniform, seed {}", options.estimates.seed)
+            : std::string()));
+  }
+}
+
 }  // namespace
 
 double NominalGpus(const ClusterQueue& cq) {
@@ -247,6 +275,8 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
 
   if (options.placement) model.config.placement = *options.placement;
   if (options.fair_sharing) model.config.fair_sharing = *options.fair_sharing;
+  ApplyTimeOptions(options, model, notes);
+  conv.estimates_ = options.estimates;
   return conv;
 }
 
@@ -284,6 +314,7 @@ Workload JobConverter::Make(const TraceJob& job, int64_t index) const {
   }
   w.pod_sets.push_back(std::move(ps));
   if (job.duration >= 0) w.runtime = job.duration;
+  w.runtime_estimate = RuntimeEstimate(estimates_, job.duration, index);
   w.arrival = job.arrival;
   if (job.line > 0) w.source = fmt::format("{}:{}", trace_->jobs_file, job.line);
   return w;

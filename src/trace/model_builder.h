@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "model/model.h"
+#include "trace/estimates.h"
 #include "trace/trace.h"
 
 namespace tessera::trace {
@@ -24,6 +25,10 @@ struct BuildOptions {
   bool preemption = true;  // default queues: LowerPriority within, reclaim Any in the cohort
   std::optional<PlacementPolicy> placement;  // overrides the SchedulerConfig
   std::optional<bool> fair_sharing;          // overrides the SchedulerConfig
+  std::optional<bool> backfill;              // overrides the SchedulerConfig's backfill.enable
+  // Sets the queueing strategy of every ClusterQueue (manifests' and default ones).
+  std::optional<QueueingStrategy> strategy;
+  EstimateOptions estimates;  // Workload::runtime_estimate of trace jobs (default: none)
 };
 
 // Maps trace jobs to Workloads for a Model built by BuildModel.
@@ -39,6 +44,7 @@ class JobConverter {
   std::vector<std::string> queue_names_;     // per Trace::queues entry
   std::vector<std::string> priority_names_;  // PriorityClass per Trace::priorities entry
   std::vector<bool> workload_priority_;      // the name is a WorkloadPriorityClass
+  EstimateOptions estimates_;
 };
 
 // Adds the trace's nodes, and the default queues and priority classes where the manifests
