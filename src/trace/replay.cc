@@ -18,6 +18,7 @@
 #include "engine/scheduler.h"
 #include "fmt/format.h"
 #include "trace/ledger.h"
+#include "trace/size_classes.h"
 
 namespace tessera::trace {
 namespace {
@@ -134,6 +135,7 @@ class Replayer {
     Advance(res_.end);
     CountEndStates();
     SumQueues();
+    res_.size_classes = classes_.Results(res_.end - res_.start);
     Finalize();
     return std::move(res_);
   }
@@ -186,6 +188,15 @@ class Replayer {
   size_t QueueOf(WorkloadId id) const {
     int32_t cq = s_->status(id).cluster_queue;
     return static_cast<size_t>(cq < 0 ? ncq_ : cq);
+  }
+  // The size class of a workload: its GPU milli with every pod (shares by their milli).
+  int ClassOf(WorkloadId id) const {
+    int64_t gpu_milli = 0;
+    for (const auto& ps : m_->workloads[static_cast<size_t>(id)].pod_sets) {
+      const int64_t gpus = ps.requests[kGpu];
+      gpu_milli += int64_t{ps.count} * (gpus > 0 ? gpus * 1000 : ps.requests[milli_]);
+    }
+    return SizeClassOf(gpu_milli);
   }
 
   // Arrival order: the manifests' workloads (already in the engine as ids 0..k-1), then the
@@ -247,6 +258,7 @@ class Replayer {
       values_[4 + q] = static_cast<double>(queue_milli_[q]) / 1000.0;
       res_.queues[q].gpu_hours += values_[4 + q] * dt / 3600.0;
     }
+    classes_.Advance(dt);
     alloc_area_ += values_[0] * dt;
     frag_area_ += values_[1] * dt;
     res_.series.Integrate(last_, now, values_);
@@ -289,6 +301,7 @@ class Replayer {
       h.push_back(std::move(hp));
     }
     queue_milli_[QueueOf(id)] += gpu_milli;
+    classes_.Hold(ClassOf(id), gpu_milli);
   }
   // Releases a workload's pods; returns the GPU milli it held.
   int64_t Release(WorkloadId id) {
@@ -303,6 +316,7 @@ class Replayer {
     }
     held_.erase(it);
     queue_milli_[QueueOf(id)] -= gpu_milli;
+    classes_.Hold(ClassOf(id), -gpu_milli);
     return gpu_milli;
   }
 
@@ -318,6 +332,8 @@ class Replayer {
       auto q = QueueOf(id);
       ++res_.queues[q].finished;
       jcts_[q].push_back(when - st.created);
+      classes_.Finished(ClassOf(id), when - st.created,
+                        m_->workloads[static_cast<size_t>(id)].runtime.value_or(0));
       --running_;
     }
   }
@@ -341,6 +357,7 @@ class Replayer {
       }
       s_->Submit(id, at);
       ++res_.queues[QueueOf(id)].jobs;
+      classes_.Arrived(ClassOf(id));
       ++pending_;
     }
   }
@@ -388,9 +405,11 @@ class Replayer {
           break;
         case Decision::Type::kReject:
           ++res_.queues[q].rejected;
+          classes_.Rejected(ClassOf(id));
           --pending_;
           break;
         case Decision::Type::kPreempt:
+        case Decision::Type::kWaitLimitExceeded:
           break;
       }
     }
@@ -402,6 +421,7 @@ class Replayer {
                   (now - admit_at_[static_cast<size_t>(id)]) / 3600.0;
     res_.queues[q].gpu_hours_lost += lost;
     ++res_.queues[q].preempted;
+    classes_.Preempted(ClassOf(id));
     ++res_.preemptions;
     --running_;
     ++pending_;
@@ -414,6 +434,7 @@ class Replayer {
       ++res_.queues[q].admitted;
       double wait = now - st.created;
       waits_[q].push_back(wait);
+      classes_.FirstAdmitted(ClassOf(id), wait);
       ++res_.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
     }
     admit_at_[static_cast<size_t>(id)] = now;
@@ -427,9 +448,15 @@ class Replayer {
   // Totals: jobs still pending or running at the end, per queue.
   void CountEndStates() {
     for (WorkloadId id = 0; id < s_->num_workloads(); ++id) {
-      auto state = s_->status(id).state;
-      if (state == WorkloadState::kPending) ++res_.queues[QueueOf(id)].pending_at_end;
-      if (state == WorkloadState::kAdmitted) ++res_.queues[QueueOf(id)].running_at_end;
+      const WorkloadStatus& st = s_->status(id);
+      if (st.state == WorkloadState::kPending) {
+        ++res_.queues[QueueOf(id)].pending_at_end;
+        classes_.PendingAtEnd(ClassOf(id), res_.end - st.created);
+      }
+      if (st.state == WorkloadState::kAdmitted) {
+        ++res_.queues[QueueOf(id)].running_at_end;
+        classes_.RunningAtEnd(ClassOf(id));
+      }
     }
   }
   // Per-queue summaries, their sum in res_.all, and the fairness index.
@@ -506,6 +533,7 @@ class Replayer {
   int ncq_ = 0;                                    // ClusterQueues; queue index ncq_ is "(none)"
   std::vector<std::vector<double>> waits_, jcts_;  // per queue
   std::vector<int64_t> queue_milli_;               // per queue, GPU milli held now
+  SizeClassMetrics classes_;
 
   WorkloadId k_ = 0;  // manifest workloads
   std::vector<WorkloadId> manifest_order_;

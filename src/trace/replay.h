@@ -17,6 +17,7 @@
 #include "model/model.h"
 #include "trace/metrics.h"
 #include "trace/model_builder.h"
+#include "trace/size_classes.h"
 #include "trace/trace.h"
 
 namespace tessera::trace {
@@ -83,6 +84,8 @@ struct ReplayResult {
   int64_t overbooked_shares = 0;    // see ClusterLedger
   QueueResult all;                  // every job together
   std::vector<QueueResult> queues;  // per ClusterQueue (then "(none)" when used)
+  // Per job size class (trace/size_classes.h), all kSizeClasses of them in order.
+  std::vector<SizeClassResult> size_classes;
   TimeSeries series{0, 1, 2, 1};
   std::vector<std::string> channels;  // names of the series' channels
   std::vector<fgd::TypicalPod> typical;

@@ -8,34 +8,24 @@
 #include "fgd/grid.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "trace/report_format.h"
 
 namespace tessera::trace {
 namespace {
 
-// Fixed decimals, so that outputs do not depend on how a library prints doubles.
-std::string Num(double v, int decimals = 3) {
-  if (std::isnan(v)) return "";
-  std::string s = fmt::format("{:.{}f}", v, decimals);
-  if (s == fmt::format("-{:.{}f}", 0.0, decimals)) s = s.substr(1);  // no "-0.000"
-  return s;
-}
-
-// A JSON number rounded the same way (the value, not a string).
-nlohmann::json JNum(double v, int decimals = 3) {
-  if (!std::isfinite(v)) return nullptr;
-  double p = std::pow(10.0, decimals);
-  return std::round(v * p) / p;
-}
+using report_internal::DistJson;
+using report_internal::Esc;
+using report_internal::JNum;
+using report_internal::Num;
+using report_internal::SizeClassCsv;
+using report_internal::SizeClassHtml;
+using report_internal::SizeClassJson;
+using report_internal::SizeClassTable;
 
 std::string BinLabel(int b) {
   constexpr const char* kLabels[kDelayBins] = {"0s",   "<=1s", "<=10s", "<=1m", "<=5m", "<=15m",
                                                "<=1h", "<=3h", "<=12h", "<=1d", ">1d"};
   return kLabels[b];
-}
-
-nlohmann::json DistJson(const Distribution& d) {
-  return {{"count", d.count},   {"mean", JNum(d.mean)}, {"p50", JNum(d.p50)},
-          {"p95", JNum(d.p95)}, {"p99", JNum(d.p99)},   {"max", JNum(d.max)}};
 }
 
 double UsageOfQuotaPct(const QueueResult& q) {
@@ -69,8 +59,6 @@ nlohmann::json QueueJson(const QueueResult& q) {
 constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kW = 760, kH = 300, kLeft = 60, kRight = 170, kTop = 30, kBottom = 40;
-
-std::string Esc(const std::string& s) { return fgd::HtmlEscape(s); }
 
 // A round step so that [0, max] shows about 5 ticks.
 double NiceStep(double max) {
@@ -267,6 +255,7 @@ std::string SummaryTable(const ReplayResult& r) {
   };
   for (const auto& q : r.queues) row(q);
   if (r.queues.size() > 1) row(r.all);
+  out += SizeClassTable(r.size_classes);
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
   return out;
 }
@@ -322,6 +311,7 @@ std::string ReportJson(const ReplayResult& r) {
   nlohmann::json doc = {
       {"summary", summary},
       {"queues", queues},
+      {"sizeClasses", SizeClassJson(r.size_classes)},
       {"queueingDelayBins", bins},
       {"timeSeries",
        {{"bucketSeconds", JNum(r.series.width())}, {"columns", channels}, {"points", points}}},
@@ -381,6 +371,7 @@ std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r
   for (const auto& q : r.queues) qrow(q);
   qrow(r.all);
   files.emplace_back("queues.csv", s);
+  files.emplace_back("size_classes.csv", SizeClassCsv(r.size_classes));
 
   s = "bucket_start_s";
   for (const auto& c : r.channels) s += fmt::format(",{}", c);
@@ -471,6 +462,7 @@ std::string ReportHtml(const ReplayResult& r, const std::string& title) {
   for (const auto& q : r.queues) qrow(q);
   if (r.queues.size() > 1) qrow(r.all);
   h += "</table>\n";
+  h += SizeClassHtml(r.size_classes);
 
   h += "<h2>Charts</h2>\n";
   // Jobs admitted at once are most of them in a healthy cluster; drawn, they would flatten every

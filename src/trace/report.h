@@ -19,8 +19,8 @@ std::string FormatDuration(double seconds);
 
 std::string SummaryTable(const ReplayResult& r);
 std::string ReportJson(const ReplayResult& r);
-// CSV files by name: summary.csv, queues.csv, timeseries.csv, delay_histogram.csv,
-// typical_pods.csv.
+// CSV files by name: summary.csv, queues.csv, size_classes.csv, timeseries.csv,
+// delay_histogram.csv, typical_pods.csv.
 std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r);
 std::string ReportHtml(const ReplayResult& r, const std::string& title);
 
