@@ -32,6 +32,7 @@ struct ReplayFlags {
   int32_t synthetic_nodes = 1000;
   int32_t synthetic_queues = 8;
   double synthetic_load = 0.9;
+  std::string synthetic_mix = "mixed";
   uint64_t seed = 1;
   std::string bad_rows = "skip";
   std::string report;
@@ -108,6 +109,7 @@ int RunReplayCommand(const ReplayFlags& f) {
     so.seed = f.seed;
     so.queues = f.synthetic_queues;
     so.load = f.synthetic_load;
+    so.mix = f.synthetic_mix == "gangs" ? trace::SyntheticMix::kGangs : trace::SyntheticMix::kMixed;
     tr = trace::GenerateSynthetic(so);
   } else {
     for (const auto& n : f.nodes) {
@@ -226,6 +228,10 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_option("--synthetic-load", flags->synthetic_load,
                   "offered GPU demand / capacity (default 0.9)")
       ->check(Range(0.001, 100, false, "a finite number from 0.001 to 100"));
+  app->add_option("--synthetic-mix", flags->synthetic_mix,
+                  "mixed (default: CPU, shares, 1-8 GPU pods, a few gangs) or gangs (1-64 GPU "
+                  "jobs on 8-GPU nodes, heavy-tailed durations)")
+      ->check(CLI::IsMember({"mixed", "gangs"}));
   app->add_option("--seed", flags->seed,
                   "seed of the synthetic generator and of --estimates random (default 1)");
   app->add_option("--bad-rows", flags->bad_rows, "skip (default: warn and go on) or fail")

@@ -204,11 +204,12 @@ TEST(ReplayFlags, BadValuesAreClearErrors) {
     return "";
   };
   EXPECT_EQ(parse("--estimates x0.5 --backfill off --strategy StrictFIFO"), "");
-  EXPECT_EQ(parse("--estimates random:0.5-3"), "");
+  EXPECT_EQ(parse("--estimates random:0.5-3 --synthetic-mix gangs"), "");
   EXPECT_NE(parse("--estimates x-1").find("is not an estimate mode"), std::string::npos);
   EXPECT_NE(parse("--estimates random:3-1").find("above the high one"), std::string::npos);
   EXPECT_NE(parse("--backfill yes").find("{on,off}"), std::string::npos);
   EXPECT_NE(parse("--strategy strict").find("StrictFIFO"), std::string::npos);
+  EXPECT_NE(parse("--synthetic-mix big").find("gangs"), std::string::npos);
 }
 
 }  // namespace
