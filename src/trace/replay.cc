@@ -221,6 +221,11 @@ class Replayer {
   double ManifestArrival(WorkloadId id) const {
     return std::max(0.0, m_->workloads[static_cast<size_t>(id)].arrival);
   }
+  // When a workload arrived: waits and completion times count from here, not from its FIFO key
+  // (tessera.dev/created may precede the arrival).
+  double ArrivalOf(WorkloadId id) const {
+    return id < k_ ? ManifestArrival(id) : m_->workloads[static_cast<size_t>(id)].arrival;
+  }
   double NextManifest() const {
     return mi_ < manifest_order_.size() ? ManifestArrival(manifest_order_[mi_]) : kInf;
   }
@@ -331,8 +336,8 @@ class Replayer {
       s_->Finish(id, when);
       auto q = QueueOf(id);
       ++res_.queues[q].finished;
-      jcts_[q].push_back(when - st.created);
-      classes_.Finished(ClassOf(id), when - st.created,
+      jcts_[q].push_back(when - ArrivalOf(id));
+      classes_.Finished(ClassOf(id), when - ArrivalOf(id),
                         m_->workloads[static_cast<size_t>(id)].runtime.value_or(0));
       --running_;
     }
@@ -432,7 +437,7 @@ class Replayer {
     if (first_admit_[static_cast<size_t>(id)] < 0) {
       first_admit_[static_cast<size_t>(id)] = now;
       ++res_.queues[q].admitted;
-      double wait = now - st.created;
+      double wait = now - ArrivalOf(id);
       waits_[q].push_back(wait);
       classes_.FirstAdmitted(ClassOf(id), wait);
       ++res_.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
@@ -451,7 +456,7 @@ class Replayer {
       const WorkloadStatus& st = s_->status(id);
       if (st.state == WorkloadState::kPending) {
         ++res_.queues[QueueOf(id)].pending_at_end;
-        classes_.PendingAtEnd(ClassOf(id), res_.end - st.created);
+        classes_.PendingAtEnd(ClassOf(id), res_.end - ArrivalOf(id));
       }
       if (st.state == WorkloadState::kAdmitted) {
         ++res_.queues[QueueOf(id)].running_at_end;

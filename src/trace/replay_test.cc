@@ -153,6 +153,28 @@ TEST(Replay, UntilCutsTheReplay) {
   EXPECT_DOUBLE_EQ(r.mean_allocation_pct, 100);
 }
 
+// Waits count from the arrival, not from tessera.dev/created (the FIFO key): late-arrival
+// arrives at 2, created at 0, and is admitted at 10 when the blocker ends; early-arrival (at 1)
+// waits for it until 20.
+TEST(Replay, WaitsCountFromTheArrivalNotTheCreationTime) {
+  LoadResult lr = LoadManifestFiles({testing::SourceDir() + "/tests/scenarios/creation-time.yaml"});
+  ASSERT_TRUE(lr.ok());
+  Trace t;
+  std::vector<std::string> notes;
+  BuildOptions bo;
+  bo.backfill = false;  // FIFO by creation alone
+  auto conv = BuildModel(t, bo, lr.model, notes);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  ReplayOptions ro;
+  ro.verify = true;
+  auto r = RunReplay(std::move(lr.model), t, *conv, ro);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->all.wait.count, 3);
+  EXPECT_DOUBLE_EQ(r->all.wait.mean, (0 + 8 + 19) / 3.0);
+  EXPECT_EQ(r->all.wait.max, 19);
+  EXPECT_DOUBLE_EQ(r->all.jct.mean, (10 + 18 + 29) / 3.0);
+}
+
 ReplayResult Synthetic(uint64_t seed) {
   SyntheticOptions so;
   so.jobs = 400;
