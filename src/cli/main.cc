@@ -46,7 +46,8 @@ int Validate(const std::vector<std::string>& files) {
   return r.ok() ? 0 : 1;
 }
 
-int Sim(const std::vector<std::string>& files, const std::string& output, bool verify) {
+int Sim(const std::vector<std::string>& files, const std::string& output, bool verify,
+        double until) {
   LoadResult r;
   if (files.empty()) {
     LoadManifestText(kEmbeddedQuickstart, "examples/quickstart.yaml (embedded)", r);
@@ -60,6 +61,7 @@ int Sim(const std::vector<std::string>& files, const std::string& output, bool v
   }
   SimOptions options;
   options.verify = verify;
+  if (until >= 0) options.until = until;
   auto sim = Simulator::Create(std::move(r.model), options);
   if (!sim.ok()) {
     std::cerr << "tessera sim: " << sim.status().message() << "\n";
@@ -93,6 +95,11 @@ int main(int argc, char** argv) {
   sim->add_option("files", sim_files, "YAML manifest files: cluster, queues and workloads");
   sim->add_option("--output,-o", output, "table or json")->check(CLI::IsMember({"table", "json"}));
   sim->add_flag("--no-verify", no_verify, "skip the invariant check after every cycle");
+  double until = -1;
+  sim->add_option("--until", until,
+                  "stop the simulation at this time (seconds); pending workloads then show "
+                  "their expected start")
+      ->check(CLI::Range(0.0, 1e12));
 
   const tessera::cli::Command module_commands[] = {
       tessera::cli::AddFgdCommand(*sim),
@@ -105,6 +112,6 @@ int main(int argc, char** argv) {
     if (c.app->parsed()) return c.run();
   }
   if (validate->parsed()) return tessera::Validate(validate_files);
-  if (sim->parsed()) return tessera::Sim(sim_files, output, !no_verify);
+  if (sim->parsed()) return tessera::Sim(sim_files, output, !no_verify, until);
   return 1;
 }

@@ -8,6 +8,9 @@
 //   pending    pending_queues.h             queues in order, parking and wake-up
 //   admission  admission/admission.h        one attempt for one workload
 //   preemptor  preemption/preemptor.h       candidates, victim search, minimal victim sets
+//   estimator  time/estimator.h             runtime estimates: given, or learned from runs
+//   reservations time/reservations.h        reservations for heads that wait; backfill
+//   waits      time/wait_limits.h           wait limits: overdue workloads go ahead
 // The cycle's actions (actions/) and the Scheduler face (scheduler.cc) drive them.
 //
 // Thread-safety: none; owned by one Scheduler.
@@ -21,6 +24,9 @@
 #include "engine/placement/topology.h"
 #include "engine/preemption/preemptor.h"
 #include "engine/statement.h"
+#include "engine/time/estimator.h"
+#include "engine/time/reservations.h"
+#include "engine/time/wait_limits.h"
 
 namespace tessera {
 
@@ -32,7 +38,10 @@ struct Engine {
         placer(*this),
         pending(*this),
         admission(*this),
-        preemptor(*this) {
+        preemptor(*this),
+        estimator(m.config.estimates),
+        reservations(*this),
+        waits(*this) {
     st.model = std::move(m);
   }
   Engine(const Engine&) = delete;
@@ -46,6 +55,9 @@ struct Engine {
   PendingQueues pending;
   Admission admission;
   Preemptor preemptor;
+  RuntimeEstimator estimator;
+  Reservations reservations;
+  WaitLimits waits;
 };
 
 }  // namespace tessera

@@ -87,6 +87,13 @@ struct WorkloadRec {
   FlavorResource park_fr = 0;
   int64_t park_need = 0;
   int32_t park_pos = -1;  // index in PendingQueues' other-parked list
+  // The FIFO key in its queue: WorkloadStatus::created, moved ahead of its priority once it has
+  // waited past its wait limit (Workload::max_wait).
+  double order_created = 0;
+  double submitted = -1;  // when it arrived
+  // Reservations (time/reservations.h): its expected start and what it waits for, or why no
+  // start can be given; appended to the reason.
+  std::string time_note;
   // The pending reason, formatted lazily by status().
   std::vector<ReasonPart> why;
   mutable bool reason_stale = false;
@@ -135,7 +142,7 @@ struct EngineState {
     auto it = group_nodes[g].find(n);
     return it != group_nodes[g].end() && it->second > 0;
   }
-  QueueKey KeyOf(WorkloadId id) const { return {-recs[id].priority, status[id].created, id}; }
+  QueueKey KeyOf(WorkloadId id) const { return {-recs[id].priority, recs[id].order_created, id}; }
 };
 
 }  // namespace tessera

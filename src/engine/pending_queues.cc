@@ -38,8 +38,7 @@ void PendingQueues::SetPending(WorkloadId id, std::string reason) {
 }
 
 void PendingQueues::Enqueue(WorkloadId id) {
-  pending_[EngineState::queue_index(s_.recs[id].cq)].insert(
-      {-s_.recs[id].priority, s_.status[id].created, id});
+  pending_[EngineState::queue_index(s_.recs[id].cq)].insert(s_.KeyOf(id));
   ++enqueued_;
 }
 
@@ -48,13 +47,12 @@ void PendingQueues::Dequeue(WorkloadId id) {
     Unpark(id);
     return;
   }
-  pending_[EngineState::queue_index(s_.recs[id].cq)].erase(
-      {-s_.recs[id].priority, s_.status[id].created, id});
+  pending_[EngineState::queue_index(s_.recs[id].cq)].erase(s_.KeyOf(id));
 }
 
 void PendingQueues::Park(WorkloadId id) {
   WorkloadRec& rec = s_.recs[id];
-  const QueueKey key{-rec.priority, s_.status[id].created, id};
+  const QueueKey key = s_.KeyOf(id);
   pending_[EngineState::queue_index(rec.cq)].erase(key);
   const bool quota_only = rec.cq >= 0 && !rec.failed_on_placement && rec.combos.size() == 1 &&
                           (!rec.can_preempt || !s_.HasPreemptionPolicy(rec.cq));
@@ -77,7 +75,7 @@ void PendingQueues::Unpark(WorkloadId id) {
   if (rec.parked == Parked::kQuota) {
     auto& buckets = quota_parked_[rec.cq];
     auto it = buckets.find({rec.park_fr, rec.park_need});
-    it->second.erase({-rec.priority, s_.status[id].created, id});
+    it->second.erase(s_.KeyOf(id));
     if (it->second.empty()) buckets.erase(it);
   } else if (rec.parked == Parked::kOther) {
     WorkloadId last = other_parked_.back();

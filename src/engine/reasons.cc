@@ -13,6 +13,8 @@ std::string FormatReason(const EngineState& s, WorkloadId id) {
     if (reason.find(r) != std::string::npos) continue;
     reason += (reason.empty() ? "" : "; ") + r;
   }
+  if (const std::string& note = s.recs[id].time_note; !note.empty())
+    reason += (reason.empty() ? "" : "; ") + note;
   return reason;
 }
 

@@ -152,6 +152,7 @@ absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement>
   if (st.state == WorkloadState::kPending) e.pending.Dequeue(id);
   if (st.state == WorkloadState::kInactive) {
     st.created = now;
+    rec.order_created = now;
     st.cluster_queue = rec.cq;
   }
   for (const PodPlacement& p : pods) {

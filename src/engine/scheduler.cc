@@ -53,7 +53,7 @@ class SchedulerImpl : public Scheduler {
   void Submit(WorkloadId id, double now) override;
   void Finish(WorkloadId id, double now) override;
   void Fail(WorkloadId id, double now, std::string reason) override {
-    Finish(id, now);
+    End(id, now, /*learn=*/false);
     s_.status[id].state = WorkloadState::kFailed;
     s_.status[id].reason = std::move(reason);
   }
@@ -61,6 +61,7 @@ class SchedulerImpl : public Scheduler {
     return RestoreWorkload(e_, id, std::move(pods), now);
   }
   std::vector<Decision> RunCycle(double now) override;
+  double NextTimer(double now) const override { return e_.waits.Next(now); }
   const WorkloadStatus& status(WorkloadId id) const override {
     if (s_.recs[id].reason_stale) {
       s_.status[id].reason = FormatReason(s_, id);
@@ -79,6 +80,8 @@ class SchedulerImpl : public Scheduler {
   // Resolves a workload's references (priority class, queue, namespace selector) and its
   // flavor combinations, once, when it is added.
   void Resolve(WorkloadId id);
+  // Finish and Fail: `learn` teaches the estimator the run's length.
+  void End(WorkloadId id, double now, bool learn);
   absl::Status InitQuota();
   absl::Status InitActions();
 
@@ -241,6 +244,7 @@ WorkloadId SchedulerImpl::AddWorkload(Workload w) {
   // A workload alone forms its own group, named so that no spread_group can collide with it.
   std::string group = w.spread_group.empty() ? fmt::format("\x01{}", id) : w.spread_group;
   s_.model.workloads.push_back(std::move(w));
+  e_.estimator.Add(s_.model.workloads[id]);
   s_.status.emplace_back();
   s_.recs.emplace_back();
   bool needs_group = false;
@@ -328,6 +332,8 @@ void SchedulerImpl::Submit(WorkloadId id, double now) {
   WorkloadStatus& st = s_.status[id];
   if (st.state != WorkloadState::kInactive) return;
   st.created = s_.model.workloads[id].created.value_or(now);  // the FIFO key
+  s_.recs[id].order_created = st.created;
+  s_.recs[id].submitted = now;
   st.cluster_queue = s_.recs[id].cq;
   if (!s_.recs[id].unresolved.empty()) {
     e_.pending.SetPending(id, s_.recs[id].unresolved);
@@ -347,19 +353,26 @@ void SchedulerImpl::Submit(WorkloadId id, double now) {
   }
   e_.pending.SetPending(id, "waiting for a scheduling cycle");
   e_.pending.Enqueue(id);
+  e_.waits.Track(id, now);
 }
 
-void SchedulerImpl::Finish(WorkloadId id, double now) {
+void SchedulerImpl::Finish(WorkloadId id, double now) { End(id, now, /*learn=*/true); }
+
+void SchedulerImpl::End(WorkloadId id, double now, bool learn) {
   WorkloadStatus& st = s_.status[id];
   if (st.state == WorkloadState::kAdmitted) {
+    if (learn && st.admitted_at >= 0) e_.estimator.Observe(id, now - st.admitted_at);
     e_.statement.Evict(id);
     s_.partial.erase(id);
     if (s_.recs[id].cq >= 0) s_.admitted_by_cq[s_.recs[id].cq].erase({s_.recs[id].priority, id});
   } else if (st.state == WorkloadState::kPending) {
+    e_.reservations.Forget(id);
     e_.pending.Dequeue(id);
   }
   st.state = WorkloadState::kFinished;
   st.reason.clear();
+  st.expected_start = -1;
+  s_.recs[id].time_note.clear();
   s_.recs[id].why.clear();
   s_.recs[id].reason_stale = false;
   st.pods.clear();
@@ -375,6 +388,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
     out.push_back(std::move(d));
   }
   s_.rejected_unreported.clear();
+  e_.waits.Expire(now, out);
 
   const bool timed = s_.model.config.time_actions;
   for (size_t i = 0; i < actions_.size(); ++i) {

@@ -60,6 +60,9 @@ struct Decision {
     kScaleUp,  // pods beyond minCount placed later; `pods` lists only the new ones
     kPreempt,  // `workload` evicted to make room for `preemptor`
     kReject,   // `workload` can never be admitted; `reason` says why
+    // `workload` waited past its wait limit (Workload::max_wait): it now goes ahead of the
+    // workloads of its priority; `reason` says how long it waited.
+    kWaitLimitExceeded,
   };
   Type type = Type::kAdmit;
   WorkloadId workload = -1;
@@ -115,6 +118,9 @@ class Scheduler {
                                              double now) = 0;
   // One scheduling pass over every pending workload.
   virtual std::vector<Decision> RunCycle(double now) = 0;
+  // The first instant after `now` at which a cycle would decide something even if nothing
+  // arrived or ended (a wait limit running out); +infinity when none.
+  virtual double NextTimer(double now) const = 0;
 
   virtual const WorkloadStatus& status(WorkloadId id) const = 0;
   virtual int32_t num_workloads() const = 0;

@@ -60,8 +60,13 @@ TEST(SchedulerTest, NominalQuotaLimitsAndReasonHasNumbers) {
   SubmitAll(*s);
   EXPECT_EQ(State(*s, 0), WorkloadState::kAdmitted);
   EXPECT_EQ(State(*s, 1), WorkloadState::kPending);
+  // The quota shortfall, then why no start time can be given (`a` has no runtime estimate).
   EXPECT_EQ(s->status(1).reason,
-            "needs 4 nvidia.com/gpu in flavor gpu; ClusterQueue team-a uses 6 of nominal 8");
+            "needs 4 nvidia.com/gpu in flavor gpu; ClusterQueue team-a uses 6 of nominal 8; no "
+            "expected start: 1 running workload(s) have no runtime estimate "
+            "(tessera.dev/runtime-estimate, activeDeadlineSeconds, or finished runs of its "
+            "LocalQueue to learn from)");
+  EXPECT_EQ(s->status(1).expected_start, -1);
 }
 
 TEST(SchedulerTest, BorrowsFromCohortUpToBorrowingLimit) {

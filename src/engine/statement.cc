@@ -60,10 +60,11 @@ void Statement::RollbackTo(size_t mark) {
   }
 }
 
-std::vector<PlacedPod> Statement::Evict(WorkloadId id) {
+std::vector<PlacedPod> Statement::Evict(WorkloadId id, bool announce) {
   WorkloadRec& rec = s_.recs[id];
   std::vector<PlacedPod> pods = rec.placed;
   while (!rec.placed.empty()) UnplaceLast(id);
+  if (!announce) return pods;
   ++s_.release_epoch;
   e_.pending.MarkRootReleased(rec.cq);
   return pods;

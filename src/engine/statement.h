@@ -30,8 +30,9 @@ class Statement {
   void RollbackTo(size_t mark);
   // What is placed stays: forget the log.
   void Commit() { undo_.clear(); }
-  // Takes every pod of an admitted workload off its nodes and quota; returns them.
-  std::vector<PlacedPod> Evict(WorkloadId id);
+  // Takes every pod of an admitted workload off its nodes and quota; returns them. `announce`:
+  // the release wakes parked workloads (false for a look ahead that will Reinstate them).
+  std::vector<PlacedPod> Evict(WorkloadId id, bool announce = true);
   // Puts pods taken by Evict back exactly where they were.
   void Reinstate(WorkloadId id, std::vector<PlacedPod> pods);
 

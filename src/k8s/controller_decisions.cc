@@ -199,6 +199,12 @@ void Controller::Impl::Carry(const Decision& d) {
     case Decision::Type::kReject:
       Publish(*g, d.reason);
       break;
+    case Decision::Type::kWaitLimitExceeded:
+      // A Warning on its first pod: the limit could not be met; it now goes ahead.
+      if (!g->pods.empty())
+        if (auto it = pods.find(*g->pods.begin()); it != pods.end())
+          status_writer->Event(it->second, "Warning", "WaitLimitExceeded", d.reason);
+      break;
   }
 }
 

@@ -63,12 +63,13 @@ struct Workload {
   // admits these at 0 before anything else arrives).
   bool admitted_at_start = false;
   // Time (docs/time.md). All in seconds.
-  // What the user says the workload will run for: tessera.dev/runtime-estimate, else Kueue's
-  // kueue.x-k8s.io/max-exec-time-seconds label. Absent: the deadline, else learned (engine).
+  // What the user says the workload will run for: tessera.dev/runtime-estimate. Absent: learned
+  // (capped by the deadline), else the deadline (engine/time/estimator.h).
   std::optional<double> runtime_estimate;
   // A hard limit on each run, counted from admission (a batch Job's or Pod's
-  // spec.activeDeadlineSeconds, a Kubeflow job's spec.runPolicy.activeDeadlineSeconds): the
-  // simulator fails the workload there (DeadlineExceeded).
+  // spec.activeDeadlineSeconds, a Kubeflow job's spec.runPolicy.activeDeadlineSeconds, Kueue's
+  // kueue.x-k8s.io/max-exec-time-seconds label; the smallest): the simulator fails the workload
+  // there (DeadlineExceeded).
   std::optional<double> active_deadline;
   // Longest wait before the workload goes ahead of its priority (tessera.dev/max-wait, Volcano's
   // sla-waiting-time annotation). Absent: the ClusterQueue's, else none.

@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -22,6 +23,10 @@ const char* SimEventTypeName(SimEvent::Type t) {
       return "rejected";
     case SimEvent::Type::kScaledUp:
       return "scaled-up";
+    case SimEvent::Type::kFailed:
+      return "failed";
+    case SimEvent::Type::kWaitLimitExceeded:
+      return "wait-limit-exceeded";
   }
   return "?";
 }
@@ -40,132 +45,239 @@ std::string Simulator::QueueName(int32_t cq) const {
   return cq < 0 ? "" : scheduler_->model().cluster_queues[cq].name;
 }
 
-absl::Status Simulator::Run() {
-  Scheduler& s = *scheduler_;
-  enum Kind { kFinish = 0, kArrive = 1 };  // finishes first at equal times: capacity frees
-  // (time, kind, workload, admission): a finish belongs to one admission of the workload, its
-  // sequence number; a finish of an earlier admission (preempted since, even in the cycle that
-  // admitted it, then admitted again) is stale and ignored.
+// One run of the simulation: the event queue, the engine's cycles at each instant, and what the
+// summary needs (allocation over time, the progress checkpoints saved).
+class SimRun {
+ public:
+  explicit SimRun(Simulator& sim)
+      : sim_(sim), s_(*sim.scheduler_), opt_(sim.options_), sum_(sim.summary_) {
+    const int n = s_.num_workloads();
+    admissions_.assign(n, 0);
+    progress_.assign(n, 0);
+    started_.assign(n, -1);
+    gpus_.assign(n, 0);
+  }
+  absl::Status Run();
+
+ private:
+  // At equal times: finishes and deadlines first (capacity frees), then arrivals, then timers.
+  enum Kind { kFinish = 0, kDeadline = 1, kArrive = 2, kTimer = 3 };
+  // (time, kind, workload, admission): a finish or deadline belongs to one admission of the
+  // workload, its sequence number; one of an earlier admission (preempted since, even in the
+  // cycle that admitted it, then admitted again) is stale and ignored.
   using Ev = std::tuple<double, int, WorkloadId, int64_t>;
-  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> queue;
-  std::vector<int64_t> admissions(s.num_workloads(), 0);  // per workload: admissions so far
+
+  absl::Status Settle(double now);
+  void Record(const Decision& d, double now);
+  void OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, double now);
+  void OnStopped(WorkloadId id, double now);  // preempted or failed: progress and loss
+  void Pop(double now);
+  void RecordAlloc(double now);
+  double PodGpus(WorkloadId id, const std::vector<PodPlacement>& pods) const;
+
+  Simulator& sim_;
+  Scheduler& s_;
+  const SimOptions& opt_;
+  SimSummary& sum_;
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> queue_;
+  std::vector<int64_t> admissions_;  // per workload: admissions so far
+  std::vector<double> progress_;     // work saved by checkpoints, seconds
+  std::vector<double> started_;      // start of the current run
+  std::vector<double> gpus_;         // GPUs held by the current run
+  double next_timer_ = std::numeric_limits<double>::infinity();
+  double last_time_ = 0;
+  int64_t last_alloc_ = 0;
+  double alloc_area_ = 0;
+  double lost_gpu_seconds_ = 0;
+};
+
+double SimRun::PodGpus(WorkloadId id, const std::vector<PodPlacement>& pods) const {
+  const Workload& w = s_.model().workloads[id];
+  double g = 0;
+  for (const PodPlacement& p : pods) {
+    const Resources& r = w.pod_sets[p.pod_set].requests;
+    g += static_cast<double>(r[kGpu]) + static_cast<double>(r[kGpuMilli]) / kMilliPerGpu;
+  }
+  return g;
+}
+
+void SimRun::RecordAlloc(double now) {
+  alloc_area_ += static_cast<double>(last_alloc_) * (now - last_time_);
+  last_time_ = now;
+  if (s_.gpus_allocated() != last_alloc_) {
+    last_alloc_ = s_.gpus_allocated();
+    sum_.gpu_allocation.emplace_back(now, last_alloc_);
+  }
+}
+
+void SimRun::OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, double now) {
+  const Workload& w = s_.model().workloads[id];
+  // Numbered as the decision comes: a preemption later in the same cycle is not reflected yet
+  // (status() is read after the whole cycle).
+  const int64_t n = ++admissions_[id];
+  started_[id] = now;
+  gpus_[id] = PodGpus(id, pods);
+  if (w.runtime) {
+    const double left = std::max(0.0, *w.runtime - progress_[id]);
+    if (!w.active_deadline || left <= *w.active_deadline)
+      queue_.emplace(now + left, kFinish, id, n);
+  }
+  if (w.active_deadline && (!w.runtime || *w.runtime - progress_[id] > *w.active_deadline))
+    queue_.emplace(now + *w.active_deadline, kDeadline, id, n);
+}
+
+void SimRun::OnStopped(WorkloadId id, double now) {
+  if (started_[id] < 0) return;
+  const double ran = now - started_[id];
+  const auto& interval = s_.model().workloads[id].checkpoint_interval;
+  const double saved = interval && *interval > 0 ? std::floor(ran / *interval) * *interval : 0;
+  progress_[id] += saved;
+  lost_gpu_seconds_ += (ran - saved) * gpus_[id];
+  started_[id] = -1;
+}
+
+void SimRun::Record(const Decision& d, double now) {
+  SimEvent e;
+  e.time = now;
+  e.workload = d.workload;
+  e.cluster_queue = s_.status(d.workload).cluster_queue;
+  e.reason = d.reason;
+  e.preemptor = d.preemptor;
+  e.pods = d.pods;
+  switch (d.type) {
+    case Decision::Type::kAdmit:
+      e.type = SimEvent::Type::kAdmitted;
+      OnAdmitted(d.workload, d.pods, now);
+      break;
+    case Decision::Type::kScaleUp:
+      e.type = SimEvent::Type::kScaledUp;
+      gpus_[d.workload] += PodGpus(d.workload, d.pods);
+      break;
+    case Decision::Type::kPreempt:
+      e.type = SimEvent::Type::kPreempted;
+      ++sum_.preemptions;
+      OnStopped(d.workload, now);
+      break;
+    case Decision::Type::kReject:
+      e.type = SimEvent::Type::kRejected;
+      break;
+    case Decision::Type::kWaitLimitExceeded:
+      e.type = SimEvent::Type::kWaitLimitExceeded;
+      break;
+  }
+  sim_.events_.push_back(std::move(e));
+}
+
+absl::Status SimRun::Settle(double now) {
+  // Cycles until nothing changes at this instant (preempted workloads may fit elsewhere).
+  for (int cycle = 0;; ++cycle) {
+    if (cycle >= opt_.max_cycles_per_instant) {
+      return absl::InternalError(
+          fmt::format("scheduling did not settle after {} cycles at t={}", cycle, now));
+    }
+    auto decisions = s_.RunCycle(now);
+    ++sum_.cycles;
+    if (opt_.verify) {
+      if (auto st = s_.Verify(); !st.ok()) {
+        return absl::InternalError(
+            fmt::format("invariant broken at t={}: {}", now, std::string(st.message())));
+      }
+    }
+    if (decisions.empty()) break;
+    for (const Decision& d : decisions) Record(d, now);
+  }
+  // The engine's next timer (a wait limit running out) is an instant of its own.
+  const double timer = s_.NextTimer(now);
+  if (timer > now && timer < next_timer_ && std::isfinite(timer)) {
+    next_timer_ = timer;
+    queue_.emplace(timer, kTimer, -1, 0);
+  }
+  return absl::OkStatus();
+}
+
+void SimRun::Pop(double now) {
+  auto [t, kind, id, admission] = queue_.top();
+  queue_.pop();
+  if (kind == kArrive) {
+    s_.Submit(id, now);
+    return;
+  }
+  if (kind == kTimer) {
+    if (t == next_timer_) next_timer_ = std::numeric_limits<double>::infinity();
+    return;
+  }
+  if (s_.status(id).state != WorkloadState::kAdmitted || admission != admissions_[id]) return;
+  SimEvent e;
+  e.time = now;
+  e.workload = id;
+  if (kind == kFinish) {
+    started_[id] = -1;
+    s_.Finish(id, now);
+    e.type = SimEvent::Type::kFinished;
+  } else {
+    OnStopped(id, now);
+    e.reason = fmt::format("DeadlineExceeded: ran for its activeDeadlineSeconds ({:.0f}s)",
+                           *s_.model().workloads[id].active_deadline);
+    s_.Fail(id, now, e.reason);
+    e.type = SimEvent::Type::kFailed;
+    ++sum_.deadlines_exceeded;
+  }
+  e.cluster_queue = s_.status(id).cluster_queue;
+  sim_.events_.push_back(std::move(e));
+}
+
+absl::Status SimRun::Run() {
   // Workloads marked tessera.dev/admitted are admitted at 0 before anything else arrives.
   std::vector<WorkloadId> at_start;
-  for (WorkloadId id = 0; id < s.num_workloads(); ++id) {
-    if (s.model().workloads[id].admitted_at_start) {
+  for (WorkloadId id = 0; id < s_.num_workloads(); ++id) {
+    if (s_.model().workloads[id].admitted_at_start) {
       at_start.push_back(id);
     } else {
-      queue.emplace(std::max(0.0, s.model().workloads[id].arrival), kArrive, id, 0);
+      queue_.emplace(std::max(0.0, s_.model().workloads[id].arrival), kArrive, id, 0);
     }
   }
-
-  double last_time = 0;
-  int64_t last_alloc = 0;
-  double alloc_area = 0;
-  summary_.gpus_total = s.gpus_total();
-  summary_.gpu_allocation.emplace_back(0, 0);
-  auto record_alloc = [&](double now) {
-    alloc_area += static_cast<double>(last_alloc) * (now - last_time);
-    last_time = now;
-    if (s.gpus_allocated() != last_alloc) {
-      last_alloc = s.gpus_allocated();
-      summary_.gpu_allocation.emplace_back(now, last_alloc);
-    }
-  };
-
-  auto settle = [&](double now) -> absl::Status {
-    // Cycles until nothing changes at this instant (preempted workloads may fit elsewhere).
-    for (int cycle = 0;; ++cycle) {
-      if (cycle >= options_.max_cycles_per_instant) {
-        return absl::InternalError(
-            fmt::format("scheduling did not settle after {} cycles at t={}", cycle, now));
-      }
-      auto decisions = s.RunCycle(now);
-      ++summary_.cycles;
-      if (options_.verify) {
-        if (auto st = s.Verify(); !st.ok()) {
-          return absl::InternalError(
-              fmt::format("invariant broken at t={}: {}", now, std::string(st.message())));
-        }
-      }
-      if (decisions.empty()) break;
-      for (auto& d : decisions) {
-        SimEvent e;
-        e.time = now;
-        e.workload = d.workload;
-        e.cluster_queue = s.status(d.workload).cluster_queue;
-        e.reason = d.reason;
-        e.preemptor = d.preemptor;
-        e.pods = d.pods;
-        switch (d.type) {
-          case Decision::Type::kAdmit: {
-            e.type = SimEvent::Type::kAdmitted;
-            const auto& rt = s.model().workloads[d.workload].runtime;
-            // Numbered as the decision comes: a preemption later in the same cycle is not
-            // reflected yet (status() is read after the whole cycle).
-            ++admissions[d.workload];
-            if (rt) queue.emplace(now + *rt, kFinish, d.workload, admissions[d.workload]);
-            break;
-          }
-          case Decision::Type::kScaleUp:
-            e.type = SimEvent::Type::kScaledUp;
-            break;
-          case Decision::Type::kPreempt:
-            e.type = SimEvent::Type::kPreempted;
-            ++summary_.preemptions;
-            break;
-          case Decision::Type::kReject:
-            e.type = SimEvent::Type::kRejected;
-            break;
-        }
-        events_.push_back(std::move(e));
-      }
-    }
-    return absl::OkStatus();
-  };
-
+  sum_.gpus_total = s_.gpus_total();
+  sum_.gpu_allocation.emplace_back(0, 0);
   if (!at_start.empty()) {
-    for (WorkloadId id : at_start) s.Submit(id, 0);
-    if (auto st = settle(0); !st.ok()) return st;
+    for (WorkloadId id : at_start) s_.Submit(id, 0);
+    if (auto st = Settle(0); !st.ok()) return st;
     for (WorkloadId id : at_start) {
-      if (s.status(id).state != WorkloadState::kAdmitted) {
+      if (s_.status(id).state != WorkloadState::kAdmitted) {
         return absl::FailedPreconditionError(fmt::format(
             "{} is marked tessera.dev/admitted but could not be admitted at the start: {}",
-            WorkloadKey(id), s.status(id).reason));
+            sim_.WorkloadKey(id), s_.status(id).reason));
       }
     }
-    record_alloc(0);
+    RecordAlloc(0);
   }
-
-  while (!queue.empty()) {
-    double now = std::get<0>(queue.top());
-    record_alloc(now);
-    while (!queue.empty() && std::get<0>(queue.top()) == now) {
-      auto [t, kind, id, admission] = queue.top();
-      queue.pop();
-      if (kind == kArrive) {
-        s.Submit(id, now);
-      } else if (s.status(id).state == WorkloadState::kAdmitted && admission == admissions[id]) {
-        s.Finish(id, now);
-        SimEvent e;
-        e.time = now;
-        e.type = SimEvent::Type::kFinished;
-        e.workload = id;
-        e.cluster_queue = s.status(id).cluster_queue;
-        events_.push_back(std::move(e));
-      }
-    }
-    if (auto st = settle(now); !st.ok()) return st;
-    record_alloc(now);
+  while (!queue_.empty()) {
+    const double now = std::get<0>(queue_.top());
+    if (now > opt_.until) break;
+    RecordAlloc(now);
+    while (!queue_.empty() && std::get<0>(queue_.top()) == now) Pop(now);
+    if (auto st = Settle(now); !st.ok()) return st;
+    RecordAlloc(now);
   }
-  summary_.end_time = last_time;
-  summary_.mean_gpu_allocation =
-      (last_time > 0 && summary_.gpus_total > 0)
-          ? alloc_area / (last_time * static_cast<double>(summary_.gpus_total))
-          : (summary_.gpus_total > 0
-                 ? static_cast<double>(last_alloc) / static_cast<double>(summary_.gpus_total)
-                 : 0);
+  if (std::isfinite(opt_.until) && opt_.until > last_time_) RecordAlloc(opt_.until);
+  sum_.end_time = last_time_;
+  sum_.mean_gpu_allocation = (last_time_ > 0 && sum_.gpus_total > 0)
+                                 ? alloc_area_ / (last_time_ * static_cast<double>(sum_.gpus_total))
+                                 : (sum_.gpus_total > 0 ? static_cast<double>(last_alloc_) /
+                                                              static_cast<double>(sum_.gpus_total)
+                                                        : 0);
+  sum_.gpu_hours_lost = lost_gpu_seconds_ / 3600;
+  return absl::OkStatus();
+}
 
+absl::Status Simulator::Run() {
+  SimRun run(*this);
+  if (auto st = run.Run(); !st.ok()) return st;
+  Summarize();
+  return absl::OkStatus();
+}
+
+void Simulator::Summarize() {
+  const Scheduler& s = *scheduler_;
   // Waiting time per queue: from arrival to first admission, over admitted workloads.
   const int ncq = static_cast<int>(s.model().cluster_queues.size());
   std::vector<SimSummary::QueueWait> waits(ncq + 1);
@@ -187,7 +299,6 @@ absl::Status Simulator::Run() {
     if (qw.admitted > 0) qw.mean_wait /= static_cast<double>(qw.admitted);
     if (qw.admitted > 0 || qw.queue != "(none)") summary_.waits.push_back(qw);
   }
-  return absl::OkStatus();
 }
 
 namespace {
@@ -221,18 +332,23 @@ std::string Simulator::ToJson() const {
       j["preemptor"] = WorkloadKey(e.preemptor);
       j["reason"] = e.reason;
     }
-    if (e.type == SimEvent::Type::kRejected) j["reason"] = e.reason;
+    if (e.type == SimEvent::Type::kRejected || e.type == SimEvent::Type::kFailed ||
+        e.type == SimEvent::Type::kWaitLimitExceeded)
+      j["reason"] = e.reason;
     events.push_back(std::move(j));
   }
   nlohmann::json workloads = nlohmann::json::array();
   for (WorkloadId id = 0; id < s.num_workloads(); ++id) {
     const auto& st = s.status(id);
-    workloads.push_back({{"name", WorkloadKey(id)},
-                         {"state", WorkloadStateName(st.state)},
-                         {"clusterQueue", QueueName(st.cluster_queue)},
-                         {"reason", st.reason},
-                         {"preemptions", st.preemptions},
-                         {"pods", PodsJson(m, m.workloads[id], st.pods)}});
+    nlohmann::json w = {{"name", WorkloadKey(id)},
+                        {"state", WorkloadStateName(st.state)},
+                        {"clusterQueue", QueueName(st.cluster_queue)},
+                        {"reason", st.reason},
+                        {"preemptions", st.preemptions},
+                        {"pods", PodsJson(m, m.workloads[id], st.pods)}};
+    if (st.state == WorkloadState::kPending && st.expected_start >= 0)
+      w["expectedStart"] = st.expected_start;
+    workloads.push_back(std::move(w));
   }
   nlohmann::json alloc = nlohmann::json::array();
   for (const auto& [t, g] : summary_.gpu_allocation) alloc.push_back({{"time", t}, {"gpus", g}});
@@ -249,6 +365,8 @@ std::string Simulator::ToJson() const {
                             {"gpuAllocation", alloc},
                             {"waitingTime", waits},
                             {"preemptions", summary_.preemptions},
+                            {"gpuHoursLost", summary_.gpu_hours_lost},
+                            {"deadlinesExceeded", summary_.deadlines_exceeded},
                             {"cycles", summary_.cycles}};
   nlohmann::json doc = {{"events", events}, {"workloads", workloads}, {"summary", summary}};
   return doc.dump(2) + "\n";
@@ -298,6 +416,8 @@ std::string Simulator::ToTable() const {
         break;
       case SimEvent::Type::kPreempted:
       case SimEvent::Type::kRejected:
+      case SimEvent::Type::kFailed:
+      case SimEvent::Type::kWaitLimitExceeded:
         line += ": " + e.reason;
         break;
       case SimEvent::Type::kFinished:
@@ -318,6 +438,11 @@ std::string Simulator::ToTable() const {
       "  mean GPU allocation {:.1f}%\n  preemptions         {}\n",
       summary_.end_time, summary_.gpus_total, 100.0 * summary_.mean_gpu_allocation,
       summary_.preemptions);
+  if (summary_.gpu_hours_lost > 0)
+    out += fmt::format("  GPU-hours lost      {:.2f} (runs cut short, less checkpoints)\n",
+                       summary_.gpu_hours_lost);
+  if (summary_.deadlines_exceeded > 0)
+    out += fmt::format("  deadlines exceeded  {}\n", summary_.deadlines_exceeded);
   out += "  waiting time by ClusterQueue (arrival to first admission):\n";
   for (const auto& qw : summary_.waits) {
     out += fmt::format("    {:<24} admitted {:>4}  mean {:>7.0f}s  max {:>7.0f}s\n", qw.queue,

@@ -5,6 +5,7 @@
 // Thread-safety: not thread-safe; one Simulator per thread.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,7 +17,15 @@
 namespace tessera {
 
 struct SimEvent {
-  enum class Type { kAdmitted, kPreempted, kFinished, kRejected, kScaledUp };
+  enum class Type {
+    kAdmitted,
+    kPreempted,
+    kFinished,
+    kRejected,
+    kScaledUp,
+    kFailed,             // ended at its active deadline (reason DeadlineExceeded)
+    kWaitLimitExceeded,  // waited past its wait limit: now ahead of its priority
+  };
   double time = 0;
   Type type = Type::kAdmitted;
   WorkloadId workload = -1;
@@ -30,6 +39,9 @@ const char* SimEventTypeName(SimEvent::Type t);
 struct SimOptions {
   bool verify = true;                 // check the engine's invariants after every cycle
   int max_cycles_per_instant = 1000;  // guard against a policy that never settles
+  // Stop here (`tessera sim --until`): what waits then is reported pending, with its expected
+  // start; what runs, running.
+  double until = std::numeric_limits<double>::infinity();
 };
 
 struct SimSummary {
@@ -39,6 +51,10 @@ struct SimSummary {
   std::vector<std::pair<double, int64_t>> gpu_allocation;  // (time, GPUs allocated) at changes
   int64_t preemptions = 0;
   int64_t cycles = 0;
+  // GPU time of runs that preemption or a deadline cut short, less what checkpoints saved
+  // (tessera.dev/checkpoint-interval: a preempted workload resumes from its last checkpoint).
+  double gpu_hours_lost = 0;
+  int64_t deadlines_exceeded = 0;
   struct QueueWait {
     std::string queue;
     int64_t admitted = 0;
@@ -69,6 +85,8 @@ class Simulator {
   std::string WorkloadKey(WorkloadId id) const;
   std::string QueueName(int32_t cq) const;
   std::string PodsText(const std::vector<PodPlacement>& pods) const;
+  void Summarize();
+  friend class SimRun;
 
   std::unique_ptr<Scheduler> scheduler_;
   SimOptions options_;

@@ -46,10 +46,15 @@ void AdmitAction::Execute(double now, std::vector<Decision>& out) {
   // Passes: wake what could now be admitted, then rounds over the queues. Another pass only
   // when a workload woken for quota failed for another reason (bounded: each pass moves such
   // workloads from quota parking to the other kind).
+  e_.reservations.Begin(now);
   for (int pass = 0; pass < 64; ++pass) {
+    // Waking judges what is free without reservations; each attempt then holds those it must
+    // not delay (Reservations::ApplyFor).
+    e_.reservations.LiftAll();
     e_.pending.WakeParked();
     if (!Rounds(now, out)) break;
   }
+  e_.reservations.End(now);
 }
 
 bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
@@ -106,7 +111,7 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
           deferred = true;
           continue;
         }
-        HeadKey key{rec.priority, s_.status[id].created, id, 0};
+        HeadKey key{rec.priority, rec.order_created, id, 0};
         if (order_->NeedsShare() && rec.cq >= 0) {
           const auto& combos = s_.recs[id].combos;
           key.share = combos.empty()
@@ -139,8 +144,10 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
         WorkloadId id = key.id;
         if (s_.status[id].state != WorkloadState::kPending || s_.recs[id].parked != Parked::kNo)
           continue;
+        e_.reservations.ApplyFor(id, now);
         Admission::Outcome o = e_.admission.TryAdmit(id, now, out);
         if (o != Admission::Outcome::kPending) continue;
+        e_.reservations.OnFailed(id, now);
         if (strict(q)) {
           blocked[q] = true;
         } else {

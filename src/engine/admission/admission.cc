@@ -1,6 +1,7 @@
 #include "engine/admission/admission.h"
 
 #include "engine/engine.h"
+#include "fmt/format.h"
 
 namespace tessera {
 
@@ -10,14 +11,18 @@ void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double n
                       std::vector<Decision>& out) {
   WorkloadRec& rec = s_.recs[id];
   WorkloadStatus& st = s_.status[id];
+  e_.reservations.Forget(id);
   rec.chosen = combo;
   e_.statement.Commit();
   e_.pending.Dequeue(id);
   st.state = WorkloadState::kAdmitted;
   st.reason.clear();
+  st.expected_start = -1;
+  rec.time_note.clear();
   s_.recs[id].why.clear();
   s_.recs[id].reason_stale = false;
   st.admitted_at = now;
+  e_.waits.OnAdmitted(id, now);
   e_.placer.PlaceExtra(id);
   st.pods.clear();
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);
@@ -64,7 +69,27 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
                 e_.placer.PlacementReason(id, combo);
     why.push_back(std::move(part));
   }
-  if (preemption_ && rec.can_preempt && rec.cq >= 0 && s_.HasPreemptionPolicy(rec.cq)) {
+  // Reservations held back a workload that would fit without them (backfill refused): it
+  // waits; it does not preempt its way around them.
+  bool held_back = false;
+  if (e_.reservations.any_held()) {
+    const WorkloadId blocking = e_.reservations.Blocking(id, now);
+    e_.reservations.LiftAll();
+    for (const auto& combo : combos) {
+      if (held_back || blocking < 0) break;
+      held_back = e_.placer.FitsNow(id, combo);
+    }
+    if (held_back) {
+      ReasonPart part;
+      part.text = fmt::format(
+          "would delay the reservation of {} (it would run past its start, by its runtime "
+          "estimate)",
+          s_.model.workloads[blocking].Key());
+      why.insert(why.begin(), std::move(part));
+    }
+  }
+  if (!held_back && preemption_ && rec.can_preempt && rec.cq >= 0 &&
+      s_.HasPreemptionPolicy(rec.cq)) {
     for (const auto& combo : combos) {
       if (e_.preemptor.TryPreempt(id, combo, now, out)) return Outcome::kAdmitted;
     }

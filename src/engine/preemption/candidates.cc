@@ -1,6 +1,7 @@
 // Preemptor::Candidates: the workloads a preemptor's ClusterQueue policy allows it to evict,
 // in the order the victim search tries them.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "engine/engine.h"
@@ -32,11 +33,23 @@ bool WithinReachOfTheHierarchy(const QuotaTree& qt, int32_t cq, const Need& need
 // Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims), then
 // most recently admitted (least work lost). The keys are gathered once: comparing through
 // s.recs and s.status costs a cache miss each.
-void SortCandidates(const EngineState& s, int32_t own_cq, std::vector<WorkloadId>& out) {
+// The work a preemption of `v` at `now` throws away, in seconds of its run: the time since its
+// last checkpoint (tessera.dev/checkpoint-interval), else all of its run.
+double WorkLost(const EngineState& s, WorkloadId v, double now) {
+  const double ran = std::max(0.0, now - s.status[v].admitted_at);
+  const auto& interval = s.model.workloads[v].checkpoint_interval;
+  return interval && *interval > 0 ? std::fmod(ran, *interval) : ran;
+}
+
+// Other queues' workloads first (reclaim), lower priority, more GPUs (fewer victims), then the
+// least work lost (checkpoint-aware; without checkpoints: the newest), then the newest.
+void SortCandidates(const EngineState& s, int32_t own_cq, double now,
+                    std::vector<WorkloadId>& out) {
   struct Key {
     bool own;
     int32_t priority;
     int64_t gpus;
+    double lost;
     double admitted_at;
     WorkloadId v;
   };
@@ -44,11 +57,12 @@ void SortCandidates(const EngineState& s, int32_t own_cq, std::vector<WorkloadId
   keys.reserve(out.size());
   for (WorkloadId v : out)
     keys.push_back({s.recs[v].cq == own_cq, s.recs[v].priority, s.recs[v].gpus_placed,
-                    s.status[v].admitted_at, v});
+                    WorkLost(s, v, now), s.status[v].admitted_at, v});
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     if (a.own != b.own) return !a.own;
     if (a.priority != b.priority) return a.priority < b.priority;
     if (a.gpus != b.gpus) return a.gpus > b.gpus;
+    if (a.lost != b.lost) return a.lost < b.lost;
     if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
     return a.v > b.v;
   });
@@ -154,10 +168,16 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
       // now (in Kubernetes, a bind followed by the eviction of a pod that never ran). Its
       // claimant waits for a later cycle; the instant always settles (each running workload
       // can be preempted at most once in it).
-      if (v != id && s_.status[v].admitted_at != now) out.push_back(v);
+      if (v == id || s_.status[v].admitted_at == now) continue;
+      // Protected until it has run its minimum (tessera.dev/min-runtime, else its queue's).
+      const Workload& vw = s_.model.workloads[v];
+      const std::optional<double> min_runtime =
+          vw.min_runtime ? vw.min_runtime : s_.model.cluster_queues[sl.q].min_runtime;
+      if (min_runtime && now - s_.status[v].admitted_at < *min_runtime) continue;
+      out.push_back(v);
     }
   }
-  SortCandidates(s_, rec.cq, out);
+  SortCandidates(s_, rec.cq, now, out);
   // Which candidates an attempt that lets the preemptor borrow may take, and the attempts, in
   // Kueue's order (borrowing first unless only a fit within nominal can take other queues').
   bool others = false;

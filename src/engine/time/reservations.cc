@@ -1,0 +1,402 @@
+#include "engine/time/reservations.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "engine/engine.h"
+#include "engine/time/span.h"
+#include "fmt/format.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+Reservations::Reservations(Engine& e) : e_(e), s_(e.st) {}
+
+bool Reservations::enabled() const { return s_.model.config.backfill.enable; }
+
+double Reservations::EstimatedEnd(WorkloadId id, double now) const {
+  const Workload& w = s_.model.workloads[id];
+  const std::optional<double> est = e_.estimator.Estimate(id, w);
+  if (!est) return kInf;
+  const double admitted = s_.status[id].admitted_at;
+  double end = admitted + *est;
+  if (w.active_deadline) end = std::min(end, admitted + *w.active_deadline);
+  const double res = s_.model.config.backfill.resolution;
+  // An overrun (the estimate was wrong): it may end any moment; the reservation moves.
+  if (end <= now) end = now + res;
+  const double rounded = std::ceil(end / res) * res;
+  return rounded >= end ? rounded : end;
+}
+
+double Reservations::EndOf(WorkloadId id, double now) const {
+  const std::optional<double> est = e_.estimator.Estimate(id, s_.model.workloads[id]);
+  return est ? now + *est : kInf;
+}
+
+void Reservations::RunsInEndOrder(double now) {
+  if (runs_epoch_ == s_.admit_epoch && runs_release_epoch_ == s_.release_epoch && !runs_.empty() &&
+      runs_now_ == now)
+    return;
+  runs_epoch_ = s_.admit_epoch;
+  runs_release_epoch_ = s_.release_epoch;
+  runs_now_ = now;
+  runs_.clear();
+  for (const auto& by_cq : s_.admitted_by_cq)
+    for (const auto& [priority, id] : by_cq) runs_.push_back({EstimatedEnd(id, now), id});
+  std::sort(runs_.begin(), runs_.end());
+}
+
+void Reservations::Hold(Reservation& r) {
+  if (r.held) return;
+  r.held = true;
+  ++held_;
+  r.booked.clear();
+  ClusterState& cs = *s_.cluster;
+  for (const Reservation::Pod& p : r.pods) {
+    Reservation::Pod b;
+    b.node = p.node;
+    const Resources& free = cs.free(p.node);
+    if (p.req[kGpu] > 0) {
+      const int32_t* owners = cs.gpu_owners(p.node);
+      const int32_t* used = cs.gpu_used_milli(p.node);
+      for (int32_t g : p.gpus)
+        if (owners[g] == -1 && used[g] == 0) b.gpus.push_back(g);
+    }
+    b.req[kGpu] = static_cast<int64_t>(b.gpus.size());
+    for (ResourceId res : {kCpu, kMemory, kPods})
+      b.req[res] = std::clamp<int64_t>(std::min(p.req[res], free[res]), 0, p.req[res]);
+    if (b.gpus.empty() && b.req[kCpu] == 0 && b.req[kMemory] == 0 && b.req[kPods] == 0) continue;
+    cs.AssignExact(b.node, b.req, b.gpus, r.id);
+    r.booked.push_back(std::move(b));
+  }
+  const int32_t cq = s_.recs[r.id].cq;
+  if (cq >= 0)
+    for (const auto& [fr, q] : r.quota) s_.quota->AddUsage(cq, fr, q);
+}
+
+void Reservations::Lift(Reservation& r) {
+  if (!r.held) return;
+  r.held = false;
+  --held_;
+  for (auto it = r.booked.rbegin(); it != r.booked.rend(); ++it)
+    s_.cluster->Release(it->node, it->req, it->gpus);
+  r.booked.clear();
+  const int32_t cq = s_.recs[r.id].cq;
+  if (cq >= 0)
+    for (const auto& [fr, q] : r.quota) s_.quota->AddUsage(cq, fr, -q);
+}
+
+void Reservations::LiftAll() {
+  if (held_ == 0) return;
+  for (Reservation& r : list_) Lift(r);
+}
+
+void Reservations::ApplyFor(WorkloadId id, double now) {
+  if (list_.empty()) return;
+  const double end = EndOf(id, now);
+  for (Reservation& r : list_) {
+    if (r.id != id && r.start < end) {
+      Hold(r);
+    } else {
+      Lift(r);
+    }
+  }
+}
+
+WorkloadId Reservations::Blocking(WorkloadId id, double now) const {
+  const double end = EndOf(id, now);
+  for (const Reservation& r : list_)
+    if (r.id != id && r.start < end) return r.id;
+  return -1;
+}
+
+bool Reservations::FitsAt(WorkloadId id, Reservation& out) {
+  WorkloadRec& rec = s_.recs[id];
+  for (const Combo& combo : rec.combos) {
+    if (rec.cq >= 0 && !e_.flavors.QuotaFits(rec.cq, e_.flavors.MinQuotaNeed(id, combo))) continue;
+    const size_t mark = e_.statement.mark();
+    if (!e_.placer.PlaceMin(id, combo, mark)) continue;
+    out.combo = combo;
+    out.pods.clear();
+    const Workload& w = s_.model.workloads[id];
+    for (const PlacedPod& p : rec.placed)
+      out.pods.push_back(
+          {p.placement.node, w.pod_sets[p.placement.pod_set].requests, p.placement.gpus});
+    e_.statement.RollbackTo(mark);
+    return true;
+  }
+  return false;
+}
+
+bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string& why) {
+  ++plans_;
+  const WorkloadRec& rec = s_.recs[id];
+  if (rec.combos.empty()) return false;
+  RunsInEndOrder(now);
+  // The reservations made before go first: held as they will be, this one lifted.
+  for (Reservation& r : list_) {
+    if (r.id == id) {
+      Lift(r);
+    } else {
+      Hold(r);
+    }
+  }
+  const int64_t epoch = s_.release_epoch;
+  const double limit = now + s_.model.config.backfill.window;
+  std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>> evicted;
+  double t = now;
+  bool found = false;
+  size_t i = 0;
+  while (true) {
+    if (FitsAt(id, out)) {
+      found = true;
+      break;
+    }
+    if (i == runs_.size() || runs_[i].end > limit) break;
+    t = runs_[i].end;
+    for (; i < runs_.size() && runs_[i].end == t; ++i) {
+      const WorkloadId v = runs_[i].id;
+      if (s_.status[v].state != WorkloadState::kAdmitted || s_.recs[v].placed.empty()) continue;
+      evicted.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
+    }
+    // Earlier reservations take what they planned as it frees up, until they end.
+    for (Reservation& r : list_) {
+      if (r.id == id) continue;
+      Lift(r);
+      if (r.end > t) Hold(r);
+    }
+  }
+  if (found) {
+    out.id = id;
+    out.start = t;
+    out.end = EndOf(id, t);
+    // Who it waits for: the workloads that must end on its nodes, by ClusterQueue.
+    std::vector<bool> on(s_.cluster->num_nodes(), false);
+    for (const auto& p : out.pods) on[p.node] = true;
+    std::map<std::string, int> by_queue;
+    Need released;
+    for (const auto& [v, pods] : evicted) {
+      bool in_way = false;
+      for (const PlacedPod& p : pods) {
+        in_way = in_way || on[p.placement.node];
+        if (s_.recs[v].cq == rec.cq)
+          for (const auto& [fr, q] : p.quota) released.emplace_back(fr, q);
+      }
+      if (!in_way) continue;
+      ++out.waits_for;
+      const int32_t vcq = s_.recs[v].cq;
+      ++by_queue[vcq < 0 ? std::string("(none)") : s_.model.cluster_queues[vcq].name];
+    }
+    std::vector<std::pair<int, std::string>> order;
+    for (const auto& [name, n] : by_queue) order.emplace_back(-n, name);
+    std::sort(order.begin(), order.end());
+    for (const auto& [n, name] : order) out.waits_for_queues.push_back(name);
+    out.quota.clear();
+    if (rec.cq >= 0) {
+      for (const auto& [fr, q] : e_.flavors.MinQuotaNeed(id, out.combo)) {
+        int64_t freed = 0;
+        for (const auto& [rfr, rq] : released)
+          if (rfr == fr) freed += rq;
+        if (q > freed) out.quota.emplace_back(fr, q - freed);
+      }
+    }
+  } else if (i < runs_.size() && std::isinf(runs_[i].end)) {
+    int64_t unknown = 0;
+    for (size_t j = i; j < runs_.size(); ++j) unknown += std::isinf(runs_[j].end) ? 1 : 0;
+    why = fmt::format(
+        "no expected start: {} running workload(s) have no runtime estimate "
+        "(tessera.dev/runtime-estimate, activeDeadlineSeconds, or finished runs of its "
+        "LocalQueue to learn from)",
+        unknown);
+  } else if (i < runs_.size()) {
+    why = fmt::format("no expected start within the backfill window ({})",
+                      FormatSpan(s_.model.config.backfill.window));
+  } else {
+    why =
+        "no expected start: it does not fit even when every running workload has ended "
+        "(earlier reservations hold what it needs)";
+  }
+  for (Reservation& r : list_) Lift(r);
+  for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
+    e_.statement.Reinstate(it->first, std::move(it->second));
+  s_.release_epoch = epoch;
+  return found;
+}
+
+int Reservations::QueueCount(int32_t cq) const {
+  int n = 0;
+  for (const Reservation& r : list_) n += s_.recs[r.id].cq == cq ? 1 : 0;
+  return n;
+}
+
+void Reservations::Note(WorkloadId id, std::string note) {
+  WorkloadRec& rec = s_.recs[id];
+  // A reason set as text (PendingQueues::SetPending) becomes a part, so the note follows it.
+  if (rec.why.empty() && !rec.reason_stale && !s_.status[id].reason.empty()) {
+    ReasonPart part;
+    part.text = s_.status[id].reason;
+    rec.why.push_back(std::move(part));
+  }
+  s_.recs[id].time_note = std::move(note);
+  s_.recs[id].reason_stale = s_.status[id].state == WorkloadState::kPending;
+  noted_.push_back(id);
+}
+
+std::set<QueueKey>& Reservations::Claimants(int32_t cq) {
+  const int q = EngineState::queue_index(cq);
+  if (static_cast<size_t>(q) >= claimants_.size()) claimants_.resize(q + 1);
+  return claimants_[q];
+}
+
+void Reservations::Forget(WorkloadId id) {
+  for (auto it = list_.begin(); it != list_.end(); ++it) {
+    if (it->id != id) continue;
+    Lift(*it);
+    list_.erase(it);
+    break;
+  }
+  if (claimants_.empty()) return;
+  const int q = EngineState::queue_index(s_.recs[id].cq);
+  if (static_cast<size_t>(q) < claimants_.size()) claimants_[q].erase(s_.KeyOf(id));
+}
+
+int Reservations::Limit() const {
+  const int32_t k = s_.model.config.backfill.reservations_per_queue;
+  return k > 0 ? k : std::numeric_limits<int>::max();
+}
+
+void Reservations::Begin(double now) {
+  plans_ = 0;
+  if (!enabled()) return;
+  // Nothing happened since the last plan at this instant: the reservations stand.
+  if (now == planned_now_ && s_.admit_epoch == planned_admit_ &&
+      s_.release_epoch == planned_release_) {
+    for (Reservation& r : list_) Hold(r);
+    return;
+  }
+  LiftAll();
+  list_.clear();
+  // The first claimants of every queue (parked or not), then all in queue order.
+  std::vector<WorkloadId> heads;
+  for (auto& claimants : claimants_) {
+    int taken = 0;
+    for (auto it = claimants.begin(); it != claimants.end() && taken < Limit();) {
+      const WorkloadId id = std::get<2>(*it);
+      if (s_.status[id].state != WorkloadState::kPending || s_.KeyOf(id) != *it) {
+        it = claimants.erase(it);
+        continue;
+      }
+      heads.push_back(id);
+      ++taken;
+      ++it;
+    }
+  }
+  std::sort(heads.begin(), heads.end(),
+            [&](WorkloadId a, WorkloadId b) { return s_.KeyOf(a) < s_.KeyOf(b); });
+  for (WorkloadId id : heads) {
+    if (plans_ >= s_.model.config.backfill.max_job_test) break;
+    Reservation r;
+    std::string why;
+    if (Plan(id, now, r, why)) {
+      list_.push_back(std::move(r));
+    } else {
+      Note(id, std::move(why));
+    }
+  }
+  for (Reservation& r : list_) Hold(r);
+  planned_now_ = now;
+  planned_admit_ = s_.admit_epoch;
+  planned_release_ = s_.release_epoch;
+}
+
+void Reservations::OnFailed(WorkloadId id, double now) {
+  if (!enabled() || s_.status[id].state != WorkloadState::kPending) return;
+  std::set<QueueKey>& claimants = Claimants(s_.recs[id].cq);
+  claimants.insert(s_.KeyOf(id));
+  for (const Reservation& r : list_)
+    if (r.id == id) return;
+  if (plans_ >= s_.model.config.backfill.max_job_test) return;
+  // Only the first Limit() claimants of its queue get a reservation.
+  int rank = 0;
+  for (const QueueKey& k : claimants) {
+    if (std::get<2>(k) == id || rank >= Limit()) break;
+    if (s_.status[std::get<2>(k)].state == WorkloadState::kPending) ++rank;
+  }
+  if (rank >= Limit()) return;
+  const int32_t cq = s_.recs[id].cq;
+  if (QueueCount(cq) >= Limit()) {
+    // Full: the queue's last reservation gives way to this one, which goes before it.
+    auto last = list_.end();
+    for (auto it = list_.begin(); it != list_.end(); ++it)
+      if (s_.recs[it->id].cq == cq) last = it;
+    Lift(*last);
+    Note(last->id, "");
+    list_.erase(last);
+  }
+  Reservation r;
+  std::string why;
+  if (Plan(id, now, r, why)) {
+    list_.push_back(std::move(r));
+  } else {
+    Note(id, std::move(why));
+  }
+  ApplyFor(id, now);  // as before the attempt: the next one adjusts
+}
+
+void Reservations::End(double now) {
+  LiftAll();
+  // What no reservation says any more is cleared; a note that no start can be given stays
+  // until the workload is planned again.
+  std::sort(noted_.begin(), noted_.end());
+  noted_.erase(std::unique(noted_.begin(), noted_.end()), noted_.end());
+  std::vector<WorkloadId> kept;
+  for (WorkloadId id : noted_) {
+    bool reserved = false;
+    for (const Reservation& r : list_) reserved = reserved || r.id == id;
+    if (reserved) continue;
+    s_.status[id].expected_start = -1;
+    WorkloadRec& rec = s_.recs[id];
+    const bool pending = s_.status[id].state == WorkloadState::kPending;
+    if (pending && rec.time_note.rfind("no expected start", 0) == 0) {
+      kept.push_back(id);
+      continue;
+    }
+    rec.time_note.clear();
+    rec.reason_stale = pending;
+  }
+  noted_.swap(kept);
+  for (const Reservation& r : list_) {
+    int64_t gpus = 0;
+    std::vector<NodeId> nodes;
+    for (const auto& p : r.pods) {
+      gpus += p.req[kGpu];
+      if (std::find(nodes.begin(), nodes.end(), p.node) == nodes.end()) nodes.push_back(p.node);
+    }
+    std::string where;
+    for (size_t k = 0; k < nodes.size() && k < 4; ++k)
+      where += (k ? ", " : "") + s_.model.nodes[nodes[k]].name;
+    if (nodes.size() > 4) where += fmt::format(" and {} more", nodes.size() - 4);
+    std::string note;
+    if (r.start <= now) {
+      note = "reserved: starts as soon as capacity frees up";
+    } else {
+      note = fmt::format("expected to start in {} (t={:.0f}s)", FormatSpan(r.start - now), r.start);
+      if (r.waits_for > 0)
+        note += fmt::format(" when {} running workload(s) of {} end", r.waits_for,
+                            fmt::join(r.waits_for_queues, ", "));
+    }
+    note += gpus > 0 ? fmt::format("; held: {} GPU(s) on {}", gpus, where)
+                     : fmt::format("; held: room on {}", where);
+    Note(r.id, std::move(note));
+    s_.status[r.id].expected_start = std::max(r.start, now);
+  }
+}
+
+}  // namespace tessera

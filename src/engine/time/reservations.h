@@ -1,0 +1,115 @@
+// Reservations and backfill (docs/time.md), after Slurm's backfill scheduler, in the engine's
+// admit action:
+//   - a head that cannot start gets a reservation: the earliest time at which, with the running
+//     workloads gone in the order of their estimated ends (RuntimeEstimator), its minCount pods
+//     fit (quota and placement, with every rule of its gang, topology and flavors), the nodes
+//     and GPUs it would take then, and the quota; one per ClusterQueue by default
+//     (BackfillConfig);
+//   - while a reservation is held, the free GPUs and node resources it will take, and the quota
+//     its queue's releases will not cover by then, are booked in the cluster state and the
+//     quota tree as if a workload held them (a phantom), so placement routes around them;
+//   - a later workload is attempted with the phantoms of every reservation that starts before
+//     it would end (by its estimate; no estimate: all) and without the others: it starts now
+//     only if it delays no reservation (backfill);
+//   - preemption never sees a phantom: a workload that would fit but for a reservation waits
+//     instead of preempting (a reservation never makes the engine preempt).
+// Reservations are planned again at the start of every admit action (Begin): estimates that
+// were wrong move them. Outside the admit action nothing is booked (End).
+//
+// Thread-safety: none; part of one engine.
+#pragma once
+
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/engine_state.h"
+
+namespace tessera {
+
+struct Engine;
+
+struct Reservation {
+  WorkloadId id = -1;
+  double start = 0;                                      // expected start, the scheduler's clock
+  double end = std::numeric_limits<double>::infinity();  // start + its estimate
+  Combo combo;
+  struct Pod {
+    NodeId node = -1;
+    Resources req;
+    std::vector<int32_t> gpus;
+  };
+  std::vector<Pod> pods;  // where it will start
+  Need quota;             // held: its need less what its queue's releases free by `start`
+  int32_t waits_for = 0;  // running workloads in its way that must end first
+  std::vector<std::string> waits_for_queues;  // their ClusterQueues, most first
+  // What Hold booked now, released exactly by Lift.
+  std::vector<Reservation::Pod> booked;
+  bool held = false;
+};
+
+class Reservations {
+ public:
+  explicit Reservations(Engine& e);
+
+  bool enabled() const;
+  // Start of the admit action: plans again, in their order, the reservations whose workloads
+  // still wait, and holds them.
+  void Begin(double now);
+  // Before an attempt of `id`: holds the reservations it must not delay, lifts the others.
+  void ApplyFor(WorkloadId id, double now);
+  void LiftAll();
+  // True when some reservation is held now.
+  bool any_held() const { return held_ > 0; }
+  // After an attempt of `id` failed: reserves for it when its ClusterQueue has room (or it goes
+  // before the queue's last reservation, which then gives way).
+  void OnFailed(WorkloadId id, double now);
+  // `id` was admitted, ended, or its queue key is about to change: it claims no reservation.
+  void Forget(WorkloadId id);
+  // The reservation that made `id` wait (held while it failed, and starting before its
+  // estimated end), for its reason; -1 when none.
+  WorkloadId Blocking(WorkloadId id, double now) const;
+  // End of the admit action: lifts every phantom; sets expected starts and time notes.
+  void End(double now);
+  // The estimated end of running workload `id` (never before now + resolution); +inf: none.
+  double EstimatedEnd(WorkloadId id, double now) const;
+  const std::vector<Reservation>& list() const { return list_; }
+
+ private:
+  struct Run {
+    double end;
+    WorkloadId id;
+    bool operator<(const Run& o) const { return end != o.end ? end < o.end : id < o.id; }
+  };
+  bool Plan(WorkloadId id, double now, Reservation& out, std::string& why);
+  bool FitsAt(WorkloadId id, Reservation& out);
+  void RunsInEndOrder(double now);
+  void Hold(Reservation& r);
+  void Lift(Reservation& r);
+  void Note(WorkloadId id, std::string note);
+  int QueueCount(int32_t cq) const;
+  int Limit() const;  // reservations per queue
+  std::set<QueueKey>& Claimants(int32_t cq);
+  double EndOf(WorkloadId id, double now) const;  // a pending workload's end if started now
+
+  Engine& e_;
+  EngineState& s_;
+  std::vector<Reservation> list_;  // in precedence order
+  int held_ = 0;
+  int plans_ = 0;  // this admit action (BackfillConfig::max_job_test)
+  std::vector<Run> runs_;
+  int64_t runs_epoch_ = -1;
+  int64_t runs_release_epoch_ = -1;
+  double runs_now_ = -1;
+  // Per pending queue: the workloads that failed an attempt, in queue order. The first Limit()
+  // still pending get the reservations (parked or not: a parked head keeps its place).
+  std::vector<std::set<QueueKey>> claimants_;
+  // The instant and epochs of the last full plan (Begin): unchanged, it stands.
+  double planned_now_ = -1;
+  int64_t planned_admit_ = -1, planned_release_ = -1;
+  // Workloads whose expected start or time note was set: End clears what is no longer true.
+  std::vector<WorkloadId> noted_;
+};
+
+}  // namespace tessera
