@@ -124,6 +124,9 @@ void Controller::Impl::Loop() {
         if (it != groups.end()) Place(it->second);
       }
       dirty.clear();
+      // A wait limit or a minimum runtime ran out since the last cycle: the engine has
+      // something to decide even though nothing arrived or ended.
+      if (!need_cycle && engine->NextTimer(last_cycle_now) <= Now()) need_cycle = true;
       if (need_cycle) Cycle();
       ReleaseNominated();
     }
@@ -240,7 +243,9 @@ void Controller::Impl::Unsettle(Group& g) {
     dirty.insert(g.key);
     return;
   }
-  if (engine && g.id >= 0) engine->Finish(g.id, Now());
+  // Failed, not finished: the run goes on under a new id, and teaches the runtime estimator
+  // nothing (its admission time stays with the group).
+  if (engine && g.id >= 0) engine->Fail(g.id, Now(), "resubmitted: its pods changed");
   ++metrics->resubmits;
   g.id = -1;
   g.state = Group::State::kWaiting;
@@ -287,8 +292,14 @@ void Controller::Impl::PodUpsert(const json& obj) {
   }
   PodInfo& old = it->second;
   const bool newly_bound = p.Bound() && !old.Bound();
+  // Its fields of time were edited: the workload comes back with the new values.
+  const bool time_changed = !(p.time == old.time) || p.time_problems != old.time_problems;
   old = std::move(p);
-  if (!newly_bound) return;
+  if (!newly_bound) {
+    if (auto g = groups.find(old.GroupKey()); time_changed && g != groups.end())
+      Unsettle(g->second);
+    return;
+  }
   auto a = assumed.find(key);
   if (a != assumed.end() && a->second.node == old.node_name) {
     assumed.erase(a);  // our own bind, confirmed
@@ -306,6 +317,7 @@ void Controller::Impl::PodGone(const std::string& key) {
   PodInfo p = std::move(it->second);
   pods.erase(it);
   assumed.erase(key);
+  problems_said.erase(key);
   auto git = groups.find(p.GroupKey());
   if (git == groups.end()) return;
   Group& g = git->second;
@@ -338,6 +350,7 @@ void Controller::Impl::PodGone(const std::string& key) {
   if (g.pods.empty() && g.state != Group::State::kEvicting) {
     if (g.state == Group::State::kInEngine && engine && g.id >= 0 && !g.admitted)
       engine->Finish(g.id, Now());
+    problems_said.erase(g.key);
     groups.erase(git);
   }
 }

@@ -65,6 +65,7 @@ void Controller::Impl::Place(Group& g) {
   Gang gang{g.key, g.kind, g.ns, g.name, g.foreign, {}};
   for (const auto& k : g.pods) gang.members.push_back({&pods.at(k), BoundNode(k) != nullptr});
   GangAssembly a = AssembleGang(gang, cache.gang_sources());
+  SayTimeProblems(g);
   if (!a.complete) {
     Publish(g, a.wait_reason);
     return;
@@ -105,8 +106,10 @@ void Controller::Impl::RestoreBound(Group& g) {
       placements.push_back(std::move(pl));
     }
   }
+  // Admitted before (this engine was rebuilt, or its pods changed): it has run since then.
+  const double admitted_at = g.admitted_at >= 0 ? g.admitted_at : Now();
   absl::Status st = placements.empty() ? absl::FailedPreconditionError("its nodes are not known")
-                                       : engine->Restore(g.id, placements, Now());
+                                       : engine->Restore(g.id, placements, admitted_at);
   if (!st.ok()) {
     // GPU indices that clash (an annotation edited by hand) are dropped before giving up:
     // the engine then picks free devices for the record.
@@ -114,7 +117,7 @@ void Controller::Impl::RestoreBound(Group& g) {
       pl.gpus.clear();
       pl.mig_starts.clear();
     }
-    if (!placements.empty()) st = engine->Restore(g.id, placements, Now());
+    if (!placements.empty()) st = engine->Restore(g.id, placements, admitted_at);
   }
   const bool was_admitted = g.resubmit_admitted;
   g.resubmit_admitted = false;
@@ -127,13 +130,15 @@ void Controller::Impl::RestoreBound(Group& g) {
     return;
   }
   g.admitted = true;
+  g.admitted_at = admitted_at;
 }
 
 void Controller::Impl::Cycle() {
   need_cycle = false;
   for (int round = 0; round < 8; ++round) {
     auto t0 = Clock::now();
-    std::vector<Decision> decisions = engine->RunCycle(Now());
+    last_cycle_now = Now();
+    std::vector<Decision> decisions = engine->RunCycle(last_cycle_now);
     metrics->cycle_duration.Observe(std::chrono::duration<double>(Clock::now() - t0).count());
     ++metrics->cycles;
     if (decisions.empty()) break;
@@ -162,7 +167,8 @@ void Controller::Impl::Carry(const Decision& d) {
       if (d.type == Decision::Type::kAdmit) {
         metrics->admission_wait.Observe(std::max(0.0, Now() - g->submitted));
         g->admitted = true;
-        g->reason.clear();
+        g->admitted_at = Now();
+        g->reason = {};
       }
       for (const PodPlacement& pl : d.pods) {
         if (pl.pod_set < 0 || static_cast<size_t>(pl.pod_set) >= g->sets.size()) continue;
@@ -192,6 +198,7 @@ void Controller::Impl::Carry(const Decision& d) {
       engine->Finish(g->id, Now());
       g->id = -1;
       g->admitted = false;
+      g->admitted_at = -1;
       g->state = g->evicting.empty() ? Group::State::kWaiting : Group::State::kEvicting;
       if (g->state == Group::State::kWaiting) dirty.insert(g->key);
       break;
@@ -239,19 +246,22 @@ void Controller::Impl::Evict(const std::string& key, const std::string& why) {
   binder->Evict(it->second);
 }
 
-void Controller::Impl::Publish(Group& g, const std::string& reason) {
+void Controller::Impl::Publish(Group& g, const std::string& reason, double expected_start) {
   if (reason.empty() || g.foreign) return;
   const double now = Now();
-  const bool changed = reason != g.reason;
+  PendingMessage next = ComposePendingMessage(reason, expected_start, now, wall_start);
+  // "in 12m" becoming "in 11m", or an expected start that drifts a little, is not new: the
+  // condition is rewritten when the explanation changes, not at every cycle.
+  const bool changed = g.reason.text.empty() || !g.reason.Same(next, now);
   if (!changed &&
       (options.failed_event_interval_s < 0 || now - g.reason_at < options.failed_event_interval_s))
     return;
-  g.reason = reason;
+  if (changed) g.reason = std::move(next);
   g.reason_at = now;
   for (const auto& k : g.pods) {
     auto it = pods.find(k);
     if (it == pods.end() || it->second.Bound() || assumed.count(k)) continue;
-    status_writer->Unschedulable(it->second, reason, changed);
+    status_writer->Unschedulable(it->second, g.reason.text, changed);
   }
 }
 
@@ -260,8 +270,63 @@ void Controller::Impl::PublishPendingReasons() {
     if (g.state != Group::State::kInEngine || g.admitted || g.id < 0) continue;
     const WorkloadStatus& st = engine->status(g.id);
     if (st.state == WorkloadState::kPending || st.state == WorkloadState::kRejected)
-      Publish(g, st.reason);
+      Publish(g, st.reason, st.state == WorkloadState::kPending ? st.expected_start : -1);
   }
+}
+
+void Controller::Impl::SayTimeProblems(const Group& g) {
+  if (g.foreign) return;
+  auto say = [this](const std::string& key, const std::string& what,
+                    const std::vector<std::string>& problems, auto&& event) {
+    auto said = problems_said.find(key);
+    if (problems.empty()) {
+      if (said != problems_said.end()) problems_said.erase(said);
+      return;
+    }
+    if (said != problems_said.end() && said->second == problems) return;
+    for (const std::string& p : problems) {
+      spdlog::warn("{}: {}; the value is ignored", what, p);
+      event(TimeProblemReason(p), p + "; the value is ignored");
+    }
+    problems_said[key] = problems;
+  };
+  for (const auto& k : g.pods) {
+    auto it = pods.find(k);
+    if (it == pods.end()) continue;
+    const PodInfo& pod = it->second;
+    say(k, "pod " + k, pod.time_problems, [&](const char* reason, const std::string& message) {
+      status_writer->Event(pod, "Warning", reason, message);
+    });
+  }
+  // The group object's own: on that object.
+  const GangSources& src = cache.gang_sources();
+  const std::string key = g.ns + "/" + g.name;
+  ObjectRef ref;
+  ref.ns = g.ns;
+  ref.name = g.name;
+  const std::vector<std::string>* problems = nullptr;
+  if (auto j = src.jobs.find(key); g.kind == "Job" && j != src.jobs.end()) {
+    ref.api_version = "batch/v1";
+    ref.kind = "Job";
+    ref.uid = j->second.uid;
+    problems = &j->second.time_problems;
+  } else if (auto pg = src.podgroups.find(key); g.kind == "PodGroup" && pg != src.podgroups.end()) {
+    ref.api_version = "scheduling.x-k8s.io/v1alpha1";
+    ref.kind = "PodGroup";
+    ref.uid = pg->second.uid;
+    problems = &pg->second.time_problems;
+  } else if (auto v = src.volcano_groups.find(key);
+             g.kind == "Volcano" && v != src.volcano_groups.end()) {
+    ref.api_version = "scheduling.volcano.sh/v1beta1";
+    ref.kind = "PodGroup";
+    ref.uid = v->second.uid;
+    problems = &v->second.time_problems;
+  }
+  if (problems)
+    say(g.key, fmt::format("{} {}", ref.kind, key), *problems,
+        [&](const char* reason, const std::string& message) {
+          status_writer->Event(ref, "Warning", reason, message);
+        });
 }
 
 void Controller::Impl::WritePodGroupStatuses() {

@@ -39,6 +39,7 @@
 #include "k8s/informer.h"
 #include "k8s/object_cache.h"
 #include "k8s/objects.h"
+#include "k8s/pending_message.h"
 #include "k8s/status_writer.h"
 
 namespace tessera::k8s {
@@ -68,7 +69,11 @@ struct Controller::Impl {
     bool foreign = false;            // a pod of another scheduler, bound: it only takes capacity
     std::vector<std::vector<std::string>> sets;  // engine pod set, index -> pod key
     double submitted = -1;
-    std::string reason;                           // the pending reason last published
+    // When it was admitted (engine clock; -1: not admitted): a restore after a rebuild or a
+    // change in its pods keeps it, so that its runtime, its estimated end and its minimum
+    // runtime count from its real start.
+    double admitted_at = -1;
+    PendingMessage reason;                        // the pending message last published
     double reason_at = -1;                        // when its FailedScheduling was last recorded
     std::map<std::string, std::string> evicting;  // pod key -> node it is evicted from
   };
@@ -93,6 +98,8 @@ struct Controller::Impl {
   const ControllerOptions options;
   Metrics* const metrics;
   const Clock::time_point start = Clock::now();
+  // The wall-clock time of the engine's 0 (`start`): expected starts are said in it.
+  const WallClock::time_point wall_start = WallClock::now();
 
   std::vector<std::unique_ptr<Informer>> informers;
   std::unique_ptr<Binder> binder;
@@ -120,6 +127,9 @@ struct Controller::Impl {
   std::unordered_map<std::string, int> victims_on_node;
   std::vector<PendingBind> nominated;  // binds that wait for victims to leave their node
   std::set<std::string> dirty;         // groups to (re)consider for submission
+  // The problems with time fields (time_fields.h) said as Events, by pod key and by group key
+  // (for the group object's): said again only when they change.
+  std::unordered_map<std::string, std::vector<std::string>> problems_said;
 
   std::unique_ptr<Scheduler> engine;
   std::vector<std::string> id_to_group;
@@ -127,6 +137,7 @@ struct Controller::Impl {
   std::vector<std::string> node_names;
   bool need_rebuild = true;
   bool need_cycle = false;
+  double last_cycle_now = 0;  // the engine time of the last cycle (its timers run from there)
   Clock::time_point last_rebuild{};
   Clock::time_point last_status{};
   Clock::time_point last_group_count{};
@@ -188,8 +199,13 @@ struct Controller::Impl {
   // Tells the group's pods why they wait: PodScheduled=False/Unschedulable with the engine's
   // explanation (what the cluster autoscaler looks for), and a FailedScheduling Event.
   // A reason that stays the same is recorded again (the Event's count goes up, as for
-  // kube-scheduler's every failed attempt) at most every failed_event_interval_s.
-  void Publish(Group& g, const std::string& reason);
+  // kube-scheduler's every failed attempt) at most every failed_event_interval_s. With an
+  // expected start (engine clock, >= 0), the message says it in wall-clock terms
+  // (pending_message.h); one that differs from the last only by the clock is not new.
+  void Publish(Group& g, const std::string& reason, double expected_start = -1);
+  // Warning Events for the time fields of the group's pods and group object that could not be
+  // used (InvalidAnnotation, InvalidLabel, InvalidField), each once.
+  void SayTimeProblems(const Group& g);
   void PublishPendingReasons();
   // PodGroups: phase and how many of their pods are bound.
   void WritePodGroupStatuses();

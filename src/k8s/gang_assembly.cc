@@ -88,6 +88,21 @@ void SetQueueAndPriority(const Gang& g, const GangSources& sources, const PodInf
   }
 }
 
+// The time fields of the object that groups the pods (PodGroup, Volcano PodGroup, Job); null
+// when there is none, or it is not known (yet).
+const TimeFields* GroupTime(const Gang& g, const GangSources& sources) {
+  const std::string key = g.ns + "/" + g.name;
+  if (g.kind == "PodGroup")
+    if (auto it = sources.podgroups.find(key); it != sources.podgroups.end())
+      return &it->second.time;
+  if (g.kind == "Volcano")
+    if (auto it = sources.volcano_groups.find(key); it != sources.volcano_groups.end())
+      return &it->second.time;
+  if (g.kind == "Job")
+    if (auto it = sources.jobs.find(key); it != sources.jobs.end()) return &it->second.time;
+  return nullptr;
+}
+
 bool AlikePodSets(const PodSet& s, const PodSet& first) {
   return s.requests == first.requests && s.node_selector == first.node_selector &&
          s.tolerations.size() == first.tolerations.size() &&
@@ -117,6 +132,12 @@ GangAssembly AssembleGang(const Gang& g, const GangSources& sources) {
   w.kind = g.foreign ? "Pod" : g.kind;
   const PodInfo& first = *g.members.front().pod;
   if (!g.foreign) SetQueueAndPriority(g, sources, first, w);
+  // Time: the group object's values, else the first pod's; the smallest deadline. Another
+  // scheduler's pod has them too: when it will end counts for reservations.
+  TimeFields time;
+  if (const TimeFields* gt = g.foreign ? nullptr : GroupTime(g, sources)) time = *gt;
+  for (const Gang::Member& m : g.members) MergeTime(m.pod->time, time);
+  ApplyTime(time, w);
   // One pod set when the pods are alike (the usual gang), else one per pod.
   bool alike = true;
   for (const Gang::Member& m : g.members) alike = alike && AlikePodSets(m.pod->set, first.set);

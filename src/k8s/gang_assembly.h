@@ -1,8 +1,10 @@
 // Gang assembly: turns the pods of one group (a PodGroup's, a Volcano PodGroup's, a Kueue plain-pod
 // group's, a batch Job's, or a lone pod) into the engine Workload the controller submits: how big
 // the gang must be (minMember, from the object that sizes it), which LocalQueue and priority it
-// has (from the pods, else the Job or Volcano PodGroup), and its pod sets (one when the pods are
-// alike, else one per pod). A gang that is not complete yet gets the reason it waits instead.
+// has (from the pods, else the Job or Volcano PodGroup), its fields of time (time_fields.h: the
+// group object's, else its first pod's that has one; the smallest deadline), and its pod sets
+// (one when the pods are alike, else one per pod). A gang that is not complete yet gets the
+// reason it waits instead.
 //
 // Kept apart from the controller's loop so that the rules that decide what a gang is can be read
 // and tested alone (gang_assembly_test.cc) from parsed pods, without an API server or an engine.

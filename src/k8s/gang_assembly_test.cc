@@ -55,7 +55,11 @@ Gang GangOf(const std::vector<PodInfo>& pods, const std::vector<std::string>& bo
 
 GangSources WithPodGroup(const std::string& name, int32_t min_member) {
   GangSources s;
-  s.podgroups["d/" + name] = PodGroupInfo{"d", name, min_member, "", -1};
+  PodGroupInfo pg;
+  pg.ns = "d";
+  pg.name = name;
+  pg.min_member = min_member;
+  s.podgroups["d/" + name] = pg;
   return s;
 }
 
@@ -204,6 +208,71 @@ TEST(AssembleGang, ForeignPodTakesCapacityAsAPodOfItsOwn) {
   EXPECT_EQ(a.workload.kind, "Pod");
   EXPECT_EQ(a.workload.queue_name, "");
   EXPECT_EQ(a.workload.min_count, 1);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
+
+namespace tessera::k8s {
+namespace {
+
+// The gang's fields of time: its group object's, else its first pod's (by pod key) that has
+// one, field by field; the active deadline is the smallest of all.
+TEST(AssembleGang, TimeFromTheGroupObjectElseTheFirstPodDeadlinesTheSmallest) {
+  std::vector<PodInfo> pods = {
+      Pod("p1", PodGroupLabel("train"),
+          {{kRuntimeEstimateAnnotation, "2h"}, {kCheckpointIntervalAnnotation, "10m"}}),
+      Pod("p0", PodGroupLabel("train"), {{kRuntimeEstimateAnnotation, "1h"}}),
+      Pod("p2", PodGroupLabel("train"), {{kMaxWaitAnnotation, "5m"}})};
+  pods[2].time.active_deadline = 7200;  // as spec.activeDeadlineSeconds would
+  GangSources s = WithPodGroup("train", 3);
+  GangAssembly a = AssembleGang(GangOf(pods), s);
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(a.workload.runtime_estimate, 3600);  // p0 comes first
+  EXPECT_EQ(a.workload.checkpoint_interval, 600);
+  EXPECT_EQ(a.workload.max_wait, 300);
+  EXPECT_EQ(a.workload.active_deadline, 7200);
+  EXPECT_FALSE(a.workload.min_runtime);
+
+  // The PodGroup's own values win; its deadline is one more candidate for the smallest.
+  s.podgroups["d/train"].time.runtime_estimate = 60;
+  s.podgroups["d/train"].time.max_wait = 0;
+  s.podgroups["d/train"].time.active_deadline = 9000;
+  a = AssembleGang(GangOf(pods), s);
+  EXPECT_EQ(a.workload.runtime_estimate, 60);
+  EXPECT_EQ(a.workload.max_wait, 0);
+  EXPECT_EQ(a.workload.active_deadline, 7200);
+  s.podgroups["d/train"].time.active_deadline = 100;
+  EXPECT_EQ(AssembleGang(GangOf(pods), s).workload.active_deadline, 100);
+}
+
+TEST(AssembleGang, JobDeadlineAndVolcanoSlaReachTheWorkload) {
+  std::vector<PodInfo> job_pods = {Pod("t-0", json::object())};
+  job_pods[0].group_kind = "Job";
+  job_pods[0].group_name = "train";
+  job_pods[0].time.active_deadline = 3600;
+  GangSources s;
+  JobInfo job;
+  job.ns = "d";
+  job.name = "train";
+  job.time.active_deadline = 1800;  // spec.activeDeadlineSeconds of the Job
+  s.jobs["d/train"] = job;
+  GangAssembly a = AssembleGang(GangOf(job_pods), s);
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(a.workload.active_deadline, 1800);
+  EXPECT_FALSE(a.workload.runtime_estimate);  // a deadline is not an estimate (the engine's call)
+
+  std::vector<PodInfo> vpods = {
+      Pod("v0", json::object(), {{kVolcanoGroupAnnotation, "vg"}, {kMaxWaitAnnotation, "1h"}})};
+  VolcanoPodGroupInfo vg;
+  vg.ns = "d";
+  vg.name = "vg";
+  vg.time.max_wait = 1800;  // its sla-waiting-time
+  s.volcano_served = true;
+  s.volcano_groups["d/vg"] = vg;
+  EXPECT_EQ(AssembleGang(GangOf(vpods), s).workload.max_wait, 1800);
+  s.volcano_groups["d/vg"].time = {};
+  EXPECT_EQ(AssembleGang(GangOf(vpods), s).workload.max_wait, 3600);
 }
 
 }  // namespace

@@ -399,6 +399,8 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
     p.workload_priority_class = it->second;
   ReadPodGroupRef(md, p);
   ReadOwnerAndDevices(md, p);
+  p.time =
+      ReadTimeFields(p.labels, p.annotations, At(spec, "activeDeadlineSeconds"), &p.time_problems);
   return p;
 }
 
@@ -413,6 +415,7 @@ std::string Describe(const PodInfo& p) {
       p.group_error, p.owner_replicaset, p.scheduled_condition, p.set.requests.ToString(),
       p.set.topology.level, p.set.topology.tier, p.set.topology.required,
       static_cast<int>(p.set.anti_affinity));
+  s += " " + DescribeTime(p.time);
   s += " gpus=" + FormatGpuIndices(p.gpu_indices);
   s += " migStarts=" +
        FormatGpuIndices(std::vector<int32_t>(p.mig_starts.begin(), p.mig_starts.end()));
@@ -484,6 +487,9 @@ absl::StatusOr<PodGroupInfo> ParsePodGroup(const json& obj) {
   const json& mm = At(At(obj, "spec"), "minMember");
   if (auto st = CheckCount(mm, "spec.minMember", kMaxPodsPerWorkload); !st.ok()) return st;
   if (mm.is_number_integer()) g.min_member = std::max(1, mm.get<int32_t>());
+  g.uid = Str(md, "uid");
+  g.time = ReadTimeFields(StrMap(At(md, "labels")), StrMap(At(md, "annotations")), json(),
+                          &g.time_problems);
   g.phase = Str(At(obj, "status"), "phase");
   if (const json& s = At(At(obj, "status"), "scheduled"); s.is_number_integer())
     g.scheduled = s.get<int32_t>();
@@ -496,6 +502,9 @@ absl::StatusOr<VolcanoPodGroupInfo> ParseVolcanoPodGroup(const json& obj) {
   g.ns = Str(md, "namespace");
   g.name = Str(md, "name");
   if (g.name.empty()) return absl::InvalidArgumentError("metadata.name: missing");
+  g.uid = Str(md, "uid");
+  g.time = ReadTimeFields(StrMap(At(md, "labels")), StrMap(At(md, "annotations")), json(),
+                          &g.time_problems);
   const json& spec = At(obj, "spec");
   const json& mm = At(spec, "minMember");
   if (!mm.is_null() && !mm.is_number_integer())
@@ -537,6 +546,9 @@ absl::StatusOr<JobInfo> ParseJob(const json& obj) {
   if (const json& s = At(At(obj, "status"), "succeeded"); s.is_number_integer())
     j.succeeded = std::max(0, s.get<int32_t>());
   auto labels = StrMap(At(md, "labels"));
+  j.uid = Str(md, "uid");
+  j.time = ReadTimeFields(labels, StrMap(At(md, "annotations")), At(spec, "activeDeadlineSeconds"),
+                          &j.time_problems);
   if (auto it = labels.find(kQueueLabel); it != labels.end()) {
     j.queue_name = it->second;
   } else if (auto it2 = labels.find(kTesseraQueueLabel); it2 != labels.end()) {

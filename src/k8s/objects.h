@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "k8s/time_fields.h"
 #include "model/node.h"
 #include "model/queues.h"
 #include "model/workload.h"
@@ -63,6 +64,10 @@ struct PodInfo {
   std::vector<int32_t> gpu_indices;  // kGpuIndicesAnnotation, empty when absent
   std::vector<int8_t> mig_starts;    // kMigStartsAnnotation, empty when absent
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
+  // Its fields of time (time_fields.h: annotations, Kueue's label, spec.activeDeadlineSeconds),
+  // and the values that could not be used ("metadata.annotations.KEY: why"), left out.
+  TimeFields time;
+  std::vector<std::string> time_problems;
 
   std::string Key() const { return ns + "/" + name; }
   std::string GroupKey() const { return group_kind + ":" + ns + "/" + group_name; }
@@ -75,6 +80,9 @@ struct PodGroupInfo {
   int32_t min_member = 1;
   std::string phase;
   int32_t scheduled = -1;  // status.scheduled as last seen
+  std::string uid;
+  TimeFields time;  // its annotations and labels (time_fields.h); the gang's first
+  std::vector<std::string> time_problems;
 };
 
 // Volcano's PodGroup (scheduling.volcano.sh/v1beta1), which Volcano's job controller (or the user)
@@ -85,6 +93,9 @@ struct VolcanoPodGroupInfo {
   std::string queue;           // spec.queue (Volcano's webhook defaults it to "default")
   std::string priority_class;  // spec.priorityClassName
   Resources min_resources;     // spec.minResources: what minMember pods need, per Volcano
+  std::string uid;
+  TimeFields time;  // its annotations (sla-waiting-time among them) and labels; the gang's first
+  std::vector<std::string> time_problems;
 };
 
 // A batch Job: its parallelism is the gang size of its pods, and Kueue users put the queue and
@@ -96,6 +107,11 @@ struct JobInfo {
   int32_t succeeded = 0;               // status.succeeded
   std::string queue_name;
   std::string workload_priority_class;
+  std::string uid;
+  // spec.activeDeadlineSeconds, Kueue's max-exec-time-seconds label and the time annotations on
+  // the Job (time_fields.h); the gang's first.
+  TimeFields time;
+  std::vector<std::string> time_problems;
 
   // The pods the Job controller keeps active: min(parallelism, completions - succeeded), at
   // least 1.

@@ -318,3 +318,114 @@ TEST(ParseJob, RefusesAParallelismBeyondThePodsOfAWorkload) {
 
 }  // namespace
 }  // namespace tessera::k8s
+
+namespace tessera::k8s {
+namespace {
+
+// The fields of time (time_fields.h) on a live pod, as the manifest loader reads them from a
+// manifest: durations in seconds or Go's form, Kueue's label and spec.activeDeadlineSeconds
+// (the smaller), Volcano's sla-waiting-time where tessera.dev/max-wait is not given.
+TEST(ParsePod, ReadsTheFieldsOfTime) {
+  json pod = Pod(R"({"activeDeadlineSeconds": 7200})");
+  auto& ann = pod["metadata"]["annotations"];
+  ann[kRuntimeEstimateAnnotation] = "1h30m";
+  ann[kMaxWaitAnnotation] = "30m";
+  ann[kSlaWaitingTimeAnnotation] = "2h";
+  ann[kMinRuntimeAnnotation] = "600";
+  ann[kCheckpointIntervalAnnotation] = "15m";
+  pod["metadata"]["labels"][kMaxExecTimeLabel] = "3600";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->time_problems.empty());
+  EXPECT_EQ(p->time.runtime_estimate, 5400);
+  EXPECT_EQ(p->time.max_wait, 1800);  // tessera.dev/max-wait wins over sla-waiting-time
+  EXPECT_EQ(p->time.min_runtime, 600);
+  EXPECT_EQ(p->time.checkpoint_interval, 900);
+  EXPECT_EQ(p->time.active_deadline, 3600);  // the smaller of the label and the spec
+  ann.erase(kMaxWaitAnnotation);
+  EXPECT_EQ(ParsePod(pod)->time.max_wait, 7200);  // Volcano's limit
+  // None given: none.
+  auto plain = ParsePod(Pod());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->time.empty());
+}
+
+// A value that cannot be used leaves that field out and is said, naming the field; the pod and
+// its other fields stay.
+TEST(ParsePod, ABadTimeValueIsLeftOutAndSaidNeverDropsThePod) {
+  json pod = Pod(R"({"activeDeadlineSeconds": 0})");
+  auto& ann = pod["metadata"]["annotations"];
+  ann[kRuntimeEstimateAnnotation] = "2d";  // Go has no unit d
+  ann[kMaxWaitAnnotation] = "-5m";
+  ann[kCheckpointIntervalAnnotation] = "0s";  // must be > 0
+  ann[kMinRuntimeAnnotation] = "10m";
+  pod["metadata"]["labels"][kMaxExecTimeLabel] = "soon";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(p->time.runtime_estimate);
+  EXPECT_FALSE(p->time.max_wait);
+  EXPECT_FALSE(p->time.checkpoint_interval);
+  EXPECT_FALSE(p->time.active_deadline);
+  EXPECT_EQ(p->time.min_runtime, 600);
+  ASSERT_EQ(p->time_problems.size(), 5u);
+  std::string all;
+  for (const auto& s : p->time_problems) all += s + "\n";
+  for (const char* field :
+       {"metadata.annotations.tessera.dev/runtime-estimate: ",
+        "metadata.annotations.tessera.dev/max-wait: ",
+        "metadata.annotations.tessera.dev/checkpoint-interval: must be greater than 0, got \"0s\"",
+        "spec.activeDeadlineSeconds: expected a positive integer number of seconds, got 0",
+        "metadata.labels.kueue.x-k8s.io/max-exec-time-seconds: expected a positive integer"})
+    EXPECT_NE(all.find(field), std::string::npos) << field << " in\n" << all;
+  EXPECT_STREQ(TimeProblemReason(p->time_problems[0]), "InvalidAnnotation");
+  EXPECT_STREQ(TimeProblemReason("metadata.labels.x: y"), "InvalidLabel");
+  EXPECT_STREQ(TimeProblemReason("spec.activeDeadlineSeconds: y"), "InvalidField");
+  // A deadline beyond 10 years is never reached: no deadline, and nothing to say.
+  pod = Pod(R"({"activeDeadlineSeconds": 2147483647})");
+  pod["metadata"]["labels"][kMaxExecTimeLabel] = "99999999999999999999";
+  p = ParsePod(pod);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->time.active_deadline);
+  EXPECT_TRUE(p->time_problems.empty());
+}
+
+TEST(ParseJob, ReadsItsDeadlineLabelAndAnnotations) {
+  auto j = ParseJob(json::parse(R"({
+    "metadata": {"name": "j", "namespace": "ns", "uid": "uid-j",
+                 "labels": {"kueue.x-k8s.io/max-exec-time-seconds": "900"},
+                 "annotations": {"tessera.dev/runtime-estimate": "10m"}},
+    "spec": {"parallelism": 2, "activeDeadlineSeconds": 1200}})"));
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->uid, "uid-j");
+  EXPECT_EQ(j->time.active_deadline, 900);
+  EXPECT_EQ(j->time.runtime_estimate, 600);
+  j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns"},
+                               "spec": {"activeDeadlineSeconds": "1h"}})"));
+  ASSERT_TRUE(j.ok()) << j.status();  // the Job stays; the field is left out and said
+  EXPECT_FALSE(j->time.active_deadline);
+  ASSERT_EQ(j->time_problems.size(), 1u);
+  EXPECT_EQ(j->time_problems[0],
+            "spec.activeDeadlineSeconds: expected a positive integer number of seconds, got "
+            "\"1h\"");
+}
+
+TEST(ParseVolcanoPodGroup, SlaWaitingTimeIsItsMaxWait) {
+  auto g = ParseVolcanoPodGroup(json::parse(R"({
+    "metadata": {"name": "vg", "namespace": "ns", "uid": "uid-vg",
+                 "annotations": {"sla-waiting-time": "1h2m3s"}}})"));
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->uid, "uid-vg");
+  EXPECT_EQ(g->time.max_wait, 3723);
+  auto pg = ParsePodGroup(json::parse(R"({
+    "metadata": {"name": "g", "namespace": "ns", "uid": "uid-g",
+                 "annotations": {"sla-waiting-time": "soon", "tessera.dev/min-runtime": "5m"}}})"));
+  ASSERT_TRUE(pg.ok());
+  EXPECT_FALSE(pg->time.max_wait);
+  EXPECT_EQ(pg->time.min_runtime, 300);
+  ASSERT_EQ(pg->time_problems.size(), 1u);
+  EXPECT_EQ(pg->time_problems[0].rfind("metadata.annotations.sla-waiting-time: ", 0), 0u)
+      << pg->time_problems[0];
+}
+
+}  // namespace
+}  // namespace tessera::k8s

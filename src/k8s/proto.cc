@@ -381,6 +381,7 @@ bool PodSpec(std::string_view b, json& out, Err& err) {
   return Fields(b, "PodSpec", err, [&](const Field& f) {
     if (IsVarint(f)) {
       if (f.number == 4) out["terminationGracePeriodSeconds"] = Int(f);
+      if (f.number == 5) out["activeDeadlineSeconds"] = Int(f);
       if (f.number == 25) out["priority"] = static_cast<int32_t>(Int(f));
       return true;
     }

@@ -32,6 +32,7 @@ Pb RichPod() {
       .Entry(11, "app", "train")
       .Entry(12, "tessera.dev/gpu-indices", "1,3")
       .Entry(12, "kai.scheduler/gpu-fraction", "0.5")
+      .Entry(12, "tessera.dev/runtime-estimate", "90m")
       .Msg(13, Pb().Bytes(5, "batch/v1").Bytes(1, "Job").Bytes(3, "train").Bytes(4, "uid-j"))
       .Msg(17, Pb().Bytes(1, "kubectl").Bytes(2, "Update"));
   Pb container;
@@ -55,6 +56,7 @@ Pb RichPod() {
       .Msg(20, init)
       .Msg(20, sidecar)
       .Varint(4, 0)
+      .Varint(5, 7200)
       .Entry(7, "pool", "gpu")
       .Bytes(10, "")
       .Msg(18, Pb().Msg(1, node_affinity).Msg(3, anti))
@@ -83,7 +85,8 @@ json RichPodJson() {
     "metadata": {"name": "w-0", "namespace": "team-a", "uid": "uid-1", "resourceVersion": "4711",
       "creationTimestamp": "2026-01-01T00:00:00Z",
       "labels": {"kueue.x-k8s.io/queue-name": "team-a", "app": "train"},
-      "annotations": {"tessera.dev/gpu-indices": "1,3", "kai.scheduler/gpu-fraction": "0.5"},
+      "annotations": {"tessera.dev/gpu-indices": "1,3", "kai.scheduler/gpu-fraction": "0.5",
+                      "tessera.dev/runtime-estimate": "90m"},
       "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train",
                            "uid": "uid-j"}]},
     "spec": {
@@ -94,6 +97,7 @@ json RichPodJson() {
                          {"name": "proxy", "restartPolicy": "Always",
                           "resources": {"requests": {"cpu": "250m"}}}],
       "terminationGracePeriodSeconds": 0,
+      "activeDeadlineSeconds": 7200,
       "nodeSelector": {"pool": "gpu"},
       "affinity": {
         "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -129,6 +133,8 @@ TEST(Proto, PodDecodesToWhatParsePodReadsFromJson) {
   EXPECT_EQ(from_proto->set.anti_affinity, HostnameAntiAffinity::kRequired);
   EXPECT_EQ(from_proto->set.affinity.required_terms.at(0).match_expressions.size(), 2u);
   EXPECT_EQ(from_proto->scheduled_condition, "no fit");
+  EXPECT_EQ(from_proto->time.active_deadline, 7200);
+  EXPECT_EQ(from_proto->time.runtime_estimate, 5400);
   // cpu: max(500m + 250m sidecar, 2 init) + 100m overhead.
   EXPECT_EQ(from_proto->set.requests.Get(kCpu), 2100);
 }

@@ -42,6 +42,11 @@ void StatusWriter::Event(const PodInfo& p, const char* type, const char* reason,
   events_->Record(ref, type, reason, message);
 }
 
+void StatusWriter::Event(const ObjectRef& ref, const char* type, const char* reason,
+                         const std::string& message) {
+  events_->Record(ref, type, reason, message);
+}
+
 void StatusWriter::Unschedulable(const PodInfo& p, const std::string& reason, bool changed) {
   Event(p, "Warning", "FailedScheduling", reason);
   if (!changed || p.scheduled_condition == reason) return;

@@ -39,6 +39,9 @@ class StatusWriter {
 
   // One occurrence of an Event on the pod. `type` is "Normal" or "Warning".
   void Event(const PodInfo& pod, const char* type, const char* reason, const std::string& message);
+  // One occurrence of an Event on another object (a Job, a PodGroup).
+  void Event(const ObjectRef& ref, const char* type, const char* reason,
+             const std::string& message);
   // The pod waits for `reason`: a FailedScheduling Event, and, when the reason is new
   // (`changed`) and the pod does not already say it, its PodScheduled condition.
   void Unschedulable(const PodInfo& pod, const std::string& reason, bool changed);
