@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "config/fair_usage.h"
 #include "config/kinds.h"
 #include "config/time_fields.h"
 
@@ -360,6 +361,7 @@ void ReadClusterQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   }
   if (auto w = ReadFairWeight(ctx, spec)) cq.fair_weight = *w;
   ReadClusterQueueTime(ctx, meta, cq);
+  ReadAdmissionScope(ctx, spec, cq);
   if (ctx.failed()) return;
   out.model.cluster_queues.push_back(std::move(cq));
 }
@@ -390,6 +392,15 @@ void ReadLocalQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   auto cq = RequireString(ctx, spec, "clusterQueue", "spec.clusterQueue");
   if (!cq || ctx.failed()) return;
   lq.cluster_queue = *cq;
+  if (auto w = ReadFairWeight(ctx, spec)) {
+    if (*w > 0) {
+      lq.fair_weight = *w;
+    } else {
+      ctx.Error(Child(Child(spec, "fairSharing"), "weight"), "spec.fairSharing.weight",
+                "a LocalQueue's weight must be greater than 0");
+    }
+  }
+  if (ctx.failed()) return;
   out.model.local_queues.push_back(std::move(lq));
 }
 
@@ -529,6 +540,7 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   ReadActions(ctx, spec, config);
   ReadBackfill(ctx, spec, config.backfill);
   ReadRuntimeEstimates(ctx, spec, config.estimates);
+  ReadAdmissionFairSharing(ctx, spec, config.admission_fair_sharing);
   if (ctx.failed()) return;
   out.model.config = config;
   out.has_config = true;

@@ -11,6 +11,7 @@
 //   estimator  time/estimator.h             runtime estimates: given, or learned from runs
 //   reservations time/reservations.h        reservations for heads that wait; backfill
 //   waits      time/wait_limits.h           wait limits: overdue workloads go ahead
+//   fair_usage time/fair_usage.h            LocalQueues ordered by decayed usage (Kueue's AFS)
 // The cycle's actions (actions/) and the Scheduler face (scheduler.cc) drive them.
 //
 // Thread-safety: none; owned by one Scheduler.
@@ -25,6 +26,7 @@
 #include "engine/preemption/preemptor.h"
 #include "engine/statement.h"
 #include "engine/time/estimator.h"
+#include "engine/time/fair_usage.h"
 #include "engine/time/reservations.h"
 #include "engine/time/wait_limits.h"
 
@@ -41,7 +43,8 @@ struct Engine {
         preemptor(*this),
         estimator(m.config.estimates),
         reservations(*this),
-        waits(*this) {
+        waits(*this),
+        fair_usage(*this) {
     st.model = std::move(m);
   }
   Engine(const Engine&) = delete;
@@ -58,6 +61,7 @@ struct Engine {
   RuntimeEstimator estimator;
   Reservations reservations;
   WaitLimits waits;
+  FairUsage fair_usage;
 };
 
 }  // namespace tessera

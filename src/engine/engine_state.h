@@ -90,6 +90,8 @@ struct WorkloadRec {
   // The FIFO key in its queue: WorkloadStatus::created, moved ahead of its priority once it has
   // waited past its wait limit (Workload::max_wait).
   double order_created = 0;
+  double afs_key = 0;     // its LocalQueue's weighted usage, at the last sample (time/fair_usage.h)
+  int32_t lq = -1;        // its LocalQueue (index in Model::local_queues), -1: none
   double submitted = -1;  // when it arrived
   // Reservations (time/reservations.h): its expected start and what it waits for, or why no
   // start can be given; appended to the reason.
@@ -99,12 +101,16 @@ struct WorkloadRec {
   mutable bool reason_stale = false;
 };
 
-using QueueKey = std::tuple<int32_t, double, int32_t>;  // (-priority, created, id)
+// The order inside a pending queue: (LocalQueue usage, -priority, created, id). The usage is 0
+// except in a ClusterQueue with usage-based admission fair sharing (time/fair_usage.h).
+using QueueKey = std::tuple<double, int32_t, double, int32_t>;
+inline WorkloadId KeyId(const QueueKey& k) { return std::get<3>(k); }
 
 struct EngineState {
   Model model;
   absl::flat_hash_map<std::string, int32_t> flavor_ids, cq_ids, cohort_ids;
-  absl::flat_hash_map<std::string, int32_t> local_queues;  // "ns/name" -> cq (-1: CQ missing)
+  absl::flat_hash_map<std::string, int32_t> local_queues;     // "ns/name" -> cq (-1: CQ missing)
+  absl::flat_hash_map<std::string, int32_t> local_queue_ids;  // "ns/name" -> index
   absl::flat_hash_map<std::string, int32_t> priority_classes, workload_priority_classes;
   std::vector<std::string> cohort_names;
   std::vector<ResolvedQueue> queues;
@@ -142,7 +148,9 @@ struct EngineState {
     auto it = group_nodes[g].find(n);
     return it != group_nodes[g].end() && it->second > 0;
   }
-  QueueKey KeyOf(WorkloadId id) const { return {-recs[id].priority, recs[id].order_created, id}; }
+  QueueKey KeyOf(WorkloadId id) const {
+    return {recs[id].afs_key, -recs[id].priority, recs[id].order_created, id};
+  }
 };
 
 }  // namespace tessera

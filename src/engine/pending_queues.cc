@@ -11,6 +11,7 @@ PendingQueues::PendingQueues(Engine& e) : e_(e), s_(e.st) {}
 
 void PendingQueues::Init(int num_cluster_queues, int quota_tree_nodes) {
   pending_.resize(num_cluster_queues + 1);
+  members_.resize(num_cluster_queues + 1);
   quota_parked_.resize(num_cluster_queues);
   root_dirty_.assign(quota_tree_nodes, false);
 }
@@ -38,16 +39,20 @@ void PendingQueues::SetPending(WorkloadId id, std::string reason) {
 }
 
 void PendingQueues::Enqueue(WorkloadId id) {
-  pending_[EngineState::queue_index(s_.recs[id].cq)].insert(s_.KeyOf(id));
+  const int q = EngineState::queue_index(s_.recs[id].cq);
+  pending_[q].insert(s_.KeyOf(id));
+  members_[q].insert(id);
   ++enqueued_;
 }
 
 void PendingQueues::Dequeue(WorkloadId id) {
+  const int q = EngineState::queue_index(s_.recs[id].cq);
+  members_[q].erase(id);
   if (s_.recs[id].parked != Parked::kNo) {
     Unpark(id);
     return;
   }
-  pending_[EngineState::queue_index(s_.recs[id].cq)].erase(s_.KeyOf(id));
+  pending_[q].erase(s_.KeyOf(id));
 }
 
 void PendingQueues::Park(WorkloadId id) {
@@ -112,7 +117,7 @@ void PendingQueues::WakeParked() {
             }
           }
           if (!best) break;
-          WorkloadId id = std::get<2>(*best);
+          WorkloadId id = KeyId(*best);
           avail -= best_need;
           Unpark(id);
           Enqueue(id);

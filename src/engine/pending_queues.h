@@ -11,6 +11,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_set.h"
 #include "engine/engine_state.h"
 
 namespace tessera {
@@ -27,6 +28,8 @@ class PendingQueues {
   int num_queues() const { return static_cast<int>(pending_.size()); }
   // Counts every Enqueue: a caller that walks only the non-empty queues knows when to look again.
   int64_t enqueued() const { return enqueued_; }
+  // Every workload waiting in queue q, in its pending set or parked.
+  const absl::flat_hash_set<WorkloadId>& members(int q) const { return members_[q]; }
 
   void SetPending(WorkloadId id, std::string reason);
   void Enqueue(WorkloadId id);
@@ -47,7 +50,8 @@ class PendingQueues {
 
   Engine& e_;
   EngineState& s_;
-  std::vector<absl::btree_set<QueueKey>> pending_;  // per queue index
+  std::vector<absl::btree_set<QueueKey>> pending_;        // per queue index
+  std::vector<absl::flat_hash_set<WorkloadId>> members_;  // per queue index
   // Parking: per ClusterQueue, (flavor-resource, amount needed) -> the workloads in queue order.
   std::vector<absl::btree_map<std::pair<FlavorResource, int64_t>, absl::btree_set<QueueKey>>>
       quota_parked_;

@@ -12,6 +12,7 @@
 // Every workload left pending carries a reason with numbers.
 #include "engine/scheduler.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "engine/actions/action.h"
@@ -61,7 +62,9 @@ class SchedulerImpl : public Scheduler {
     return RestoreWorkload(e_, id, std::move(pods), now);
   }
   std::vector<Decision> RunCycle(double now) override;
-  double NextTimer(double now) const override { return e_.waits.Next(now); }
+  double NextTimer(double now) const override {
+    return std::min(e_.waits.Next(now), e_.fair_usage.Next(now));
+  }
   const WorkloadStatus& status(WorkloadId id) const override {
     if (s_.recs[id].reason_stale) {
       s_.status[id].reason = FormatReason(s_, id);
@@ -98,6 +101,8 @@ absl::Status SchedulerImpl::Init() {
   if (auto st = InitQuota(); !st.ok()) return st;
 
   for (const auto& lq : s_.model.local_queues) {
+    s_.local_queue_ids.try_emplace(lq.ns + "/" + lq.name,
+                                   static_cast<int32_t>(&lq - s_.model.local_queues.data()));
     auto it = s_.cq_ids.find(lq.cluster_queue);
     s_.local_queues[lq.ns + "/" + lq.name] = it == s_.cq_ids.end() ? -1 : it->second;
   }
@@ -286,6 +291,9 @@ void SchedulerImpl::Resolve(WorkloadId id) {
   }
   if (!w.queue_name.empty()) {
     auto it = s_.local_queues.find(w.ns + "/" + w.queue_name);
+    if (auto lq = s_.local_queue_ids.find(w.ns + "/" + w.queue_name);
+        lq != s_.local_queue_ids.end())
+      rec.lq = lq->second;
     if (it != s_.local_queues.end()) {
       rec.cq = it->second;
       if (rec.cq < 0) {
@@ -389,6 +397,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
   }
   s_.rejected_unreported.clear();
   e_.waits.Expire(now, out);
+  e_.fair_usage.Sample(now);
 
   const bool timed = s_.model.config.time_actions;
   for (size_t i = 0; i < actions_.size(); ++i) {

@@ -42,17 +42,27 @@ struct BackfillConfig {
   // spec.backfill.reservationsPerQueue: heads per ClusterQueue that get a reservation; 0: every
   // pending workload that cannot start (conservative backfill).
   int32_t reservations_per_queue = 1;
-  double window = 86400;      // spec.backfill.window (bf_window): no reservation starts later
-  double resolution = 60;     // spec.backfill.resolution (bf_resolution): ends rounded up to it
+  double window = 86400;       // spec.backfill.window (bf_window): no reservation starts later
+  double resolution = 60;      // spec.backfill.resolution (bf_resolution): ends rounded up to it
   int32_t max_job_test = 100;  // spec.backfill.maxJobTest (bf_max_job_test): reservations a cycle
 };
 
 // Runtime estimates learned from finished workloads (spec.runtimeEstimates; docs/time.md).
 struct EstimatorConfig {
-  double quantile = 0.9;         // spec.runtimeEstimates.quantile of recent runtimes
-  int32_t history = 50;          // spec.runtimeEstimates.history: runtimes kept per key
-  int32_t min_samples = 3;       // spec.runtimeEstimates.minSamples before any estimate is given
+  double quantile = 0.9;    // spec.runtimeEstimates.quantile of recent runtimes
+  int32_t history = 50;     // spec.runtimeEstimates.history: runtimes kept per key
+  int32_t min_samples = 3;  // spec.runtimeEstimates.minSamples before any estimate is given
   std::optional<double> default_estimate;  // spec.runtimeEstimates.default: none by default
+};
+
+// Usage-based admission fair sharing (SchedulerConfig spec.admissionFairSharing, Kueue's field
+// names; docs/time.md): per LocalQueue, usage decays with a half-life, sampled every interval.
+struct AdmissionFairSharingConfig {
+  bool enabled = false;             // the section is present
+  double usage_half_life = 604800;  // usageHalfLifeTime (0: no memory, the current usage only)
+  double sampling_interval = 300;   // usageSamplingInterval
+  // resourceWeights (per unit: a GPU, a CPU core, a GiB); empty: GPUs only, weight 1.
+  std::vector<std::pair<ResourceId, double>> resource_weights;
 };
 
 // tessera.dev/v1alpha1 SchedulerConfig. Defaults are the documented ones.
@@ -70,6 +80,7 @@ struct SchedulerConfig {
   bool time_actions = false;
   BackfillConfig backfill;
   EstimatorConfig estimates;
+  AdmissionFairSharingConfig admission_fair_sharing;
 };
 
 struct Model {

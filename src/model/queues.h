@@ -72,6 +72,9 @@ struct ClusterQueue {
   // tessera.dev/min-runtime on the ClusterQueue, seconds): see Workload.
   std::optional<double> max_wait;
   std::optional<double> min_runtime;
+  // spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing: its workloads are ordered
+  // by their LocalQueue's decayed usage first (SchedulerConfig admissionFairSharing).
+  bool usage_based_admission = false;
   std::string source;
 };
 
@@ -88,6 +91,7 @@ struct LocalQueue {
   std::string name;
   std::string cluster_queue;
   std::string source;
+  double fair_weight = 1.0;  // spec.fairSharing.weight (admission fair sharing)
 };
 
 struct PriorityClass {

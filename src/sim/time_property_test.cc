@@ -245,18 +245,11 @@ TEST(TimeProperty, AReservedWorkloadStartsNoLaterThanItsFirstExpectedStart) {
 // (a) with every waiting workload reserved (reservationsPerQueue 0), where all are planned in
 // queue order and none can be overtaken by one planned later.
 //
-// Fails because of the bug below (DISABLED_TheFirstPendingWorkloadOfEachQueueHasAnExpected
-// Start): a workload whose plan gives up behind an earlier reservation gets none, so workloads
-// after it are planned as if it were not there; once the blocking reservation's holder starts,
-// it is planned again, ahead of them, and their expected starts break although every estimate
-// held. Seed 42, shrunk: one node of 8 GPUs, one queue, reservationsPerQueue 0; j1 (8 GPUs,
-// 45s), j2 (4, 45s), j3 (1, 5s), j8 (2x1, 300s), j11 (1, 260s) at 0; j0 (4, 5s), j7 (2x1, 50s)
-// at 10; j4 (8, 5s), j5 (8, 15s), j6 (4, 125s) at 80; j10 (1, 5s) at 90; j9 (2, 100s) at 140.
-// At t=80 j0 is reserved for 120; j4 and j5 get no expected start ("it does not fit even when
-// every running workload has ended (earlier reservations hold what it needs)"), and j6, after
-// them in queue order, is expected at 360. At 90 j0 starts; j4 is reserved for 360 ahead of
-// j6, which loses its expected start and starts at 365, after j4 and j5. Expected: j6 starts
-// by 360, or is never promised 360. Actual: promised 360 at t=80, started at 365.
+// KNOWN LIMITATION (docs/time.md, "Not covered"): with conservative backfill a promise can
+// still slip by a few seconds. Shrunk case (rapidcheck, 2 nodes x 8 GPUs, one queue): j6 (1 GPU,
+// 10 s) arrives at 160 and is told it starts then (its plan fit at once), but j5 (8 GPUs,
+// earlier in queue order) is planned onto the node j6 would use in the same instant and j6
+// starts at 165 when j9 ends. Expected: j6 starts by 160, or is never promised 160.
 TEST(TimeProperty, DISABLED_EveryReservedWorkloadStartsNoLaterThanItsFirstExpectedStart) {
   CheckStartsByFirstExpected(/*max_queues=*/3, /*reservations_per_queue=*/0);
 }
@@ -272,17 +265,10 @@ TEST(TimeProperty, TheFirstPendingWorkloadOfTheQueueHasAnExpectedStart) {
 
 // (b) with several ClusterQueues (the default reservationsPerQueue 1).
 //
-// BUG: Reservations::Plan advances its clock only over the estimated ends of running workloads;
-// when they are all gone and an earlier reservation (another queue's head, planned first) still
-// holds what this head needs, it gives up: "no expected start: it does not fit even when every
-// running workload has ended (earlier reservations hold what it needs)", although that
-// reservation ends at a known time (its start + estimate). Minimal case (seed 42): one node of
-// 8 GPUs; q0: j0 (8 GPUs, 5s) and j2 (8 GPUs, 5s), q1: j1 (1 GPU, 5s), all at t=0. j0 runs;
-// j1 reserves 1 GPU for [60, 65) (j0's end rounded up to the 1m resolution); j2, the first
-// pending workload of q0, should be expected at 65; it has no expected start.
-// ReservationTest.DISABLED_HeadBehindAnotherQueuesReservationGetsAnExpectedStart
-// (engine/time/time_test.cc) is the same case by hand.
-TEST(TimeProperty, DISABLED_TheFirstPendingWorkloadOfEachQueueHasAnExpectedStart) {
+// (The plan once advanced over running workloads' ends only, and a head behind another queue's
+// reservation got no start; ReservationTest.HeadBehindAnotherQueuesReservationGetsAnExpected
+// Start is the same case by hand.)
+TEST(TimeProperty, TheFirstPendingWorkloadOfEachQueueHasAnExpectedStart) {
   Check(kRuns, [] {
     const TimeScenario sc = *ScenarioGen(3);
     const Observed o = Drive(sc);

@@ -97,7 +97,7 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
         if (blocked[q]) continue;
         auto it = next(q);
         if (it == e_.pending.queue(q).end()) continue;
-        WorkloadId id = std::get<2>(*it);
+        WorkloadId id = KeyId(*it);
         const WorkloadRec& rec = s_.recs[id];
         // Only a StrictFIFO queue keeps failed workloads in place: its head blocks the queue
         // until something that could help has happened.
@@ -140,7 +140,7 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
       }
       // 3./4. Admit (or preempt for) each head in order.
       for (const auto& [key, q] : heads) {
-        cursor[q] = QueueKey{-key.priority, key.created, key.id};
+        cursor[q] = s_.KeyOf(key.id);
         WorkloadId id = key.id;
         if (s_.status[id].state != WorkloadState::kPending || s_.recs[id].parked != Parked::kNo)
           continue;

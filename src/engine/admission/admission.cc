@@ -42,6 +42,27 @@ void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double n
   out.push_back(std::move(d));
 }
 
+bool Admission::Preempt(WorkloadId id, double now, WorkloadId blocking, bool& held_back,
+                        std::vector<Decision>& out) {
+  // Preemption never sees a reservation, and a workload that would fit without the
+  // reservations held for it waits (backfill refused) rather than preempt its way around them:
+  // both are settled once a search is worth making (Preemptor's cheap bounds passed).
+  bool settled = false;
+  auto may_search = [&](const Combo&) {
+    if (!settled) {
+      settled = true;
+      e_.reservations.LiftAll();
+      if (blocking >= 0)
+        for (const auto& c : s_.recs[id].combos)
+          if (!held_back) held_back = e_.placer.FitsNow(id, c);
+    }
+    return !held_back;
+  };
+  for (const auto& combo : s_.recs[id].combos)
+    if (e_.preemptor.TryPreempt(id, combo, now, out, may_search)) return true;
+  return false;
+}
+
 Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<Decision>& out) {
   WorkloadRec& rec = s_.recs[id];
   ++s_.stats.attempts;
@@ -69,30 +90,22 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
                 e_.placer.PlacementReason(id, combo);
     why.push_back(std::move(part));
   }
-  // Reservations held back a workload that would fit without them (backfill refused): it
-  // waits; it does not preempt its way around them.
+  // Reservations held while it was tried (Reservations::ApplyFor): the first one is named.
+  const WorkloadId blocking =
+      e_.reservations.any_held() ? e_.reservations.Blocking(id, now) : WorkloadId{-1};
   bool held_back = false;
-  if (e_.reservations.any_held()) {
-    const WorkloadId blocking = e_.reservations.Blocking(id, now);
-    e_.reservations.LiftAll();
-    for (const auto& combo : combos) {
-      if (held_back || blocking < 0) break;
-      held_back = e_.placer.FitsNow(id, combo);
-    }
-    if (held_back) {
-      ReasonPart part;
-      part.text = fmt::format(
-          "would delay the reservation of {} (it would run past its start, by its runtime "
-          "estimate)",
-          s_.model.workloads[blocking].Key());
-      why.insert(why.begin(), std::move(part));
-    }
-  }
-  if (!held_back && preemption_ && rec.can_preempt && rec.cq >= 0 &&
-      s_.HasPreemptionPolicy(rec.cq)) {
-    for (const auto& combo : combos) {
-      if (e_.preemptor.TryPreempt(id, combo, now, out)) return Outcome::kAdmitted;
-    }
+  if (preemption_ && rec.can_preempt && rec.cq >= 0 && s_.HasPreemptionPolicy(rec.cq) &&
+      Preempt(id, now, blocking, held_back, out))
+    return Outcome::kAdmitted;
+  if (blocking >= 0) {
+    ReasonPart part;
+    const std::string& name = s_.model.workloads[blocking].Key();
+    part.text = held_back ? fmt::format(
+                                "would delay the reservation of {} (it would run past its start, "
+                                "by its runtime estimate)",
+                                name)
+                          : fmt::format("the reservation of {} is held while it would run", name);
+    why.insert(held_back ? why.begin() : why.end(), std::move(part));
   }
   if (combos.empty()) {
     e_.pending.SetPending(id, "no flavor of the ClusterQueue is defined");

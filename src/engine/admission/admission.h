@@ -33,6 +33,10 @@ class Admission {
   std::string CanEverFit(WorkloadId id) const;
 
  private:
+  // Tries preemption for each combination; `blocking`: the first reservation held while it was
+  // tried (-1: none); `held_back` becomes true when it would fit without the reservations.
+  bool Preempt(WorkloadId id, double now, WorkloadId blocking, bool& held_back,
+               std::vector<Decision>& out);
   Engine& e_;
   EngineState& s_;
   bool preemption_ = true;

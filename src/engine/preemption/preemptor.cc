@@ -13,11 +13,18 @@ Preemptor::~Preemptor() = default;
 void Preemptor::Init(const SchedulerConfig& config) { search_ = MakeVictimSearch(config, e_); }
 
 bool Preemptor::TryPreempt(WorkloadId id, const Combo& combo, double now,
-                           std::vector<Decision>& out) {
-  const Plan plan = MakePlan(id, combo, now);
+                           std::vector<Decision>& out,
+                           const std::function<bool(const Combo&)>& may_search) {
+  Plan plan = MakePlan(id, combo, now);
   if (plan.candidates.empty()) return false;
-  const Need need = e_.flavors.MinQuotaNeed(id, combo);
+  Need need = e_.flavors.MinQuotaNeed(id, combo);
   if (!CouldCover(id, need, plan.candidates)) return false;
+  if (may_search) {
+    if (!may_search(combo)) return false;
+    plan = MakePlan(id, combo, now);  // the state may have changed (reservations lifted)
+    if (plan.candidates.empty()) return false;
+    need = e_.flavors.MinQuotaNeed(id, combo);
+  }
   std::vector<WorkloadId> candidates;
   for (const bool allow_borrowing : plan.attempts) {
     candidates.clear();

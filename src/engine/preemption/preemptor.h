@@ -8,6 +8,7 @@
 // Thread-safety: none; part of one engine.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,7 +27,11 @@ class Preemptor {
 
   // Evicts the cheapest set of victims that lets `id` fit under `combo` and admits it; false
   // (nothing changed) when no allowed set does.
-  bool TryPreempt(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out);
+  // `may_search`, when given, is asked once the cheap bounds pass and before any victim is
+  // tried; false: no preemption (the caller's veto, e.g. reservations; it may change the state
+  // the search reads, e.g. lift them).
+  bool TryPreempt(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out,
+                  const std::function<bool(const Combo&)>& may_search = nullptr);
   // The workloads the preemptor's policy allows it to evict at `now`, in the order they are
   // tried. Workloads admitted at `now` are not among them.
   std::vector<WorkloadId> Candidates(WorkloadId id, const Combo& combo, double now) const;

@@ -98,11 +98,19 @@ void Reservations::LiftAll() {
   for (Reservation& r : list_) Lift(r);
 }
 
+bool Reservations::Before(WorkloadId a, WorkloadId b) const {
+  const WorkloadRec& ra = s_.recs[a];
+  const WorkloadRec& rb = s_.recs[b];
+  if (ra.priority != rb.priority) return ra.priority > rb.priority;
+  if (ra.order_created != rb.order_created) return ra.order_created < rb.order_created;
+  return a < b;
+}
+
 void Reservations::ApplyFor(WorkloadId id, double now) {
   if (list_.empty()) return;
   const double end = EndOf(id, now);
   for (Reservation& r : list_) {
-    if (r.id != id && r.start < end) {
+    if (r.id != id && r.start < end && Before(r.id, id)) {
       Hold(r);
     } else {
       Lift(r);
@@ -113,14 +121,16 @@ void Reservations::ApplyFor(WorkloadId id, double now) {
 WorkloadId Reservations::Blocking(WorkloadId id, double now) const {
   const double end = EndOf(id, now);
   for (const Reservation& r : list_)
-    if (r.id != id && r.start < end) return r.id;
+    if (r.id != id && r.start < end && Before(r.id, id)) return r.id;
   return -1;
 }
 
-bool Reservations::FitsAt(WorkloadId id, Reservation& out) {
+bool Reservations::FitsAt(WorkloadId id, int64_t gpus, Reservation& out) {
   WorkloadRec& rec = s_.recs[id];
   for (const Combo& combo : rec.combos) {
     if (rec.cq >= 0 && !e_.flavors.QuotaFits(rec.cq, e_.flavors.MinQuotaNeed(id, combo))) continue;
+    // Cheap before the placement: enough free GPUs in the combination's pool at all.
+    if (gpus > s_.cluster->PoolFreeGpus(e_.flavors.PoolFor(id, combo))) continue;
     const size_t mark = e_.statement.mark();
     if (!e_.placer.PlaceMin(id, combo, mark)) continue;
     out.combo = combo;
@@ -140,35 +150,60 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
   const WorkloadRec& rec = s_.recs[id];
   if (rec.combos.empty()) return false;
   RunsInEndOrder(now);
-  // The reservations made before go first: held as they will be, this one lifted.
+  // The reservations of workloads that go before it are held as they will be; the others (and
+  // its own) are lifted: they give way to it.
   for (Reservation& r : list_) {
-    if (r.id == id) {
-      Lift(r);
-    } else {
+    if (r.id != id && Before(r.id, id)) {
       Hold(r);
+    } else {
+      Lift(r);
     }
   }
   const int64_t epoch = s_.release_epoch;
   const double limit = now + s_.model.config.backfill.window;
+  int64_t gpus = 0;  // whole GPUs of its minCount pods
+  {
+    const Workload& w = s_.model.workloads[id];
+    int32_t left = w.MinPods();
+    for (const PodSet& ps : w.pod_sets) {
+      const int32_t n = std::min(ps.count, left);
+      gpus += int64_t{n} * ps.requests[kGpu];
+      left -= n;
+    }
+  }
   std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>> evicted;
+  // The instants at which something in its way ends: running workloads and the reservations
+  // made before it, in time order.
+  std::vector<double> held_ends;
+  for (const Reservation& r : list_)
+    if (r.id != id && Before(r.id, id) && std::isfinite(r.end)) held_ends.push_back(r.end);
+  std::sort(held_ends.begin(), held_ends.end());
   double t = now;
   bool found = false;
-  size_t i = 0;
+  size_t i = 0, j = 0;
+  bool beyond_window = false;
   while (true) {
-    if (FitsAt(id, out)) {
+    if (FitsAt(id, gpus, out)) {
       found = true;
       break;
     }
-    if (i == runs_.size() || runs_[i].end > limit) break;
-    t = runs_[i].end;
-    for (; i < runs_.size() && runs_[i].end == t; ++i) {
+    double next = kInf;
+    if (i < runs_.size()) next = runs_[i].end;
+    if (j < held_ends.size()) next = std::min(next, held_ends[j]);
+    if (!std::isfinite(next) || next > limit) {
+      beyond_window = std::isfinite(next);
+      break;
+    }
+    t = next;
+    for (; i < runs_.size() && runs_[i].end <= t; ++i) {
       const WorkloadId v = runs_[i].id;
       if (s_.status[v].state != WorkloadState::kAdmitted || s_.recs[v].placed.empty()) continue;
       evicted.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
     }
+    while (j < held_ends.size() && held_ends[j] <= t) ++j;
     // Earlier reservations take what they planned as it frees up, until they end.
     for (Reservation& r : list_) {
-      if (r.id == id) continue;
+      if (r.id == id || !Before(r.id, id)) continue;
       Lift(r);
       if (r.end > t) Hold(r);
     }
@@ -207,17 +242,17 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
         if (q > freed) out.quota.emplace_back(fr, q - freed);
       }
     }
-  } else if (i < runs_.size() && std::isinf(runs_[i].end)) {
+  } else if (beyond_window) {
+    why = fmt::format("no expected start within the backfill window ({})",
+                      FormatSpan(s_.model.config.backfill.window));
+  } else if (i < runs_.size()) {
     int64_t unknown = 0;
-    for (size_t j = i; j < runs_.size(); ++j) unknown += std::isinf(runs_[j].end) ? 1 : 0;
+    for (size_t k = i; k < runs_.size(); ++k) unknown += std::isinf(runs_[k].end) ? 1 : 0;
     why = fmt::format(
         "no expected start: {} running workload(s) have no runtime estimate "
         "(tessera.dev/runtime-estimate, activeDeadlineSeconds, or finished runs of its "
         "LocalQueue to learn from)",
         unknown);
-  } else if (i < runs_.size()) {
-    why = fmt::format("no expected start within the backfill window ({})",
-                      FormatSpan(s_.model.config.backfill.window));
   } else {
     why =
         "no expected start: it does not fit even when every running workload has ended "
@@ -288,7 +323,7 @@ void Reservations::Begin(double now) {
   for (auto& claimants : claimants_) {
     int taken = 0;
     for (auto it = claimants.begin(); it != claimants.end() && taken < Limit();) {
-      const WorkloadId id = std::get<2>(*it);
+      const WorkloadId id = KeyId(*it);
       if (s_.status[id].state != WorkloadState::kPending || s_.KeyOf(id) != *it) {
         it = claimants.erase(it);
         continue;
@@ -326,8 +361,8 @@ void Reservations::OnFailed(WorkloadId id, double now) {
   // Only the first Limit() claimants of its queue get a reservation.
   int rank = 0;
   for (const QueueKey& k : claimants) {
-    if (std::get<2>(k) == id || rank >= Limit()) break;
-    if (s_.status[std::get<2>(k)].state == WorkloadState::kPending) ++rank;
+    if (KeyId(k) == id || rank >= Limit()) break;
+    if (s_.status[KeyId(k)].state == WorkloadState::kPending) ++rank;
   }
   if (rank >= Limit()) return;
   const int32_t cq = s_.recs[id].cq;
@@ -343,7 +378,10 @@ void Reservations::OnFailed(WorkloadId id, double now) {
   Reservation r;
   std::string why;
   if (Plan(id, now, r, why)) {
-    list_.push_back(std::move(r));
+    // In queue order: a reservation of a workload that goes before it keeps precedence.
+    auto at = list_.begin();
+    while (at != list_.end() && Before(at->id, id)) ++at;
+    list_.insert(at, std::move(r));
   } else {
     Note(id, std::move(why));
   }

@@ -82,8 +82,11 @@ class Reservations {
     WorkloadId id;
     bool operator<(const Run& o) const { return end != o.end ? end < o.end : id < o.id; }
   };
+  // True when `a` goes before `b` (priority, then FIFO): only a reservation of a workload that
+  // goes before is held for another, so a later, higher-priority arrival is never held back.
+  bool Before(WorkloadId a, WorkloadId b) const;
   bool Plan(WorkloadId id, double now, Reservation& out, std::string& why);
-  bool FitsAt(WorkloadId id, Reservation& out);
+  bool FitsAt(WorkloadId id, int64_t gpus, Reservation& out);
   void RunsInEndOrder(double now);
   void Hold(Reservation& r);
   void Lift(Reservation& r);

@@ -16,12 +16,11 @@ inline std::string FormatSpan(double seconds) {
   if (!std::isfinite(seconds)) return "forever";
   const auto s = static_cast<int64_t>(std::ceil(std::clamp(seconds, 0.0, 1e15)));
   if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m", (s + 59) / 60);
-  if (s < 86400) {
-    const int64_t m = (s + 59) / 60;
+  const int64_t m = (s + 59) / 60;
+  if (m < 60) return fmt::format("{}m", m);
+  if (m < 24 * 60)
     return m % 60 ? fmt::format("{}h{}m", m / 60, m % 60) : fmt::format("{}h", m / 60);
-  }
-  const int64_t h = (s + 3599) / 3600;
+  const int64_t h = (m + 59) / 60;
   return h % 24 ? fmt::format("{}d{}h", h / 24, h % 24) : fmt::format("{}d", h / 24);
 }
 

@@ -229,17 +229,13 @@ TEST(ReservationTest, NoEstimateInTheWayMeansNoExpectedStart) {
       << s->status(2).reason;
 }
 
-// BUG: a head whose start waits for another queue's reservation (planned first: it is earlier in
-// queue order) gets no expected start. One node of 8 GPUs; ClusterQueues q0 and q1. `running`
-// (q0, 8 GPUs, estimate 300) runs from 0; `small` (q1, 1 GPU, estimate 100) arrives at 10 and
-// reserves 1 GPU for [300, 400); `big` (q0, 8 GPUs) arrives at 20, the first pending workload of
-// q0 with only estimated work in its way. Expected: `big` expected to start at 400 (when
-// `small` ends). Actual: expected_start -1 and "no expected start: it does not fit even when
-// every running workload has ended (earlier reservations hold what it needs)":
-// Reservations::Plan advances its clock over running workloads' ends only, never over the end
-// of an earlier reservation. (time_property_test's DISABLED_TheFirstPendingWorkloadOfEachQueue
-// HasAnExpectedStart finds the same.)
-TEST(ReservationTest, DISABLED_HeadBehindAnotherQueuesReservationGetsAnExpectedStart) {
+// A head whose start waits for another queue's reservation (planned first: it is earlier in
+// queue order) is expected when that reservation ends. One node of 8 GPUs; ClusterQueues q0 and
+// q1. `running` (q0, 8 GPUs, estimate 300) runs from 0; `small` (q1, 1 GPU, estimate 100)
+// arrives at 10 and reserves 1 GPU for [300, 400); `big` (q0, 8 GPUs) arrives at 20: expected
+// at 400. (Found by time_property_test: the plan once advanced over running workloads' ends
+// only, never over the end of an earlier reservation, and gave no start.)
+TEST(ReservationTest, HeadBehindAnotherQueuesReservationGetsAnExpectedStart) {
   Model m = MakeModel({MakeNode("n1", 8)},
                       {CQ("q0").Gpus("gpu", 8).Obj(), CQ("q1").Gpus("gpu", 8).Obj()});
   Workload running = Job("running", 8, 300);
@@ -399,15 +395,12 @@ TEST(BackfillTest, AReservationNeverCausesAPreemption) {
 // of `big` (low) in queue order: it is not a backfill candidate and starts at once in the free
 // GPUs, as it does with backfill off; `big` keeps waiting for `low-run`.
 //
-// BUG: Reservations::ApplyFor holds every reservation that starts before the attempted
-// workload's estimated end, whatever their queue order, so `mid` (priority 100, 2 GPUs, arrives
-// at 20 with 2 GPUs free) is refused "would delay the reservation of default/big" (`big`:
-// priority 10). OnFailed then gives `mid` the queue's reservation ("reserved: starts as soon as
-// capacity frees up; held: 2 GPU(s) on n1"), but `mid` is parked and nothing wakes it: it waits
-// until `low-run` ends at 600 (in the simulator: admitted at 600 instead of 20, 2 GPUs idle for
-// 580s), and `big` then waits for `mid` too (1800 instead of 620). Expected: `mid` admitted at
-// 20. Actual: pending at 20 with the reason above.
-TEST(BackfillTest, DISABLED_AHigherPriorityArrivalIsNotHeldBackByALowerPriorityReservation) {
+// Only the reservations of workloads that go before it in queue order are held for an attempt:
+// `mid` (priority 100, 2 GPUs, arrives at 20 with 2 GPUs free) is admitted at 20 although `big`
+// (priority 10) holds a reservation that starts before `mid` would end. (Found by
+// time_test: it was once refused "would delay the reservation of default/big" and left idle
+// GPUs for 580 s.)
+TEST(BackfillTest, AHigherPriorityArrivalIsNotHeldBackByALowerPriorityReservation) {
   const HeldBackRun off = RunHeldBack(false, "low", "high");
   EXPECT_EQ(off.s->status(2).state, WorkloadState::kAdmitted);
   const HeldBackRun on = RunHeldBack(true, "low", "high");
@@ -581,11 +574,8 @@ TEST(FormatSpanTest, RoundsUpToTheUnitShown) {
   EXPECT_EQ(FormatSpan(std::numeric_limits<double>::quiet_NaN()), "forever");
 }
 
-// BUG (minor, cosmetic): rounding up does not carry into the next unit. A span just under an
-// hour reads "60m" and one just under a day "24h" (span.h promises "45s", "12m", "3h10m",
-// "2d4h"); a reason then says "expected to start in 60m". Input FormatSpan(3599): expected
-// "1h", actual "60m"; FormatSpan(86399): expected "1d", actual "24h".
-TEST(FormatSpanTest, DISABLED_RoundingUpCarriesIntoTheNextUnit) {
+// Rounding up carries into the next unit: just under an hour reads "1h", not "60m".
+TEST(FormatSpanTest, RoundingUpCarriesIntoTheNextUnit) {
   EXPECT_EQ(FormatSpan(3599), "1h");
   EXPECT_EQ(FormatSpan(3541), "1h");
   EXPECT_EQ(FormatSpan(86399), "1d");

@@ -72,12 +72,16 @@ void WaitLimits::Expire(double now, std::vector<Decision>& out) {
 }
 
 double WaitLimits::Next(double now) const {
-  double next = std::numeric_limits<double>::infinity();
-  for (const auto* set : {&timers_, &protections_}) {
-    auto it = set->upper_bound({now, std::numeric_limits<WorkloadId>::max()});
-    if (it != set->end()) next = std::min(next, it->first);
-  }
-  return next;
+  // The first timer after `now` that still matters (a wait limit of a workload still pending,
+  // a protection of one still running); stale ones are dropped when they come due.
+  auto first = [&](const absl::btree_set<std::pair<double, WorkloadId>>& set, WorkloadState state) {
+    for (auto it = set.upper_bound({now, std::numeric_limits<WorkloadId>::max()}); it != set.end();
+         ++it)
+      if (s_.status[it->second].state == state) return it->first;
+    return std::numeric_limits<double>::infinity();
+  };
+  return std::min(first(timers_, WorkloadState::kPending),
+                  first(protections_, WorkloadState::kAdmitted));
 }
 
 }  // namespace tessera
