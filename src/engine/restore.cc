@@ -176,6 +176,7 @@ absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement>
   s.recs[id].reason_stale = false;
   st.admitted_at = now;
   e.waits.OnAdmitted(id, now);
+  e.reservations.OnAdmitted(id);
   st.pods.clear();
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);
   st.flavors.clear();

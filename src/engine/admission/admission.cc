@@ -23,6 +23,7 @@ void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double n
   s_.recs[id].reason_stale = false;
   st.admitted_at = now;
   e_.waits.OnAdmitted(id, now);
+  e_.reservations.OnAdmitted(id);
   e_.placer.PlaceExtra(id);
   st.pods.clear();
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);

@@ -68,6 +68,7 @@ void RuntimeEstimator::Observe(WorkloadId id, double runtime) {
     return;
   const auto [by_prefix, by_queue] = keys_[id];
   if (by_prefix < 0) return;
+  ++observed_;
   Push(histories_[by_prefix], runtime);
   if (by_queue != by_prefix) Push(histories_[by_queue], runtime);
 }

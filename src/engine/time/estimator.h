@@ -32,6 +32,8 @@ class RuntimeEstimator {
   std::optional<double> Estimate(WorkloadId id, const Workload& w) const;
   // A finished run of `runtime` seconds (not one the scheduler ended by failure).
   void Observe(WorkloadId id, double runtime);
+  // Runs observed so far: a change means estimates may have changed.
+  int64_t observed() const { return observed_; }
 
   // The name a workload is learned under: `name` without a trailing counter ("train-17",
   // "train.3") or generated suffix ("train-x7k2p"); the whole name when nothing is left.
@@ -48,6 +50,7 @@ class RuntimeEstimator {
   void Push(History& h, double runtime);
 
   EstimatorConfig config_;
+  int64_t observed_ = 0;
   absl::flat_hash_map<std::string, int32_t> key_ids_;
   std::vector<History> histories_;
   // Per workload: its (queue + prefix) and (queue) histories; -1: not queued.

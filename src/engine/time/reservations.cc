@@ -21,18 +21,28 @@ Reservations::Reservations(Engine& e) : e_(e), s_(e.st) {}
 
 bool Reservations::enabled() const { return s_.model.config.backfill.enable; }
 
-double Reservations::EstimatedEnd(WorkloadId id, double now) const {
+double Reservations::RawEnd(WorkloadId id) const {
   const Workload& w = s_.model.workloads[id];
   const std::optional<double> est = e_.estimator.Estimate(id, w);
   if (!est) return kInf;
   const double admitted = s_.status[id].admitted_at;
   double end = admitted + *est;
   if (w.active_deadline) end = std::min(end, admitted + *w.active_deadline);
+  return end;
+}
+
+double Reservations::Effective(double raw, double now) const {
+  if (!std::isfinite(raw)) return kInf;
   const double res = s_.model.config.backfill.resolution;
-  // An overrun (the estimate was wrong): it may end any moment; the reservation moves.
-  if (end <= now) end = now + res;
+  // An overrun (the estimate was wrong) may end any moment: from now on; the reservation moves.
+  // Both steps keep the order of raw ends, so the runs stay sorted.
+  const double end = std::max(raw, now);
   const double rounded = std::ceil(end / res) * res;
   return rounded >= end ? rounded : end;
+}
+
+double Reservations::EstimatedEnd(WorkloadId id, double now) const {
+  return Effective(RawEnd(id), now);
 }
 
 double Reservations::EndOf(WorkloadId id, double now) const {
@@ -40,17 +50,40 @@ double Reservations::EndOf(WorkloadId id, double now) const {
   return est ? now + *est : kInf;
 }
 
+void Reservations::OnAdmitted(WorkloadId id) {
+  if (enabled() && built_) added_.push_back({RawEnd(id), id, s_.status[id].admitted_at});
+}
+
 void Reservations::RunsInEndOrder(double now) {
-  if (runs_epoch_ == s_.admit_epoch && runs_release_epoch_ == s_.release_epoch && !runs_.empty() &&
-      runs_now_ == now)
+  // Sorted once, then kept: admissions merge in, ended runs are skipped where they are read
+  // (Stale) and dropped at the next rebuild, which also takes what the estimator learned since
+  // (at most once per resolution).
+  const double res = s_.model.config.backfill.resolution;
+  if (!built_ || (e_.estimator.observed() != runs_observed_ && now >= built_at_ + res) ||
+      stale_ > runs_.size() / 2 + 64) {
+    built_ = true;
+    built_at_ = now;
+    runs_observed_ = e_.estimator.observed();
+    stale_ = 0;
+    runs_.clear();
+    added_.clear();
+    for (const auto& by_cq : s_.admitted_by_cq)
+      for (const auto& [priority, id] : by_cq)
+        runs_.push_back({RawEnd(id), id, s_.status[id].admitted_at});
+    std::sort(runs_.begin(), runs_.end());
     return;
-  runs_epoch_ = s_.admit_epoch;
-  runs_release_epoch_ = s_.release_epoch;
-  runs_now_ = now;
-  runs_.clear();
-  for (const auto& by_cq : s_.admitted_by_cq)
-    for (const auto& [priority, id] : by_cq) runs_.push_back({EstimatedEnd(id, now), id});
-  std::sort(runs_.begin(), runs_.end());
+  }
+  if (added_.empty()) return;
+  std::sort(added_.begin(), added_.end());
+  const size_t mid = runs_.size();
+  runs_.insert(runs_.end(), added_.begin(), added_.end());
+  std::inplace_merge(runs_.begin(), runs_.begin() + static_cast<std::ptrdiff_t>(mid), runs_.end());
+  added_.clear();
+}
+
+bool Reservations::Stale(const Run& r) const {
+  return s_.status[r.id].state != WorkloadState::kAdmitted ||
+         s_.status[r.id].admitted_at != r.admitted_at || s_.recs[r.id].placed.empty();
 }
 
 void Reservations::Hold(Reservation& r) {
@@ -187,25 +220,41 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
       found = true;
       break;
     }
+    while (i < runs_.size() && Stale(runs_[i])) {
+      ++stale_;
+      ++i;
+    }
     double next = kInf;
-    if (i < runs_.size()) next = runs_[i].end;
+    if (i < runs_.size()) next = Effective(runs_[i].end, now);
     if (j < held_ends.size()) next = std::min(next, held_ends[j]);
     if (!std::isfinite(next) || next > limit) {
       beyond_window = std::isfinite(next);
       break;
     }
     t = next;
-    for (; i < runs_.size() && runs_[i].end <= t; ++i) {
+    ++stamp_;
+    if (freed_.size() != static_cast<size_t>(s_.cluster->num_nodes()))
+      freed_.assign(s_.cluster->num_nodes(), 0);
+    for (; i < runs_.size() && Effective(runs_[i].end, now) <= t; ++i) {
       const WorkloadId v = runs_[i].id;
-      if (s_.status[v].state != WorkloadState::kAdmitted || s_.recs[v].placed.empty()) continue;
+      if (Stale(runs_[i])) continue;
       evicted.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
+      for (const PlacedPod& p : evicted.back().second) freed_[p.placement.node] = stamp_;
     }
     while (j < held_ends.size() && held_ends[j] <= t) ++j;
-    // Earlier reservations take what they planned as it frees up, until they end.
+    // Earlier reservations take what they planned as it frees up (on the nodes just freed),
+    // until they end.
     for (Reservation& r : list_) {
       if (r.id == id || !Before(r.id, id)) continue;
+      if (r.end <= t) {
+        Lift(r);
+        continue;
+      }
+      bool touched = false;
+      for (const auto& p : r.pods) touched = touched || freed_[p.node] == stamp_;
+      if (!touched) continue;
       Lift(r);
-      if (r.end > t) Hold(r);
+      Hold(r);
     }
   }
   if (found) {
@@ -247,7 +296,8 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
                       FormatSpan(s_.model.config.backfill.window));
   } else if (i < runs_.size()) {
     int64_t unknown = 0;
-    for (size_t k = i; k < runs_.size(); ++k) unknown += std::isinf(runs_[k].end) ? 1 : 0;
+    for (size_t k = i; k < runs_.size(); ++k)
+      unknown += std::isinf(runs_[k].end) && !Stale(runs_[k]) ? 1 : 0;
     why = fmt::format(
         "no expected start: {} running workload(s) have no runtime estimate "
         "(tessera.dev/runtime-estimate, activeDeadlineSeconds, or finished runs of its "

@@ -72,16 +72,24 @@ class Reservations {
   WorkloadId Blocking(WorkloadId id, double now) const;
   // End of the admit action: lifts every phantom; sets expected starts and time notes.
   void End(double now);
-  // The estimated end of running workload `id` (never before now + resolution); +inf: none.
+  // Workload `id` was admitted: its run joins those the plans take out in end order.
+  void OnAdmitted(WorkloadId id);
+  // The estimated end of running workload `id` (never before now; rounded up to the resolution);
+  // +inf: none.
   double EstimatedEnd(WorkloadId id, double now) const;
   const std::vector<Reservation>& list() const { return list_; }
 
  private:
   struct Run {
-    double end;
+    double end;  // raw: admission + estimate (capped by the deadline), +inf: none
     WorkloadId id;
+    double admitted_at;  // which run: a later admission of the workload is another
     bool operator<(const Run& o) const { return end != o.end ? end < o.end : id < o.id; }
   };
+  double RawEnd(WorkloadId id) const;
+  // A raw end as the plan uses it: not before now, rounded up to the resolution.
+  double Effective(double raw, double now) const;
+  bool Stale(const Run& r) const;  // the run ended, or was preempted
   // True when `a` goes before `b` (priority, then FIFO): only a reservation of a workload that
   // goes before is held for another, so a later, higher-priority arrival is never held back.
   bool Before(WorkloadId a, WorkloadId b) const;
@@ -102,9 +110,13 @@ class Reservations {
   int held_ = 0;
   int plans_ = 0;  // this admit action (BackfillConfig::max_job_test)
   std::vector<Run> runs_;
-  int64_t runs_epoch_ = -1;
-  int64_t runs_release_epoch_ = -1;
-  double runs_now_ = -1;
+  std::vector<Run> added_;  // admitted since, merged in at the next plan
+  bool built_ = false;
+  double built_at_ = 0;
+  int64_t runs_observed_ = 0;  // the estimator's count of runs seen at the last rebuild
+  size_t stale_ = 0;
+  std::vector<int64_t> freed_;  // per node: the plan step that last freed something on it
+  int64_t stamp_ = 0;
   // Per pending queue: the workloads that failed an attempt, in queue order. The first Limit()
   // still pending get the reservations (parked or not: a parked head keeps its place).
   std::vector<std::set<QueueKey>> claimants_;

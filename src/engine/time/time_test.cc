@@ -203,12 +203,12 @@ TEST(ReservationTest, AnOverrunMovesTheReservationInsteadOfKillingAnything) {
   s->Submit(1, 10);
   Cycle(*s, 10);
   EXPECT_EQ(s->status(1).expected_start, 300);
-  // At 400 `a` has outlived its estimate: it may end any moment, counted as now + the 1m
-  // resolution, rounded up to it: ceil(460 / 60) * 60 = 480. Nothing is preempted or failed.
+  // At 400 `a` has outlived its estimate: it may end any moment, counted from now, rounded up to
+  // the 1m resolution: ceil(400 / 60) * 60 = 420. Nothing is preempted or failed.
   std::vector<Decision> d = s->RunCycle(400);
   for (const Decision& x : d) EXPECT_NE(x.type, Decision::Type::kPreempt);
   EXPECT_EQ(s->status(0).state, WorkloadState::kAdmitted);
-  EXPECT_EQ(s->status(1).expected_start, 480) << s->status(1).reason;
+  EXPECT_EQ(s->status(1).expected_start, 420) << s->status(1).reason;
 }
 
 TEST(ReservationTest, NoEstimateInTheWayMeansNoExpectedStart) {
