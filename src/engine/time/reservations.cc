@@ -178,6 +178,40 @@ bool Reservations::FitsAt(WorkloadId id, int64_t gpus, Reservation& out) {
   return false;
 }
 
+void Reservations::Describe(WorkloadId id, const Evicted& evicted, Reservation& out) const {
+  const int32_t cq = s_.recs[id].cq;
+  // Who it waits for: the workloads that must end on its nodes, by ClusterQueue.
+  std::vector<bool> on(s_.cluster->num_nodes(), false);
+  for (const auto& p : out.pods) on[p.node] = true;
+  std::map<std::string, int> by_queue;
+  Need released;
+  for (const auto& [v, pods] : evicted) {
+    bool in_way = false;
+    for (const PlacedPod& p : pods) {
+      in_way = in_way || on[p.placement.node];
+      if (s_.recs[v].cq == cq)
+        for (const auto& [fr, q] : p.quota) released.emplace_back(fr, q);
+    }
+    if (!in_way) continue;
+    ++out.waits_for;
+    const int32_t vcq = s_.recs[v].cq;
+    ++by_queue[vcq < 0 ? std::string("(none)") : s_.model.cluster_queues[vcq].name];
+  }
+  std::vector<std::pair<int, std::string>> order;
+  for (const auto& [name, n] : by_queue) order.emplace_back(-n, name);
+  std::sort(order.begin(), order.end());
+  for (const auto& [n, name] : order) out.waits_for_queues.push_back(name);
+  // The quota it holds: its need less what its own queue's releases free by its start.
+  out.quota.clear();
+  if (cq < 0) return;
+  for (const auto& [fr, q] : e_.flavors.MinQuotaNeed(id, out.combo)) {
+    int64_t freed = 0;
+    for (const auto& [rfr, rq] : released)
+      if (rfr == fr) freed += rq;
+    if (q > freed) out.quota.emplace_back(fr, q - freed);
+  }
+}
+
 bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string& why) {
   ++plans_;
   const WorkloadRec& rec = s_.recs[id];
@@ -204,7 +238,7 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
       left -= n;
     }
   }
-  std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>> evicted;
+  Evicted evicted;
   // The instants at which something in its way ends: running workloads and the reservations
   // made before it, in time order.
   std::vector<double> held_ends;
@@ -261,36 +295,7 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
     out.id = id;
     out.start = t;
     out.end = EndOf(id, t);
-    // Who it waits for: the workloads that must end on its nodes, by ClusterQueue.
-    std::vector<bool> on(s_.cluster->num_nodes(), false);
-    for (const auto& p : out.pods) on[p.node] = true;
-    std::map<std::string, int> by_queue;
-    Need released;
-    for (const auto& [v, pods] : evicted) {
-      bool in_way = false;
-      for (const PlacedPod& p : pods) {
-        in_way = in_way || on[p.placement.node];
-        if (s_.recs[v].cq == rec.cq)
-          for (const auto& [fr, q] : p.quota) released.emplace_back(fr, q);
-      }
-      if (!in_way) continue;
-      ++out.waits_for;
-      const int32_t vcq = s_.recs[v].cq;
-      ++by_queue[vcq < 0 ? std::string("(none)") : s_.model.cluster_queues[vcq].name];
-    }
-    std::vector<std::pair<int, std::string>> order;
-    for (const auto& [name, n] : by_queue) order.emplace_back(-n, name);
-    std::sort(order.begin(), order.end());
-    for (const auto& [n, name] : order) out.waits_for_queues.push_back(name);
-    out.quota.clear();
-    if (rec.cq >= 0) {
-      for (const auto& [fr, q] : e_.flavors.MinQuotaNeed(id, out.combo)) {
-        int64_t freed = 0;
-        for (const auto& [rfr, rq] : released)
-          if (rfr == fr) freed += rq;
-        if (q > freed) out.quota.emplace_back(fr, q - freed);
-      }
-    }
+    Describe(id, evicted, out);
   } else if (beyond_window) {
     why = fmt::format("no expected start within the backfill window ({})",
                       FormatSpan(s_.model.config.backfill.window));

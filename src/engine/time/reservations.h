@@ -93,7 +93,11 @@ class Reservations {
   // True when `a` goes before `b` (priority, then FIFO): only a reservation of a workload that
   // goes before is held for another, so a later, higher-priority arrival is never held back.
   bool Before(WorkloadId a, WorkloadId b) const;
+  using Evicted = std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>>;
   bool Plan(WorkloadId id, double now, Reservation& out, std::string& why);
+  // Who a planned reservation waits for, and the quota it holds, from the runs the plan took
+  // out (`evicted`).
+  void Describe(WorkloadId id, const Evicted& evicted, Reservation& out) const;
   bool FitsAt(WorkloadId id, int64_t gpus, Reservation& out);
   void RunsInEndOrder(double now);
   void Hold(Reservation& r);
