@@ -54,6 +54,10 @@ int Sim(const std::vector<std::string>& files, const std::string& output, bool v
   } else {
     r = LoadManifestFiles(files);
   }
+  // What no split of the manifests can fix (a cohort cycle, two default PriorityClasses) is an
+  // error here too; names that point at nothing stay validate's warnings.
+  for (Diagnostic& d : CheckReferences(r.model))
+    if (d.severity == Diagnostic::Severity::kError) r.diagnostics.push_back(std::move(d));
   PrintDiagnostics(r.diagnostics, false);
   if (!r.ok()) {
     std::cerr << "tessera sim: the input has errors; nothing was simulated\n";

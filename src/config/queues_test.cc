@@ -353,5 +353,60 @@ spec:
   EXPECT_NE(error_of("[preempt]").find("must list \"admit\""), std::string::npos);
 }
 
+TEST(ReferencesTest, CohortCycleIsAnErrorThatNamesTheCohorts) {
+  LoadResult r = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: a}
+spec: {parent: b}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: b}
+spec: {parent: c}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: c}
+spec: {parent: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: root}
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  std::vector<Diagnostic> refs = CheckReferences(r.model);
+  int errors = 0;
+  for (const Diagnostic& d : refs) {
+    if (d.severity != Sev::kError) continue;
+    ++errors;
+    EXPECT_NE(d.ToString().find("cohorts form a cycle (a -> b -> c -> a)"), std::string::npos)
+        << d.ToString();
+  }
+  EXPECT_EQ(errors, 1);  // said once, not once per cohort of the cycle
+}
+
+TEST(ReferencesTest, TwoGlobalDefaultPriorityClassesAreAnError) {
+  LoadResult r = Load(R"(apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: one}
+value: 10
+globalDefault: true
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: two}
+value: 20
+globalDefault: true
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  std::vector<Diagnostic> refs = CheckReferences(r.model);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].severity, Sev::kError);
+  EXPECT_NE(refs[0].ToString().find(
+                "PriorityClasses one and two are both globalDefault; Kubernetes admits only one"),
+            std::string::npos)
+      << refs[0].ToString();
+}
+
 }  // namespace
 }  // namespace tessera

@@ -1,6 +1,9 @@
 // CheckReferences: warnings for names that point at nothing. References do not fail a load,
 // because the engine keeps such workloads pending with the reason, and a manifest set is often
-// split over files that are loaded separately.
+// split over files that are loaded separately. Errors for what no split can fix: a cycle of
+// cohort parents (no quota tree can be built), two globalDefault PriorityClasses (Kubernetes
+// admits only one).
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -21,6 +24,45 @@ std::vector<Diagnostic> CheckReferences(const Model& model) {
     d.message = std::move(message);
     out.push_back(std::move(d));
   };
+  auto error = [&](const std::string& source, std::string path, std::string message) {
+    warn(source, std::move(path), std::move(message));
+    out.back().severity = Diagnostic::Severity::kError;
+  };
+  // Cohort parents that come back to where they started.
+  std::map<std::string, const Cohort*> cohorts;
+  for (const auto& c : model.cohorts) cohorts.emplace(c.name, &c);
+  std::set<std::string> in_cycle;
+  for (const auto& c : model.cohorts) {
+    if (in_cycle.count(c.name)) continue;
+    std::vector<std::string> path = {c.name};
+    std::set<std::string> seen = {c.name};
+    for (auto it = cohorts.find(c.parent); it != cohorts.end();
+         it = cohorts.find(it->second->parent)) {
+      path.push_back(it->first);
+      if (it->first == c.name) {
+        std::string chain;
+        for (const auto& n : path) chain += (chain.empty() ? "" : " -> ") + n;
+        error(c.source, "spec.parent",
+              "cohorts form a cycle (" + chain +
+                  "): no quota tree can be built, and every ClusterQueue under them is refused");
+        in_cycle.insert(path.begin(), path.end());
+        break;
+      }
+      if (!seen.insert(it->first).second) break;  // a cycle that does not pass through c
+    }
+  }
+  // One globalDefault PriorityClass at most.
+  const PriorityClass* global_default = nullptr;
+  for (const auto& pc : model.priority_classes) {
+    if (!pc.global_default) continue;
+    if (global_default) {
+      error(pc.source, "globalDefault",
+            "PriorityClasses " + global_default->name + " and " + pc.name +
+                " are both globalDefault; Kubernetes admits only one");
+    } else {
+      global_default = &pc;
+    }
+  }
   std::set<std::string> cqs, flavors, local_queues, pcs, wpcs;
   for (const auto& cq : model.cluster_queues) cqs.insert(cq.name);
   for (const auto& f : model.flavors) flavors.insert(f.name);
