@@ -2,28 +2,9 @@
 
 #include <string>
 
-#include "config/duration.h"
+#include "config/time_fields.h"
 
 namespace tessera::config_internal {
-namespace {
-
-std::optional<double> Duration(DocContext& ctx, const YAML::Node& parent, std::string_view key,
-                               const std::string& path) {
-  YAML::Node n = Child(parent, key);
-  if (IsNullish(n)) return std::nullopt;
-  if (!n.IsScalar()) {
-    ctx.Error(n, path, std::string("expected a duration, got ") + TypeName(n));
-    return std::nullopt;
-  }
-  absl::StatusOr<double> d = ParseDuration(n.Scalar());
-  if (!d.ok()) {
-    ctx.Error(n, path, std::string(d.status().message()));
-    return std::nullopt;
-  }
-  return *d;
-}
-
-}  // namespace
 
 void ReadAdmissionFairSharing(DocContext& ctx, const YAML::Node& spec,
                               AdmissionFairSharingConfig& out) {
@@ -31,21 +12,17 @@ void ReadAdmissionFairSharing(DocContext& ctx, const YAML::Node& spec,
   YAML::Node afs = Child(spec, "admissionFairSharing");
   if (IsNullish(afs) || !ExpectMap(ctx, afs, path)) return;
   out.enabled = true;
-  if (auto v = Duration(ctx, afs, "usageHalfLifeTime", path + ".usageHalfLifeTime")) {
+  if (auto v = GetDuration(ctx, afs, "usageHalfLifeTime", path + ".usageHalfLifeTime",
+                           Bound::kNonNegative)) {
     out.usage_half_life = *v;
     if (*v == 0)
       ctx.Warning(Child(afs, "usageHalfLifeTime"), path + ".usageHalfLifeTime",
                   "0 means no memory: LocalQueues are ordered by what they use now, not by "
                   "what they used before (Kueue resets the usage to 0 instead)");
   }
-  if (auto v = Duration(ctx, afs, "usageSamplingInterval", path + ".usageSamplingInterval")) {
-    if (*v > 0) {
-      out.sampling_interval = *v;
-    } else {
-      ctx.Error(Child(afs, "usageSamplingInterval"), path + ".usageSamplingInterval",
-                "must be greater than 0");
-    }
-  }
+  if (auto v = GetDuration(ctx, afs, "usageSamplingInterval", path + ".usageSamplingInterval",
+                           Bound::kPositive))
+    out.sampling_interval = *v;
   ForEachMap(ctx, Child(afs, "resourceWeights"), path + ".resourceWeights",
              [&](const std::string& name, const YAML::Node& value, const std::string& item) {
                std::optional<double> w;

@@ -19,8 +19,6 @@ constexpr std::string_view kMaxExecTime = "kueue.x-k8s.io/max-exec-time-seconds"
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
-enum class Bound { kNonNegative, kPositive };
-
 // The text of annotation (or label) `key`, with the node and path diagnostics name.
 struct MetaValue {
   std::string text;
@@ -57,18 +55,6 @@ std::optional<double> AnnotationDuration(DocContext& ctx, const ObjectMeta& meta
   auto v = Find(meta, "annotations", key);
   if (!v) return std::nullopt;
   return DurationText(ctx, v->at, v->path, v->text, bound);
-}
-
-// The child `key` of `parent` as a duration; absent or null: std::nullopt without a diagnostic.
-std::optional<double> GetDuration(DocContext& ctx, const YAML::Node& parent, std::string_view key,
-                                  const std::string& path, Bound bound) {
-  YAML::Node n = Child(parent, key);
-  if (IsNullish(n)) return std::nullopt;
-  if (!n.IsScalar()) {
-    ctx.Error(n, path, std::string("expected a duration, got ") + TypeName(n));
-    return std::nullopt;
-  }
-  return DurationText(ctx, n, path, n.Scalar(), bound);
 }
 
 // Kubernetes' integer seconds (activeDeadlineSeconds, max-exec-time-seconds): > 0. Kubernetes
@@ -109,6 +95,18 @@ void SetSmaller(std::optional<double>& into, double value) {
 }
 
 }  // namespace
+
+// The child `key` of `parent` as a duration; absent or null: std::nullopt without a diagnostic.
+std::optional<double> GetDuration(DocContext& ctx, const YAML::Node& parent, std::string_view key,
+                                  const std::string& path, Bound bound) {
+  YAML::Node n = Child(parent, key);
+  if (IsNullish(n)) return std::nullopt;
+  if (!n.IsScalar()) {
+    ctx.Error(n, path, std::string("expected a duration, got ") + TypeName(n));
+    return std::nullopt;
+  }
+  return DurationText(ctx, n, path, n.Scalar(), bound);
+}
 
 void ReadWorkloadTimeMetadata(DocContext& ctx, const ObjectMeta& meta, Workload& w) {
   w.runtime_estimate = AnnotationDuration(ctx, meta, kRuntimeEstimate, Bound::kPositive);

@@ -15,6 +15,13 @@
 
 namespace tessera::config_internal {
 
+enum class Bound { kNonNegative, kPositive };
+
+// The child `key` of `parent` as a duration (config/duration.h) at least 0 (or above 0);
+// absent or null: std::nullopt without a diagnostic; otherwise errors name `path`.
+std::optional<double> GetDuration(DocContext& ctx, const YAML::Node& parent, std::string_view key,
+                                  const std::string& path, Bound bound);
+
 // Annotations and labels every workload kind shares: tessera.dev/runtime-estimate (> 0),
 // tessera.dev/max-wait, tessera.dev/min-runtime, tessera.dev/checkpoint-interval (> 0), each a
 // duration (config/duration.h); Kueue's label kueue.x-k8s.io/max-exec-time-seconds (an integer

@@ -41,10 +41,6 @@ double Reservations::Effective(double raw, double now) const {
   return rounded >= end ? rounded : end;
 }
 
-double Reservations::EstimatedEnd(WorkloadId id, double now) const {
-  return Effective(RawEnd(id), now);
-}
-
 double Reservations::EndOf(WorkloadId id, double now) const {
   const std::optional<double> est = e_.estimator.Estimate(id, s_.model.workloads[id]);
   return est ? now + *est : kInf;

@@ -74,10 +74,6 @@ class Reservations {
   void End(double now);
   // Workload `id` was admitted: its run joins those the plans take out in end order.
   void OnAdmitted(WorkloadId id);
-  // The estimated end of running workload `id` (never before now; rounded up to the resolution);
-  // +inf: none.
-  double EstimatedEnd(WorkloadId id, double now) const;
-  const std::vector<Reservation>& list() const { return list_; }
 
  private:
   struct Run {
