@@ -62,6 +62,7 @@ Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) 
   w.name = meta.name;
   w.kind = std::move(kind);
   w.source = meta.source;
+  w.labels = meta.labels;
   w.queue_name = QueueOf(meta.labels, meta.annotations);
   w.workload_priority_class = Lookup(meta.labels, kWorkloadPriorityLabel);
   for (std::string_view key : {kArrival, kRuntime, kCreated}) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/node.h"
+#include "model/pricing.h"
 #include "model/queues.h"
 #include "model/workload.h"
 
@@ -81,6 +82,7 @@ struct SchedulerConfig {
   BackfillConfig backfill;
   EstimatorConfig estimates;
   AdmissionFairSharingConfig admission_fair_sharing;
+  PricingConfig pricing;  // spec.pricing (docs/cost.md)
 };
 
 struct Model {

@@ -83,6 +83,7 @@ struct Workload {
   // Workloads whose pods' hostname anti-affinity applies across them (a Deployment's replicas,
   // which are separate workloads); empty: the workload alone.
   std::string spread_group;
+  Labels labels;  // metadata.labels (cost is summed by some of them: docs/cost.md)
   std::string source;
 
   std::string Key() const { return ns + "/" + name; }
