@@ -329,7 +329,7 @@ std::string Simulator::ToJson() const {
       j["pods"] = PodsJson(m, m.workloads[e.workload], e.pods);
     }
     if (e.type == SimEvent::Type::kPreempted) {
-      j["preemptor"] = WorkloadKey(e.preemptor);
+      if (e.preemptor >= 0) j["preemptor"] = WorkloadKey(e.preemptor);  // none: a drain
       j["reason"] = e.reason;
     }
     if (e.type == SimEvent::Type::kRejected || e.type == SimEvent::Type::kFailed ||
