@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "config/controller_fields.h"
 #include "config/fair_usage.h"
 #include "config/kinds.h"
 #include "config/time_fields.h"
@@ -362,6 +363,7 @@ void ReadClusterQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (auto w = ReadFairWeight(ctx, spec)) cq.fair_weight = *w;
   ReadClusterQueueTime(ctx, meta, cq);
   ReadAdmissionScope(ctx, spec, cq);
+  ReadClusterQueueControl(ctx, spec, cq);
   if (ctx.failed()) return;
   out.model.cluster_queues.push_back(std::move(cq));
 }

@@ -408,5 +408,49 @@ globalDefault: true
       << refs[0].ToString();
 }
 
+// Issue 15: stopPolicy, admissionChecks and flavorFungibility were dropped without a word.
+TEST(QueuesTest, StopPolicyIsReadAndOtherComponentsFieldsAreNoticed) {
+  LoadResult r = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  stopPolicy: HoldAndDrain
+  admissionChecks: [prov-req]
+  flavorFungibility:
+    whenCanBorrow: TryNextFlavor
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: held}
+spec:
+  stopPolicy: Hold
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: bad}
+spec:
+  stopPolicy: Drain
+)");
+  ASSERT_EQ(r.model.cluster_queues.size(), 2u) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.cluster_queues[0].stop_policy, StopPolicy::kHoldAndDrain);
+  EXPECT_EQ(r.model.cluster_queues[1].stop_policy, StopPolicy::kHold);
+  EXPECT_NE(Find(r, Sev::kNotice,
+                 "t.yaml:7: notice: spec.admissionChecks: admission checks are run by their own "
+                 "controllers"),
+            nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kNotice,
+                 "t.yaml:9: notice: spec.flavorFungibility: not read yet; Tessera behaves as "
+                 "Kueue's defaults (whenCanBorrow: Borrow, whenCanPreempt: TryNextFlavor)"),
+            nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kError,
+                 "t.yaml:21: error: spec.stopPolicy: unknown value \"Drain\"; allowed: None, "
+                 "Hold, HoldAndDrain"),
+            nullptr)
+      << AllDiagnostics(r);
+}
+
 }  // namespace
 }  // namespace tessera

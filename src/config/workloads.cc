@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "config/controller_fields.h"
 #include "config/gpu_fields.h"
 #include "config/kinds.h"
+#include "config/pod_placement.h"
 #include "config/time_fields.h"
 #include "model/limits.h"
 
@@ -103,6 +105,7 @@ struct PodInfo {
   std::vector<LabelSelector> anti_required, anti_preferred;
   YAML::Node anti_at;
   std::string anti_path;
+  std::vector<SpreadTerm> spread_terms;  // resolved against `labels` once known
 };
 
 // Effective per-container request: requests, and limits where only a limit is given.
@@ -198,6 +201,7 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
                      return !ctx.failed();
                    });
       }
+      ReadPreferredNodeAffinity(ctx, na, napath, ps.affinity);
     }
     const std::string papath = path + ".affinity.podAntiAffinity";
     YAML::Node paa = Child(affinity, "podAntiAffinity");
@@ -232,6 +236,7 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
                  });
     }
   }
+  ReadTopologySpread(ctx, spec, path, out.spread_terms);
   return !ctx.failed();
 }
 
@@ -258,6 +263,7 @@ void ResolvePlacement(DocContext& ctx, const YAML::Node& annotations_at,
   } else if (own(pod.anti_preferred)) {
     ps.anti_affinity = HostnameAntiAffinity::kPreferred;
   }
+  ResolveTopologySpread(ctx, pod.spread_terms, pod.labels, ps);
   for (const FieldProblem& p : ApplyTopologyAnnotations(ps.annotations, ps.topology))
     ctx.Error(annotations_at, JoinPath(annotations_path, p.key), p.message);
 }
@@ -359,6 +365,7 @@ void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
     if (template_priority.empty()) template_priority = pod.priority_class;
     w.pod_sets.push_back(std::move(pod.set));
   }
+  if (specs_key == "pytorchReplicaSpecs") ReadElasticPolicy(ctx, spec, w);
   YAML::Node policy = Child(Child(spec, "runPolicy"), "schedulingPolicy");
   const std::string ppath = "spec.runPolicy.schedulingPolicy";
   if (ExpectMap(ctx, Child(spec, "runPolicy"), "spec.runPolicy") && ExpectMap(ctx, policy, ppath)) {
@@ -442,6 +449,7 @@ void ReadVolcanoJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     ctx.Error(spec, "spec.tasks", "required field is missing");
     return;
   }
+  NoticeVolcanoJobFields(ctx, spec);
   std::string template_priority;
   ForEachSeq(ctx, tasks, "spec.tasks", [&](size_t i, const YAML::Node& t, const std::string& p) {
     if (!ExpectMap(ctx, t, p)) {

@@ -292,5 +292,157 @@ spec:
   EXPECT_NE(Find(r, Sev::kWarning, "larger than the Job's 2 pods"), nullptr) << AllDiagnostics(r);
 }
 
+// Issue 15: fields users write that Tessera dropped without a word. Volcano's job controller
+// fields are noticed, one notice each, naming the line.
+TEST(WorkloadsTest, VolcanoControllerFieldsAreNoticed) {
+  LoadResult r = Load(R"(apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: vj}
+spec:
+  maxRetry: 3
+  policies:
+  - {event: PodEvicted, action: RestartJob}
+  plugins:
+    ssh: []
+    svc: []
+  tasks:
+  - name: w
+    replicas: 2
+    maxRetry: 1
+    policies:
+    - {event: TaskCompleted, action: CompleteJob}
+    template:
+      spec:
+        containers: [{name: c, image: x}]
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  for (const char* want :
+       {"t.yaml:5: notice: spec.maxRetry: retrying a failed Volcano Job is its job controller's",
+        "t.yaml:7: notice: spec.policies: restarting, aborting or completing a Volcano Job",
+        "t.yaml:9: notice: spec.plugins: Volcano's job plugins",
+        "t.yaml:14: notice: spec.tasks[0].maxRetry:", "t.yaml:16: notice: spec.tasks[0].policies:"})
+    EXPECT_NE(Find(r, Sev::kNotice, want), nullptr) << want << "\n" << AllDiagnostics(r);
+}
+
+// elasticPolicy: min 4 / max 8 is a gang of the Master and 4 Workers, up to 8 Workers; it was
+// a gang of all 9 pods.
+TEST(WorkloadsTest, PyTorchElasticPolicyIsTheGangsMinimum) {
+  LoadResult r = Load(R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: elastic}
+spec:
+  elasticPolicy: {rdzvBackend: c10d, minReplicas: 4, maxReplicas: 8, maxRestarts: 10}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template: {spec: {containers: [{name: c, image: x}]}}
+    Worker:
+      replicas: 10
+      template: {spec: {containers: [{name: c, image: x}]}}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: bad}
+spec:
+  elasticPolicy: {minReplicas: 5, maxReplicas: 2}
+  pytorchReplicaSpecs:
+    Worker:
+      template: {spec: {containers: [{name: c, image: x}]}}
+)");
+  ASSERT_EQ(r.model.workloads.size(), 1u) << AllDiagnostics(r);
+  const Workload& w = r.model.workloads[0];
+  ASSERT_EQ(w.pod_sets.size(), 2u);
+  EXPECT_EQ(w.pod_sets[1].name, "worker");
+  EXPECT_EQ(w.pod_sets[1].count, 8);  // 10 replicas, capped by maxReplicas
+  EXPECT_EQ(w.MinPods(), 5);          // the Master and minReplicas Workers
+  EXPECT_NE(Find(r, Sev::kWarning,
+                 "t.yaml:5: warning: spec.elasticPolicy.maxReplicas: the Worker has 10 replicas, "
+                 "more than maxReplicas; Tessera admits at most 8"),
+            nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kNotice, "t.yaml:5: notice: spec.elasticPolicy.maxRestarts:"), nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kError,
+                 "t.yaml:18: error: spec.elasticPolicy.minReplicas: minReplicas (5) is larger "
+                 "than maxReplicas (2)"),
+            nullptr)
+      << AllDiagnostics(r);
+}
+
+// topologySpreadConstraints and preferred node affinity were read nowhere.
+TEST(WorkloadsTest, TopologySpreadAndPreferredAffinity) {
+  LoadResult r = Load(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      topologySpreadConstraints:
+      - maxSkew: 1
+        topologyKey: topology.kubernetes.io/zone
+        whenUnsatisfiable: DoNotSchedule
+        labelSelector: {matchLabels: {app: web}}
+        minDomains: 3
+      - maxSkew: 2
+        topologyKey: kubernetes.io/hostname
+        whenUnsatisfiable: ScheduleAnyway
+        labelSelector: {matchLabels: {app: web}}
+      - maxSkew: 1
+        topologyKey: rack
+        whenUnsatisfiable: DoNotSchedule
+        labelSelector: {matchLabels: {app: other}}
+      affinity:
+        nodeAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 80
+            preference:
+              matchExpressions: [{key: zone, operator: In, values: [a]}]
+          - weight: 20
+            preference:
+              matchExpressions: [{key: gpu, operator: Exists}]
+      containers: [{name: c, image: x}]
+)");
+  ASSERT_EQ(r.model.workloads.size(), 2u) << AllDiagnostics(r);
+  const PodSet& ps = r.model.workloads[0].pod_sets[0];
+  ASSERT_EQ(ps.spread.size(), 2u);
+  EXPECT_EQ(ps.spread[0].topology_key, "topology.kubernetes.io/zone");
+  EXPECT_TRUE(ps.spread[0].required);
+  EXPECT_EQ(ps.spread[0].max_skew, 1);
+  EXPECT_FALSE(ps.spread[1].required);
+  EXPECT_EQ(ps.spread[1].max_skew, 2);
+  ASSERT_EQ(ps.affinity.preferred_terms.size(), 2u);
+  EXPECT_EQ(ps.affinity.preferred_terms[0].weight, 80);
+  EXPECT_EQ(PreferredAffinityScore(ps.affinity, {{"zone", "a"}, {"gpu", "h100"}}), 100);
+  EXPECT_EQ(PreferredAffinityScore(ps.affinity, {{"zone", "b"}}), 0);
+  EXPECT_NE(Find(r, Sev::kNotice,
+                 "t.yaml:14: notice: spec.template.spec.topologySpreadConstraints[0]"
+                 ".minDomains: not honoured"),
+            nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kWarning,
+                 "spec.template.spec.topologySpreadConstraints[2].labelSelector: a topology "
+                 "spread constraint whose labelSelector does not select the pod's own labels is "
+                 "ignored"),
+            nullptr)
+      << AllDiagnostics(r);
+
+  LoadResult bad = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  topologySpreadConstraints:
+  - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}
+  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: Sometimes}
+  containers: [{name: c, image: x}]
+)");
+  EXPECT_TRUE(bad.model.workloads.empty());
+  EXPECT_NE(Find(bad, Sev::kError, "t.yaml:6: error: spec.topologySpreadConstraints[0].maxSkew:"),
+            nullptr)
+      << AllDiagnostics(bad);
+}
+
 }  // namespace
 }  // namespace tessera

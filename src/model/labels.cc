@@ -74,6 +74,18 @@ bool Matches(const NodeAffinity& affinity, const Labels& labels) {
   return false;
 }
 
+int64_t PreferredAffinityScore(const NodeAffinity& affinity, const Labels& labels) {
+  int64_t score = 0;
+  for (const auto& p : affinity.preferred_terms) {
+    // An empty preference matches no node (Kubernetes skips it).
+    if (p.term.match_expressions.empty()) continue;
+    bool all = true;
+    for (const auto& req : p.term.match_expressions) all = all && Matches(req, labels);
+    if (all) score += p.weight;
+  }
+  return score;
+}
+
 bool Tolerates(const Toleration& t, const Taint& taint) {
   if (t.effect && *t.effect != taint.effect) return false;
   if (t.op == TolerationOp::kExists) return t.key.empty() || t.key == taint.key;

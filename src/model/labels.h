@@ -3,6 +3,7 @@
 // Thread-safety: value types and pure functions.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,9 +34,18 @@ struct NodeSelectorTerm {
   std::vector<SelectorRequirement> match_expressions;
 };
 
-// Required node affinity: terms ORed. Empty means no constraint.
+// One term of preferredDuringSchedulingIgnoredDuringExecution: a node that matches `term`
+// scores `weight` (1..100); a pod prefers the nodes with the highest sum.
+struct PreferredSchedulingTerm {
+  int32_t weight = 1;
+  NodeSelectorTerm term;
+};
+
+// Node affinity. Required: terms ORed, empty means no constraint. Preferred: a score among the
+// nodes the required terms allow (PreferredAffinityScore).
 struct NodeAffinity {
   std::vector<NodeSelectorTerm> required_terms;
+  std::vector<PreferredSchedulingTerm> preferred_terms;
 };
 
 enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
@@ -60,6 +70,8 @@ bool Matches(const SelectorRequirement& req, const Labels& labels);
 bool Matches(const LabelSelector& sel, const Labels& labels);
 bool MatchesNodeSelector(const Labels& node_selector, const Labels& labels);
 bool Matches(const NodeAffinity& affinity, const Labels& labels);
+// The sum of the weights of the preferred terms that `labels` match.
+int64_t PreferredAffinityScore(const NodeAffinity& affinity, const Labels& labels);
 bool Tolerates(const Toleration& t, const Taint& taint);
 // True when every NoSchedule/NoExecute taint is tolerated by one of `tolerations`.
 bool ToleratesAll(const std::vector<Taint>& taints, const std::vector<Toleration>& tolerations);

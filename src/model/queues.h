@@ -60,6 +60,10 @@ struct PreemptionConfig {
   std::optional<int32_t> max_priority_threshold;  // borrowWithinCohort.maxPriorityThreshold
 };
 
+// spec.stopPolicy (Kueue): a stopped ClusterQueue admits nothing new, and its pending
+// workloads say so. Hold keeps the admitted workloads running; HoldAndDrain evicts them.
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+
 struct ClusterQueue {
   std::string name;
   std::string cohort;                // empty: none
@@ -75,6 +79,7 @@ struct ClusterQueue {
   // spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing: its workloads are ordered
   // by their LocalQueue's decayed usage first (SchedulerConfig admissionFairSharing).
   bool usage_based_admission = false;
+  StopPolicy stop_policy = StopPolicy::kNone;
   std::string source;
 };
 

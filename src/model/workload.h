@@ -32,6 +32,18 @@ struct TopologyRequest {
 // podAntiAffinity among a pod set's own pods on kubernetes.io/hostname.
 enum class HostnameAntiAffinity : int8_t { kNone, kPreferred, kRequired };
 
+// A pod template's topologySpreadConstraints entry whose labelSelector selects the pod's own
+// labels: the pods of the workload's spread group (the workload; a Deployment's replicas) are
+// spread over the domains (values of `topology_key`) of the nodes the pod may use. `required`
+// (whenUnsatisfiable: DoNotSchedule): a pod goes only to a node with the key, in a domain whose
+// count after placing it exceeds the smallest count by at most `max_skew`; else
+// (ScheduleAnyway) domains with fewer of the group's pods are preferred.
+struct TopologySpread {
+  std::string topology_key;
+  int32_t max_skew = 1;
+  bool required = true;
+};
+
 // Pods with one template.
 struct PodSet {
   std::string name;
@@ -43,6 +55,7 @@ struct PodSet {
   std::map<std::string, std::string> annotations;  // pod template annotations
   TopologyRequest topology;
   HostnameAntiAffinity anti_affinity = HostnameAntiAffinity::kNone;
+  std::vector<TopologySpread> spread;  // topologySpreadConstraints
 };
 
 struct Workload {
