@@ -57,14 +57,8 @@ void StatusWriter::Unschedulable(const PodInfo& p, const std::string& reason, bo
                      {"reason", "Unschedulable"},
                      {"message", reason},
                      {"lastTransitionTime", WallRfc3339()}}}}}}};
-  std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name);
-  std::string payload = patch.dump();
-  status_pool_->Post([this, path, payload] {
-    // The answer is the whole pod: protobuf costs the server less to encode.
-    if (!stop_)
-      (void)client_->Patch(path, payload, PatchType::kStrategicMerge,
-                           protobuf_ ? proto::kAccept : "application/json");
-  });
+  Send(fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name), patch.dump(),
+       Kind::kPodCondition);
 }
 
 void StatusWriter::Write(const std::string& path, const json& status) {
@@ -72,14 +66,53 @@ void StatusWriter::Write(const std::string& path, const json& status) {
   auto& last = written_[path];
   if (last == body) return;
   last = body;
-  status_pool_->Post([this, path, body] {
-    if (stop_) return;
-    auto r = client_->Patch(path, body, PatchType::kMerge);
-    if (r.ok() && r->status == 404 && path.size() > 7) {
-      // A CRD without the status subresource: the status lives in the main resource.
-      (void)client_->Patch(path.substr(0, path.size() - 7), body, PatchType::kMerge);
+  Send(path, std::move(body), Kind::kStatus);
+}
+
+void StatusWriter::Send(const std::string& path, std::string body, Kind kind) {
+  {
+    std::lock_guard<std::mutex> lock(outbox_mu_);
+    auto [it, idle] = outbox_.try_emplace(path);
+    it->second.body = std::move(body);
+    it->second.kind = kind;
+    it->second.waiting = true;
+    if (!idle) return;  // the worker that owns it sends this body next
+  }
+  status_pool_->Post([this, path] { SendLatest(path); });
+}
+
+void StatusWriter::SendLatest(const std::string& path) {
+  for (;;) {
+    std::string body;
+    Kind kind;
+    {
+      std::lock_guard<std::mutex> lock(outbox_mu_);
+      auto it = outbox_.find(path);
+      if (it == outbox_.end()) return;
+      if (!it->second.waiting || stop_) {
+        outbox_.erase(it);
+        return;
+      }
+      body = std::move(it->second.body);
+      kind = it->second.kind;
+      it->second.waiting = false;
     }
-  });
+    Patch(path, body, kind);
+  }
+}
+
+void StatusWriter::Patch(const std::string& path, const std::string& body, Kind kind) {
+  if (kind == Kind::kPodCondition) {
+    // The answer is the whole pod: protobuf costs the server less to encode.
+    (void)client_->Patch(path, body, PatchType::kStrategicMerge,
+                         protobuf_ ? proto::kAccept : "application/json");
+    return;
+  }
+  auto r = client_->Patch(path, body, PatchType::kMerge);
+  if (r.ok() && r->status == 404 && path.size() > 7) {
+    // A CRD without the status subresource: the status lives in the main resource.
+    (void)client_->Patch(path.substr(0, path.size() - 7), body, PatchType::kMerge);
+  }
 }
 
 void StatusWriter::PodGroupStatus(const PodGroupInfo& pg, int32_t scheduled, int32_t members) {

@@ -8,6 +8,11 @@
 // effort, written behind the binds, and each status body is written only when it changed. The
 // loop decides what to say (which pods wait, why, how many of a gang are bound); this says it.
 //
+// Writes to one object go out one at a time, and the newest body is the last one sent: with
+// several workers, an older condition could otherwise land after a newer one and stay (the loop
+// does not rewrite a condition it believes written). A body superseded before it was sent is not
+// sent at all.
+//
 // Thread-safety: every method from one thread (the loop), except event_stats() and queued(),
 // which are thread-safe. The writes run on the pools' workers and touch no loop state.
 #pragma once
@@ -16,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -66,10 +72,29 @@ class StatusWriter {
   // written there.
   void Write(const std::string& path, const json& status);
 
+  // How a body is sent: a pod's condition (strategic merge, the answer in protobuf where
+  // enabled) or a status (merge patch; onto the main resource where there is no status
+  // subresource).
+  enum class Kind { kPodCondition, kStatus };
+  // Sends `body` to `path` after any write to it in flight; replaces one not yet sent.
+  void Send(const std::string& path, std::string body, Kind kind);
+  // On a worker: sends the newest body of `path` until there is none left.
+  void SendLatest(const std::string& path);
+  void Patch(const std::string& path, const std::string& body, Kind kind);
+
+  struct Outbox {
+    std::string body;  // the newest body not yet sent
+    Kind kind = Kind::kStatus;
+    bool waiting = false;  // `body` is to be sent
+  };
+
   KubeClient* const client_;
   const bool protobuf_;
   const std::atomic<bool>& stop_;
   std::map<std::string, std::string> written_;  // path -> last status body written
+  std::mutex outbox_mu_;
+  // Paths with a write queued or in flight (a worker owns each entry until it erases it).
+  std::map<std::string, Outbox> outbox_;  // GUARDED_BY(outbox_mu_)
   std::unique_ptr<TaskPool> status_pool_, event_pool_;
   std::unique_ptr<EventRecorder> events_;  // writes on event_pool_
 };
