@@ -11,8 +11,14 @@
 // nodes=; '-' for a pod without GPUs; present when some pod has GPUs. A MIG instance on a node
 // whose layout Tessera chooses shows as DEVICE@FIRST_SLICE.)
 //   state NAMESPACE/NAME STATE [queue=Q] [reason~"..."]
+//   cost ROLLUP NAME [gpuHours=H] [allocatedDollars=D] [dollars=D]
+// (with SchedulerConfig spec.pricing, docs/cost.md: ROLLUP is clusterQueue, cohort, namespace,
+// localQueue, workload or label:KEY with its row's NAME; `cost idle -` and `cost total -`;
+// figures rounded to a millionth.)
 // Every `event` line must match the simulation's events one to one, in order; `state` lines
-// check the final state of the workloads they name. Keys left out are not checked.
+// check the final state of the workloads they name, `cost` lines the rows they name. Keys left out
+// are not checked.
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -99,6 +105,35 @@ std::map<std::string, Actual> ActualStates(const Simulator& sim) {
   return out;
 }
 
+// The cost rows, keyed "ROLLUP NAME", when the scenario has prices.
+std::map<std::string, Actual> ActualCosts(const Simulator& sim) {
+  std::map<std::string, Actual> out;
+  if (!sim.summary().cost) return out;
+  const cost::CostReport& c = *sim.summary().cost;
+  auto num = [](double x) { return fmt::format("{}", std::round(x * 1e6) / 1e6); };
+  auto add = [&](const std::string& rollup, const std::string& name, double gpu_hours,
+                 const char* key, double dollars) {
+    Actual a;
+    a.head = fmt::format("cost {} {}", rollup, name);
+    a.keys["gpuHours"] = num(gpu_hours);
+    a.keys[key] = num(dollars);
+    out[rollup + " " + name] = std::move(a);
+  };
+  auto rows = [&](const std::string& rollup, const cost::CostRows& r) {
+    for (const auto& [name, l] : r)
+      add(rollup, name, l.gpu_hours, "allocatedDollars", l.allocated_dollars());
+  };
+  rows("clusterQueue", c.by_cluster_queue);
+  rows("cohort", c.by_cohort);
+  rows("namespace", c.by_namespace);
+  rows("localQueue", c.by_local_queue);
+  rows("workload", c.by_workload);
+  for (const auto& [key, r] : c.by_label) rows("label:" + key, r);
+  add("idle", "-", c.idle.gpu_hours, "dollars", c.idle.dollars);
+  add("total", "-", c.allocated.gpu_hours + c.idle.gpu_hours, "dollars", c.total_dollars());
+  return out;
+}
+
 std::string Print(const Actual& a) {
   std::string s = a.head;
   for (const auto& [k, v] : a.keys) {
@@ -160,9 +195,11 @@ int Main(int argc, char** argv) {
   }
   auto events = ActualEvents(**sim);
   auto states = ActualStates(**sim);
+  auto costs = ActualCosts(**sim);
   if (std::string(argv[2]) == "--print") {
     for (const auto& e : events) std::cout << Print(e) << "\n";
     for (const auto& [k, s] : states) std::cout << Print(s) << "\n";
+    for (const auto& [k, c] : costs) std::cout << Print(c) << "\n";
     return 0;
   }
   std::ifstream in(argv[2]);
@@ -187,6 +224,10 @@ int Main(int argc, char** argv) {
     } else if (tokens[0] == "state" && tokens.size() >= 3) {
       auto it = states.find(tokens[1]);
       diff = it == states.end() ? "no workload " + tokens[1] : Compare(tokens, it->second);
+    } else if (tokens[0] == "cost" && tokens.size() >= 3) {
+      auto it = costs.find(tokens[1] + " " + tokens[2]);
+      diff = it == costs.end() ? "no cost row " + tokens[1] + " " + tokens[2]
+                               : Compare(tokens, it->second);
     } else {
       diff = "malformed line";
     }

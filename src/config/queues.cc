@@ -14,6 +14,7 @@
 #include "config/controller_fields.h"
 #include "config/fair_usage.h"
 #include "config/kinds.h"
+#include "config/pricing.h"
 #include "config/time_fields.h"
 
 namespace tessera::config_internal {
@@ -543,6 +544,7 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   ReadBackfill(ctx, spec, config.backfill);
   ReadRuntimeEstimates(ctx, spec, config.estimates);
   ReadAdmissionFairSharing(ctx, spec, config.admission_fair_sharing);
+  ReadPricing(ctx, spec, config.pricing);
   if (ctx.failed()) return;
   out.model.config = config;
   out.has_config = true;

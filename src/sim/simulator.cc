@@ -6,6 +6,7 @@
 #include <queue>
 #include <tuple>
 
+#include "cost/report_format.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -56,6 +57,7 @@ class SimRun {
     progress_.assign(n, 0);
     started_.assign(n, -1);
     gpus_.assign(n, 0);
+    if (s_.model().config.pricing.present) ledger_.emplace(s_.model());
   }
   absl::Status Run();
 
@@ -89,6 +91,7 @@ class SimRun {
   int64_t last_alloc_ = 0;
   double alloc_area_ = 0;
   double lost_gpu_seconds_ = 0;
+  std::optional<cost::CostLedger> ledger_;  // with spec.pricing: what each workload held
 };
 
 double SimRun::PodGpus(WorkloadId id, const std::vector<PodPlacement>& pods) const {
@@ -117,6 +120,7 @@ void SimRun::OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, do
   const int64_t n = ++admissions_[id];
   started_[id] = now;
   gpus_[id] = PodGpus(id, pods);
+  if (ledger_) ledger_->Hold(id, s_.status(id).cluster_queue, s_.status(id).flavors, pods, now);
   if (w.runtime) {
     const double left = std::max(0.0, *w.runtime - progress_[id]);
     if (!w.active_deadline || left <= *w.active_deadline)
@@ -127,6 +131,7 @@ void SimRun::OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, do
 }
 
 void SimRun::OnStopped(WorkloadId id, double now) {
+  if (ledger_) ledger_->Release(id, now);
   if (started_[id] < 0) return;
   const double ran = now - started_[id];
   const auto& interval = s_.model().workloads[id].checkpoint_interval;
@@ -152,6 +157,8 @@ void SimRun::Record(const Decision& d, double now) {
     case Decision::Type::kScaleUp:
       e.type = SimEvent::Type::kScaledUp;
       gpus_[d.workload] += PodGpus(d.workload, d.pods);
+      if (ledger_)
+        ledger_->Hold(d.workload, e.cluster_queue, s_.status(d.workload).flavors, d.pods, now);
       break;
     case Decision::Type::kPreempt:
       e.type = SimEvent::Type::kPreempted;
@@ -212,6 +219,7 @@ void SimRun::Pop(double now) {
   e.workload = id;
   if (kind == kFinish) {
     started_[id] = -1;
+    if (ledger_) ledger_->Release(id, now);
     s_.Finish(id, now);
     e.type = SimEvent::Type::kFinished;
   } else {
@@ -266,6 +274,7 @@ absl::Status SimRun::Run() {
                                                               static_cast<double>(sum_.gpus_total)
                                                         : 0);
   sum_.gpu_hours_lost = lost_gpu_seconds_ / 3600;
+  if (ledger_) sum_.cost = ledger_->Report(last_time_);
   return absl::OkStatus();
 }
 
@@ -368,6 +377,7 @@ std::string Simulator::ToJson() const {
                             {"gpuHoursLost", summary_.gpu_hours_lost},
                             {"deadlinesExceeded", summary_.deadlines_exceeded},
                             {"cycles", summary_.cycles}};
+  if (summary_.cost) summary["cost"] = cost::CostJson(*summary_.cost);
   nlohmann::json doc = {{"events", events}, {"workloads", workloads}, {"summary", summary}};
   return doc.dump(2) + "\n";
 }
@@ -448,6 +458,7 @@ std::string Simulator::ToTable() const {
     out += fmt::format("    {:<24} admitted {:>4}  mean {:>7.0f}s  max {:>7.0f}s\n", qw.queue,
                        qw.admitted, qw.mean_wait, qw.max_wait);
   }
+  if (summary_.cost) out += cost::CostTable(*summary_.cost);
   return out;
 }
 

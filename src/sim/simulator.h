@@ -7,10 +7,12 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/ledger.h"
 #include "engine/scheduler.h"
 #include "model/model.h"
 
@@ -62,6 +64,9 @@ struct SimSummary {
     double max_wait = 0;
   };
   std::vector<QueueWait> waits;  // per ClusterQueue, then "(none)" for unqueued workloads
+  // Cost in money over [0, end_time] (docs/cost.md); only when SchedulerConfig spec.pricing is
+  // given.
+  std::optional<cost::CostReport> cost;
 };
 
 class Simulator {
