@@ -10,6 +10,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "sim/simulator.h"
+#include "trace/replay.h"
+#include "trace/report.h"
 
 namespace tessera {
 namespace {
@@ -250,6 +252,32 @@ TEST(CostLedgerTest, SharesOpenRunsAndUnpricedGpus) {
   EXPECT_EQ(u.allocated.gpu_dollars, 0);
   EXPECT_DOUBLE_EQ(u.idle.unpriced_gpu_hours, 1.75);
   EXPECT_NE(cost::CostTable(u).find("2.00 GPU-hours had no price"), std::string::npos);
+}
+
+// The replay keeps the same ledger: tests/scenarios/cost.yaml replayed (its workloads at their
+// arrivals, no trace jobs) gives the simulator's figures, in its summary table and report.json.
+TEST(CostReplayTest, ReplayGivesTheSameFigures) {
+  LoadResult r = LoadManifestFiles({testing::SourceDir() + "/tests/scenarios/cost.yaml"});
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  trace::Trace tr;
+  std::vector<std::string> notes;
+  auto conv = trace::BuildModel(tr, {}, r.model, notes);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  auto res = trace::RunReplay(std::move(r.model), tr, *conv, {});
+  ASSERT_TRUE(res.ok()) << res.status();
+  ASSERT_TRUE(res->cost.has_value());
+  const cost::CostReport& c = *res->cost;
+  EXPECT_TRUE(c.by_workload.empty());  // rollups only
+  EXPECT_DOUBLE_EQ(c.by_cluster_queue.at("team-a").gpu_hours, 14);
+  EXPECT_DOUBLE_EQ(c.by_cluster_queue.at("team-a").allocated_dollars(), 45.64);
+  EXPECT_DOUBLE_EQ(c.by_cluster_queue.at("team-b").allocated_dollars(), 12.78);
+  EXPECT_DOUBLE_EQ(c.idle.gpu_hours, 15);
+  EXPECT_DOUBLE_EQ(c.idle.dollars, 23);
+  EXPECT_DOUBLE_EQ(c.total_dollars(), 81.42);
+  nlohmann::json doc = nlohmann::json::parse(trace::ReportJson(*res));
+  EXPECT_EQ(doc["summary"]["cost"]["byClusterQueue"]["team-b"]["gpuHours"], 6);
+  EXPECT_EQ(doc["summary"]["cost"]["total"]["dollars"], 81.42);
+  EXPECT_NE(trace::SummaryTable(*res).find("idle GPUs (not shared out)"), std::string::npos);
 }
 
 }  // namespace

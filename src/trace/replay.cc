@@ -136,6 +136,7 @@ class Replayer {
     CountEndStates();
     SumQueues();
     res_.size_classes = classes_.Results(res_.end - res_.start);
+    if (cost_) res_.cost = cost_->Report(res_.end, res_.start);
     Finalize();
     return std::move(res_);
   }
@@ -166,6 +167,7 @@ class Replayer {
     s_ = std::move(*created);
     m_ = &s_->model();
     ledger_.emplace(m_->nodes, node_models, res_.typical, milli_);
+    if (m_->config.pricing.present) cost_.emplace(*m_, /*by_workload=*/false);
     res_.nodes = static_cast<int64_t>(m_->nodes.size());
     res_.gpus_total = ledger_->total_gpu_milli() / 1000;
     return absl::OkStatus();
@@ -333,6 +335,7 @@ class Replayer {
       const WorkloadStatus& st = s_->status(id);
       if (st.state != WorkloadState::kAdmitted || st.preemptions != gen) continue;
       Release(id);
+      if (cost_) cost_->Release(id, when);
       s_->Finish(id, when);
       auto q = QueueOf(id);
       ++res_.queues[q].finished;
@@ -407,6 +410,8 @@ class Replayer {
           break;
         case Decision::Type::kScaleUp:
           Book(id, d.pods);
+          if (cost_)
+            cost_->Hold(id, s_->status(id).cluster_queue, s_->status(id).flavors, d.pods, now);
           break;
         case Decision::Type::kReject:
           ++res_.queues[q].rejected;
@@ -422,6 +427,7 @@ class Replayer {
   void Evict(WorkloadId id, double now) {
     auto q = QueueOf(id);
     int64_t gpu_milli = Release(id);
+    if (cost_) cost_->Release(id, now);
     double lost = static_cast<double>(gpu_milli) / 1000.0 *
                   (now - admit_at_[static_cast<size_t>(id)]) / 3600.0;
     res_.queues[q].gpu_hours_lost += lost;
@@ -444,6 +450,7 @@ class Replayer {
     }
     admit_at_[static_cast<size_t>(id)] = now;
     Book(id, pods);
+    if (cost_) cost_->Hold(id, st.cluster_queue, st.flavors, pods, now);
     const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
     if (rt) finishes_.emplace(now + *rt, id, st.preemptions);
     ++running_;
@@ -535,6 +542,8 @@ class Replayer {
   std::unique_ptr<Scheduler> s_;
   const Model* m_ = nullptr;  // the engine's model
   std::optional<ClusterLedger> ledger_;
+  // With spec.pricing: the GPUs, CPU and memory each workload held, priced (docs/cost.md).
+  std::optional<cost::CostLedger> cost_;
   int ncq_ = 0;                                    // ClusterQueues; queue index ncq_ is "(none)"
   std::vector<std::vector<double>> waits_, jcts_;  // per queue
   std::vector<int64_t> queue_milli_;               // per queue, GPU milli held now

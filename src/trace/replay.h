@@ -9,10 +9,12 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/ledger.h"
 #include "fgd/fragmentation.h"
 #include "model/model.h"
 #include "trace/metrics.h"
@@ -90,6 +92,9 @@ struct ReplayResult {
   std::vector<std::string> channels;  // names of the series' channels
   std::vector<fgd::TypicalPod> typical;
   std::vector<std::string> notes;
+  // Cost in money (docs/cost.md), idle GPUs over [start, end]; only with SchedulerConfig
+  // spec.pricing. No per-workload rows: a trace may hold a million jobs.
+  std::optional<cost::CostReport> cost;
 };
 
 // Replays `trace` (jobs made by `converter`) and the workloads already in `model` (at their

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cost/report_format.h"
 #include "fgd/grid.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -256,6 +257,7 @@ std::string SummaryTable(const ReplayResult& r) {
   for (const auto& q : r.queues) row(q);
   if (r.queues.size() > 1) row(r.all);
   out += SizeClassTable(r.size_classes);
+  if (r.cost) out += "\n" + cost::CostTable(*r.cost);
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
   return out;
 }
@@ -308,6 +310,7 @@ std::string ReportJson(const ReplayResult& r) {
                             {"queueingDelaySeconds", DistJson(r.all.wait)},
                             {"jobCompletionTimeSeconds", DistJson(r.all.jct)},
                             {"queueingDelayHistogram", QueueJson(r.all)["queueingDelayHistogram"]}};
+  if (r.cost) summary["cost"] = cost::CostJson(*r.cost);
   nlohmann::json doc = {
       {"summary", summary},
       {"queues", queues},
@@ -463,6 +466,7 @@ std::string ReportHtml(const ReplayResult& r, const std::string& title) {
   if (r.queues.size() > 1) qrow(r.all);
   h += "</table>\n";
   h += SizeClassHtml(r.size_classes);
+  if (r.cost) h += cost::CostHtml(*r.cost);
 
   h += "<h2>Charts</h2>\n";
   // Jobs admitted at once are most of them in a healthy cluster; drawn, they would flatten every
