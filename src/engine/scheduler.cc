@@ -16,6 +16,7 @@
 #include <chrono>
 
 #include "engine/actions/action.h"
+#include "engine/admission/stop_policy.h"
 #include "engine/engine.h"
 #include "engine/reasons.h"
 #include "engine/restore.h"
@@ -63,7 +64,7 @@ class SchedulerImpl : public Scheduler {
   }
   std::vector<Decision> RunCycle(double now) override;
   double NextTimer(double now) const override {
-    return std::min(e_.waits.Next(now), e_.fair_usage.Next(now));
+    return std::min({e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now)});
   }
   const WorkloadStatus& status(WorkloadId id) const override {
     if (s_.recs[id].reason_stale) {
@@ -176,7 +177,8 @@ absl::Status SchedulerImpl::InitQuota() {
   const int num_cqs = static_cast<int>(s_.model.cluster_queues.size());
   s_.quota = std::make_unique<QuotaTree>(num_cqs, static_cast<int>(s_.cohort_names.size()),
                                          static_cast<int>(s_.model.flavors.size()));
-  auto set_groups = [&](int node, const std::vector<ResourceGroup>& groups) {
+  // A stopped ClusterQueue lends nothing: Kueue leaves it out of its cohort.
+  auto set_groups = [&](int node, const std::vector<ResourceGroup>& groups, bool lends = true) {
     for (const auto& g : groups) {
       for (const auto& fq : g.flavors) {
         auto it = s_.flavor_ids.find(fq.flavor);
@@ -184,7 +186,7 @@ absl::Status SchedulerImpl::InitQuota() {
         for (const auto& rq : fq.resources) {
           s_.quota->SetQuota(node, MakeFR(it->second, rq.resource), rq.nominal,
                              rq.borrowing_limit.value_or(kUnlimited),
-                             rq.lending_limit.value_or(kUnlimited));
+                             lends ? rq.lending_limit.value_or(kUnlimited) : 0);
         }
       }
     }
@@ -206,7 +208,7 @@ absl::Status SchedulerImpl::InitQuota() {
         if (q.group_of[r] < 0) q.group_of[r] = static_cast<int8_t>(q.groups.size());
       q.groups.push_back(std::move(rg));
     }
-    set_groups(i, cq.resource_groups);
+    set_groups(i, cq.resource_groups, cq.stop_policy == StopPolicy::kNone);
     if (!cq.cohort.empty()) s_.quota->SetParent(i, s_.quota->cohort_node(s_.cohort_ids[cq.cohort]));
   }
   for (const auto& c : s_.model.cohorts) {
@@ -254,7 +256,7 @@ WorkloadId SchedulerImpl::AddWorkload(Workload w) {
   s_.recs.emplace_back();
   bool needs_group = false;
   for (const PodSet& ps : s_.model.workloads[id].pod_sets)
-    if (ps.anti_affinity != HostnameAntiAffinity::kNone) needs_group = true;
+    if (ps.anti_affinity != HostnameAntiAffinity::kNone || !ps.spread.empty()) needs_group = true;
   if (needs_group) {
     auto [it, inserted] =
         s_.spread_group_ids.try_emplace(group, static_cast<int32_t>(s_.group_nodes.size()));
@@ -347,6 +349,10 @@ void SchedulerImpl::Submit(WorkloadId id, double now) {
     e_.pending.SetPending(id, s_.recs[id].unresolved);
     return;  // never enters a queue: nothing can admit it
   }
+  if (HeldByStopPolicy(s_, id)) {
+    e_.pending.SetPending(id, StoppedReason(s_, s_.recs[id].cq));
+    return;  // a stopped queue admits nothing new (engine/admission/stop_policy.h)
+  }
   const Workload& w = s_.model.workloads[id];
   if (w.MinPods() > w.TotalPods()) {
     e_.pending.SetPending(
@@ -397,6 +403,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
   }
   s_.rejected_unreported.clear();
   e_.waits.Expire(now, out);
+  DrainStoppedQueues(e_, now, out);
   e_.fair_usage.Sample(now);
 
   const bool timed = s_.model.config.time_actions;

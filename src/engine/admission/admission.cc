@@ -1,5 +1,6 @@
 #include "engine/admission/admission.h"
 
+#include "engine/admission/stop_policy.h"
 #include "engine/engine.h"
 #include "fmt/format.h"
 
@@ -67,6 +68,12 @@ bool Admission::Preempt(WorkloadId id, double now, WorkloadId blocking, bool& he
 Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<Decision>& out) {
   WorkloadRec& rec = s_.recs[id];
   ++s_.stats.attempts;
+  if (HeldByStopPolicy(s_, id)) {  // requeued after a preemption into a stopped queue
+    e_.pending.SetPending(id, StoppedReason(s_, rec.cq));
+    rec.failed_release_epoch = s_.release_epoch;
+    rec.failed_admit_epoch = s_.admit_epoch;
+    return Outcome::kPending;
+  }
   e_.topology.clear_reason();
   const auto& combos = s_.recs[id].combos;
   // Why each flavor combination failed, in order: the user sees every flavor that was tried.

@@ -61,7 +61,8 @@ std::string Admission::CanEverFit(WorkloadId id) const {
       for (NodeId n : s_.pools[pool]) {
         if (w.pod_sets[ps].requests.FitsIn(s_.model.nodes[n].allocatable) &&
             s_.cluster->ShareMilli(n, w.pod_sets[ps].requests) <= kMilliPerGpu &&
-            e_.placer.NodeEligible(id, static_cast<int>(ps), combo, n)) {
+            e_.placer.NodeEligible(id, static_cast<int>(ps), combo, n, false,
+                                   /*empty_cluster=*/true)) {
           found = true;
           break;
         }
@@ -69,6 +70,20 @@ std::string Admission::CanEverFit(WorkloadId id) const {
       if (found) break;
     }
     if (!found) {
+      // A DoNotSchedule topology key that no node of the pools has says more than the size.
+      for (const auto& c : w.pod_sets[ps].spread) {
+        if (!c.required) continue;
+        const auto& di = e_.topology.Domains(c.topology_key);
+        bool any = false;
+        for (const auto& combo : combos)
+          for (NodeId n : s_.pools[e_.flavors.PoolFor(id, combo)])
+            any = any || di.domain_of[n] >= 0;
+        if (!any)
+          return fmt::format(
+              "pod set {} spreads over {} (topologySpreadConstraints, DoNotSchedule) and no "
+              "node it may use has that label",
+              w.pod_sets[ps].name, c.topology_key);
+      }
       Resources shown = w.pod_sets[ps].requests;
       shown[kPods] = 0;  // every pod asks for one; saying so adds nothing
       return fmt::format("pod set {} needs {} per pod and no node can ever hold that",

@@ -39,12 +39,14 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
     }
     if (fit_pods >= target) continue;
     if (max_free_gpus < 0) {
+      const std::string spread = SpreadFilter::Describe(set);
       return fmt::format(
-          "no node of {} matches pod set {}'s node selector, affinity{} and tolerations", where,
+          "no node of {} matches pod set {}'s node selector, affinity{}{} and tolerations", where,
           set.name,
           set.anti_affinity == HostnameAntiAffinity::kRequired
               ? ", hostname anti-affinity (one pod per node)"
-              : "");
+              : "",
+          spread.empty() ? "" : ", topology spread (" + spread + ")");
     }
     std::string s =
         fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);

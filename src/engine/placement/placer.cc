@@ -6,7 +6,7 @@
 
 namespace tessera {
 
-Placer::Placer(Engine& e) : e_(e), s_(e.st) {}
+Placer::Placer(Engine& e) : e_(e), s_(e.st), spread_(e) {}
 Placer::~Placer() = default;
 
 void Placer::Init(PlacementPolicy policy) {
@@ -15,15 +15,18 @@ void Placer::Init(PlacementPolicy policy) {
 }
 
 bool Placer::NodeEligible(WorkloadId id, int ps, const Combo& combo, NodeId n,
-                          bool avoid_group_nodes) const {
+                          bool avoid_group_nodes, bool empty_cluster) const {
   const Node& node = s_.model.nodes[n];
   const PodSet& set = s_.model.workloads[id].pod_sets[ps];
-  if ((set.anti_affinity == HostnameAntiAffinity::kRequired ||
+  if (preferred_ && PreferenceOf(id, ps, n) != *preferred_) return false;
+  if (!empty_cluster &&
+      (set.anti_affinity == HostnameAntiAffinity::kRequired ||
        (avoid_group_nodes && set.anti_affinity == HostnameAntiAffinity::kPreferred)) &&
       s_.recs[id].spread_group >= 0 && s_.GroupOnNode(id, n))
     return false;
   if (!MatchesNodeSelector(set.node_selector, node.labels)) return false;
   if (!Matches(set.affinity, node.labels)) return false;
+  if (!set.spread.empty() && !spread_.Allows(id, ps, combo, n, !empty_cluster)) return false;
   const WorkloadRec& rec = s_.recs[id];
   if (rec.cq < 0 || combo.empty()) return ToleratesAll(node.taints, set.tolerations);
   // Every chosen flavor's labels must hold (the pool checked one of them), and its tolerations
@@ -42,6 +45,36 @@ bool Placer::NodeEligible(WorkloadId id, int ps, const Combo& combo, NodeId n,
     }
   }
   return ToleratesAll(node.taints, *tol);
+}
+
+Placer::Preference Placer::PreferenceOf(WorkloadId id, int ps, NodeId n) const {
+  const PodSet& set = s_.model.workloads[id].pod_sets[ps];
+  Preference p;
+  p.affinity = PreferredAffinityScore(set.affinity, s_.model.nodes[n].labels);
+  if (!set.spread.empty()) p.spread_penalty = spread_.Penalty(id, ps, n);
+  return p;
+}
+
+NodeChoice Placer::FindNode(WorkloadId id, int ps, const Combo& combo) {
+  const PodSet& set = s_.model.workloads[id].pod_sets[ps];
+  bool soft_spread = false;
+  for (const auto& c : set.spread) soft_spread = soft_spread || !c.required;
+  if (set.affinity.preferred_terms.empty() && !soft_spread) return plugin_->FindNode(id, ps, combo);
+  // The best preference among the nodes that can take the pod now; the plugin then chooses
+  // among those only (its own order: binpack, spread, FGD), else among all.
+  std::optional<Preference> best;
+  for (NodeId n : s_.pools[e_.flavors.PoolFor(id, combo)]) {
+    if (!s_.cluster->Fits(n, set.requests) || !NodeEligible(id, ps, combo, n)) continue;
+    Preference p = PreferenceOf(id, ps, n);
+    if (!best || p.affinity > best->affinity ||
+        (p.affinity == best->affinity && p.spread_penalty < best->spread_penalty))
+      best = p;
+  }
+  if (!best) return {};
+  preferred_ = best;
+  NodeChoice c = plugin_->FindNode(id, ps, combo);
+  preferred_.reset();
+  return c.node >= 0 ? c : plugin_->FindNode(id, ps, combo);
 }
 
 bool Placer::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t mark) {
