@@ -401,9 +401,14 @@ class Loader {
     if (spec->reader == nullptr) {
       std::string name;
       if (auto n = ci::GetString(ctx, Child(root, "metadata"), "name", "metadata.name")) name = *n;
-      ctx.Notice(root, "",
-                 "skipped " + meta.kind + (name.empty() ? "" : " " + name) + " (" + *api_version +
-                     "): Tessera does not use this kind");
+      ctx.Notice(
+          root, "",
+          "skipped " + meta.kind + (name.empty() ? "" : " " + name) + " (" + *api_version +
+              "): Tessera does not use this kind" +
+              (meta.group.empty() && (meta.kind == "ResourceQuota" || meta.kind == "LimitRange")
+                   ? "; the API server's admission enforces it on the pods Kubernetes "
+                     "creates, not on what Tessera simulates"
+                   : ""));
       return;
     }
     if (!ReadMetadata(ctx, meta, spec->namespaced)) return;

@@ -452,5 +452,25 @@ spec:
       << AllDiagnostics(r);
 }
 
+// Issue 15: ResourceQuota and LimitRange are the API server's admission, and the notice says so.
+TEST(QueuesTest, ResourceQuotaAndLimitRangeSayWhoEnforcesThem) {
+  LoadResult r = Load(R"(apiVersion: v1
+kind: ResourceQuota
+metadata: {name: rq, namespace: team-a}
+spec: {hard: {requests.nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr}
+spec: {limits: [{type: Container, default: {cpu: "1"}}]}
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  for (const char* want : {"t.yaml:1: notice: skipped ResourceQuota rq (v1): Tessera does not use "
+                           "this kind; the API server's admission enforces it",
+                           "t.yaml:6: notice: skipped LimitRange lr (v1): Tessera does not use "
+                           "this kind; the API server's admission enforces it"})
+    EXPECT_NE(Find(r, Sev::kNotice, want), nullptr) << want << "\n" << AllDiagnostics(r);
+}
+
 }  // namespace
 }  // namespace tessera
