@@ -7,6 +7,8 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "model/bounded_read.h"
+#include "model/limits.h"
 
 namespace tessera::fgd {
 namespace {
@@ -53,8 +55,24 @@ absl::StatusOr<TraceRead<T>> ReadCsv(const std::string& path,
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(fmt::format("{}: cannot open", path));
   std::string line;
-  if (!std::getline(in, line))
-    return absl::InvalidArgumentError(fmt::format("{}:1: empty file", path));
+  int line_no = 1;
+  // A line beyond the limit (a file without newlines, /dev/zero) ends the read: its rest may
+  // never end, so it cannot be skipped like a bad row.
+  auto next_line = [&]() -> absl::StatusOr<bool> {
+    switch (ReadLineBounded(in, line, kMaxCsvLineBytes)) {
+      case LineRead::kLine:
+        return true;
+      case LineRead::kEnd:
+        return false;
+      case LineRead::kTooLong:
+        break;
+    }
+    return absl::InvalidArgumentError(
+        fmt::format("{}:{}: row longer than {} bytes", path, line_no, kMaxCsvLineBytes));
+  };
+  absl::StatusOr<bool> got = next_line();
+  if (!got.ok()) return got.status();
+  if (!*got) return absl::InvalidArgumentError(fmt::format("{}:1: empty file", path));
   std::vector<int> column(required.size(), -1);
   {
     const std::vector<std::string_view> header = SplitRow(Trim(line));
@@ -65,9 +83,11 @@ absl::StatusOr<TraceRead<T>> ReadCsv(const std::string& path,
     }
   }
   TraceRead<T> out;
-  int line_no = 1;
-  while (std::getline(in, line)) {
+  for (;;) {
     ++line_no;
+    got = next_line();
+    if (!got.ok()) return got.status();
+    if (!*got) break;
     const std::string_view trimmed = Trim(line);
     if (trimmed.empty()) continue;
     const std::vector<std::string_view> cells = SplitRow(trimmed);

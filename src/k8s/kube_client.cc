@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/escaping.h"
 #include "fmt/format.h"
 #include "k8s/proto.h"
+#include "model/bounded_read.h"
+#include "model/limits.h"
 #include "spdlog/spdlog.h"
 #include "yaml-cpp/yaml.h"
 
@@ -26,12 +26,10 @@ void GlobalInit() {
   (void)done;
 }
 
+// The kubeconfig and the files it names (tokens, certificates) are a few KiB; a path to
+// /dev/zero or a huge file is refused at kMaxKubeconfigBytes instead of read until memory ends.
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot read", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadFileBounded(path, kMaxKubeconfigBytes, "a kubeconfig or a file it names (4 MiB)");
 }
 
 // Finds the entry named `name` in a kubeconfig list (`clusters`, `users`, `contexts`).

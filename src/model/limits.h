@@ -24,4 +24,18 @@ inline constexpr int64_t kMaxDeploymentReplicas = 100'000;
 // spec.count of a NodePool.
 inline constexpr int64_t kMaxNodePoolSize = 500'000;
 
+// Input sizes (model/bounded_read.h). A file beyond its limit is refused before it is read whole:
+// `/dev/zero` or an endless pipe is cut at the limit.
+// One manifest file given to validate, sim or sim replay --manifests.
+inline constexpr int64_t kMaxManifestFileBytes = int64_t{256} << 20;  // 256 MiB
+// A kubeconfig, or a token / certificate file it names (real ones are a few KiB).
+inline constexpr int64_t kMaxKubeconfigBytes = int64_t{4} << 20;  // 4 MiB
+// What YAML aliases may add to one manifest file once expanded (config/yaml_aliases.h): the
+// nodes and the scalar bytes of every aliased node, counted at each alias. Real manifests use a
+// few anchors (`<<: *defaults`); anchors of anchors ("billion laughs") reach these at once.
+inline constexpr int64_t kMaxYamlAliasNodesPerFile = 1'000'000;
+inline constexpr int64_t kMaxYamlAliasBytesPerFile = int64_t{16} << 20;  // 16 MiB
+// One line of a CSV trace (sim replay --nodes/--jobs, sim fgd --nodes/--pods).
+inline constexpr int64_t kMaxCsvLineBytes = int64_t{1} << 20;  // 1 MiB
+
 }  // namespace tessera

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "fmt/format.h"
+#include "model/bounded_read.h"
+#include "model/limits.h"
 
 namespace tessera::trace {
 
@@ -35,8 +37,17 @@ int CsvReader::Column(std::initializer_list<std::string_view> names) const {
 
 bool CsvReader::Next() {
   std::string text;
-  while (std::getline(in_, text)) {
+  for (;;) {
+    const LineRead read = ReadLineBounded(in_, text, kMaxCsvLineBytes);
+    if (read == LineRead::kEnd || too_long_) return false;
     ++line_;
+    if (read == LineRead::kTooLong) {
+      // The rest of the line cannot be skipped safely (it may never end): the read stops here.
+      too_long_ = true;
+      fields_.clear();
+      error_ = fmt::format("row longer than {} bytes", kMaxCsvLineBytes);
+      return true;
+    }
     if (!text.empty() && text.back() == '\r') text.pop_back();
     std::string_view t = Trim(text);
     if (t.empty() || t.front() == '#') continue;
@@ -44,7 +55,6 @@ bool CsvReader::Next() {
     Split(text);
     return true;
   }
-  return false;
 }
 
 bool CsvReader::Split(const std::string& text) {

@@ -29,8 +29,11 @@ class CsvReader {
   int Column(std::initializer_list<std::string_view> names) const;
 
   // Reads the next record into fields(); false at the end of the file. A record with an
-  // unterminated quote is returned with ok() false and error() saying so.
+  // unterminated quote is returned with error() saying so. A line longer than kMaxCsvLineBytes
+  // (model/limits.h) is returned with error() "row longer than N bytes" and too_long() true,
+  // and is the last: the rest of the file is not read.
   bool Next();
+  bool too_long() const { return too_long_; }
   const std::vector<std::string>& fields() const { return fields_; }
   // The field at `column`, or "" when the record is shorter or column < 0.
   std::string_view Field(int column) const;
@@ -48,6 +51,7 @@ class CsvReader {
   std::vector<std::string> fields_;
   std::string error_;
   int line_ = 0;
+  bool too_long_ = false;
 };
 
 // Blanks (space, tab) trimmed from both ends.

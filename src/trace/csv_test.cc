@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "model/limits.h"
 
 namespace tessera::trace {
 namespace {
@@ -55,6 +56,31 @@ TEST(CsvReader, MissingAndEmptyFilesFailWithTheirName) {
   CsvReader e;
   auto empty = WriteTemp("empty.csv", "# only a comment\n");
   EXPECT_FALSE(e.Open(empty).ok());
+}
+
+// A line is held up to kMaxCsvLineBytes: /dev/zero (no newline ever) used to be read for 4.2 GB
+// and then called an empty file.
+TEST(CsvReader, ALineBeyondTheLimitEndsTheReadWithFileAndLine) {
+  CsvReader zero;
+  auto s = zero.Open("/dev/zero");
+  EXPECT_EQ(s.message(), "/dev/zero:1: row longer than 1048576 bytes");
+  auto path =
+      WriteTemp("long.csv", "a,b\n1,2\n" + std::string(kMaxCsvLineBytes + 1, '7') + "\n3,4\n");
+  CsvReader r;
+  ASSERT_TRUE(r.Open(path).ok());
+  ASSERT_TRUE(r.Next());
+  EXPECT_TRUE(r.error().empty());
+  ASSERT_TRUE(r.Next());
+  EXPECT_TRUE(r.too_long());
+  EXPECT_EQ(r.Where() + ": " + r.error(), path + ":3: row longer than 1048576 bytes");
+  EXPECT_FALSE(r.Next());  // the rest is not read
+  // Exactly at the limit is a line like any other.
+  path = WriteTemp("limit.csv", "a\n" + std::string(kMaxCsvLineBytes, '7') + "\n");
+  CsvReader at;
+  ASSERT_TRUE(at.Open(path).ok());
+  ASSERT_TRUE(at.Next());
+  EXPECT_TRUE(at.error().empty());
+  EXPECT_EQ(at.Field(0).size(), static_cast<size_t>(kMaxCsvLineBytes));
 }
 
 TEST(ParseNumbers, AreStrict) {

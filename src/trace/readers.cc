@@ -112,6 +112,8 @@ int32_t InternModels(std::string_view spec, Trace& trace,
 absl::Status CheckRecord(const CsvReader& r, BadRows bad_rows, ReadLog& log, bool& keep) {
   keep = true;
   if (r.error().empty()) return absl::OkStatus();
+  // Nothing after an overlong line is read, so skipping it would drop the rest silently.
+  if (r.too_long()) return absl::InvalidArgumentError(fmt::format("{}: {}", r.Where(), r.error()));
   RowCheck check;
   check.Fail(r.error());
   return EndRow(r, check, bad_rows, log, keep);

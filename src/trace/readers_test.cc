@@ -1,6 +1,9 @@
 #include "trace/readers.h"
 
+#include <fstream>
+
 #include "gtest/gtest.h"
+#include "model/limits.h"
 #include "trace/test_util.h"
 
 namespace tessera::trace {
@@ -135,6 +138,21 @@ TEST(OpenbQos, Mapping) {
   ASSERT_TRUE(OpenbQosPriority("", p));
   EXPECT_EQ(p, "");
   EXPECT_FALSE(OpenbQosPriority("gold", p));
+}
+
+// An overlong row stops the read even where broken rows are skipped: what follows it on its line
+// may never end, so skipping it would drop the rest of the file without a word.
+TEST(ReadJobs, ARowBeyondTheLineLimitIsFatalEvenWhenSkipping) {
+  const std::string path = ::testing::TempDir() + "long_jobs.csv";
+  std::ofstream(path, std::ios::binary)
+      << "arrival,duration\n0,10\n0," << std::string(kMaxCsvLineBytes, '1') << "\n1,10\n";
+  Trace t;
+  ReadLog log;
+  absl::Status s = ReadJobs(path, BadRows::kSkip, t, log);
+  EXPECT_EQ(s.message(), path + ":3: row longer than 1048576 bytes");
+  Trace n;
+  s = ReadNodes("/dev/zero", BadRows::kSkip, n, log);
+  EXPECT_EQ(s.message(), "/dev/zero:1: row longer than 1048576 bytes");
 }
 
 }  // namespace
