@@ -4,20 +4,19 @@
 #include "config/loader.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "config/kinds.h"
+#include "config/yaml_events.h"
 #include "config/yaml_util.h"
 #include "fmt/format.h"
+#include "model/bounded_read.h"
 #include "model/limits.h"
+#include "model/printable.h"
 
 namespace tessera {
 
@@ -48,7 +47,8 @@ std::string Diagnostic::ToString() const {
   }
   if (!path.empty()) out += path + ": ";
   out += message;
-  return out;
+  // Names and values come from the input as written; a terminal must not interpret them.
+  return EscapeNonPrintable(out);
 }
 
 bool LoadResult::ok() const { return count(Diagnostic::Severity::kError) == 0; }
@@ -272,6 +272,34 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
   return chunks;
 }
 
+// Kubernetes' rule for object names (IsDNS1123Subdomain; a namespace: IsDNS1123Label): lowercase
+// letters, digits and '-' (and '.' between labels of a subdomain), starting and ending with a
+// letter or digit, at most 253 (63) characters. "" when `name` follows it, else why not.
+std::string CheckObjectName(std::string_view name, bool label) {
+  const size_t max = label ? 63 : 253;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  bool ok = !name.empty() && name.size() <= max;
+  char prev = '.';
+  for (size_t i = 0; ok && i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '.' && !label) {
+      ok = alnum(prev);
+    } else if (c == '-') {
+      ok = prev != '.';
+    } else {
+      ok = alnum(c);
+    }
+    prev = c;
+  }
+  if (ok && !alnum(prev)) ok = false;
+  if (ok) return "";
+  return fmt::format(
+      "\"{}\" is not a valid {}name: Kubernetes names are lowercase letters, digits{} and '-', "
+      "start and end with a letter or digit, and have at most {} characters",
+      name.size() > 300 ? std::string(name.substr(0, 300)) + "..." : std::string(name),
+      label ? "namespace " : "", label ? "" : ", '.'", max);
+}
+
 class Loader {
  public:
   explicit Loader(LoadResult& into) : into_(into) {
@@ -279,7 +307,8 @@ class Loader {
   }
 
   void LoadText(std::string_view text, std::string_view filename) {
-    for (Chunk& chunk : SplitDocuments(text)) LoadChunk(chunk, filename);
+    ci::EventChecks checks;  // the alias budget is per file
+    for (Chunk& chunk : SplitDocuments(text)) LoadChunk(chunk, filename, checks);
   }
 
   void Finish() {
@@ -293,7 +322,7 @@ class Loader {
   }
 
  private:
-  void LoadChunk(const Chunk& chunk, std::string_view filename) {
+  void LoadChunk(const Chunk& chunk, std::string_view filename, ci::EventChecks& checks) {
     DocContext ctx(filename, chunk.first_line, &into_.diagnostics,
                    chunk.first_line + LastTextLine(chunk.text) + 1);
     if (int deep = FindDeepNesting(chunk.text); deep >= 0) {
@@ -301,6 +330,13 @@ class Loader {
                  "YAML nested deeper than " + std::to_string(kMaxFlowDepth) + " levels");
       return;
     }
+    // Duplicate keys and alias expansion, before yaml-cpp builds a tree (yaml_events.h).
+    std::vector<ci::EventChecks::Problem> problems = checks.Check(chunk.text, chunk.first_line);
+    for (auto& p : problems) {
+      ctx.Report(Diagnostic::Severity::kError, chunk.first_line + p.line + 1, std::move(p.path),
+                 std::move(p.message));
+    }
+    if (!problems.empty()) return;
     YAML::Node root;
     try {
       root = YAML::Load(chunk.text);
@@ -444,10 +480,19 @@ class Loader {
       std::snprintf(suffix, sizeof(suffix), "%05d", ++generated_names_);
       name = *gen + suffix;
     }
+    const bool label = meta.kind == "Namespace" && meta.group.empty();
+    if (std::string why = CheckObjectName(*name, label); !why.empty()) {
+      ctx.Error(Child(md, "name").IsDefined() ? Child(md, "name") : md, "metadata.name", why);
+      return false;
+    }
     meta.name = *name;
     if (namespaced) {
       meta.ns = ci::GetString(ctx, md, "namespace", "metadata.namespace").value_or("");
       if (meta.ns.empty()) meta.ns = "default";
+      if (std::string why = CheckObjectName(meta.ns, /*label=*/true); !why.empty()) {
+        ctx.Error(Child(md, "namespace"), "metadata.namespace", why);
+        return false;
+      }
     }
     ci::ReadLabels(ctx, Child(md, "labels"), "metadata.labels", meta.labels);
     ci::ReadLabels(ctx, Child(md, "annotations"), "metadata.annotations", meta.annotations);
@@ -540,15 +585,16 @@ LoadResult LoadManifestFiles(const std::vector<std::string>& paths) {
   LoadResult result;
   Loader loader(result);
   auto load_file = [&](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      result.diagnostics.push_back({Diagnostic::Severity::kError, path, 0, "",
-                                    std::string("cannot read file: ") + std::strerror(errno)});
+    absl::StatusOr<std::string> text =
+        ReadFileBounded(path, kMaxManifestFileBytes, "a manifest file (256 MiB)");
+    if (!text.ok()) {
+      std::string message(text.status().message());
+      // The reader names the path first; a Diagnostic prints it already.
+      if (message.starts_with(path + ": ")) message.erase(0, path.size() + 2);
+      result.diagnostics.push_back({Diagnostic::Severity::kError, path, 0, "", message});
       return;
     }
-    std::stringstream buf;
-    buf << in.rdbuf();
-    loader.LoadText(buf.str(), path);
+    loader.LoadText(*text, path);
   };
   for (const std::string& path : paths) {
     std::error_code ec;

@@ -3,6 +3,7 @@
 // manifests must never crash, hang or throw, and every diagnostic must point inside the input.
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "config/loader.h"
 #include "config/loader_test_util.h"
 #include "gtest/gtest.h"
+#include "model/limits.h"
 
 namespace tessera {
 namespace {
@@ -285,6 +287,182 @@ TEST(LoaderLimitsTest, PodsPerWorkloadAreBoundedOverAllPodSets) {
   EXPECT_TRUE(r.model.workloads.empty());
   EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "1200000 pods"), nullptr)
       << testing::AllDiagnostics(r);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Input beyond the size limit is refused before it is read whole: /dev/zero used to be read
+// until a bad_alloc at 4.2 GB, and a file larger than the limit is refused by its size alone.
+TEST(LoaderInputTest, FilesBeyondTheSizeLimitAreRefusedBeforeTheyAreRead) {
+  LoadResult zero = LoadManifestFiles({"/dev/zero"});
+  ASSERT_EQ(zero.diagnostics.size(), 1u) << testing::AllDiagnostics(zero);
+  EXPECT_EQ(zero.diagnostics[0].ToString(),
+            "/dev/zero: error: larger than 268435456 bytes, the limit for a manifest file "
+            "(256 MiB)");
+  const std::string sparse = ::testing::TempDir() + "/tessera_sparse.yaml";
+  std::ofstream(sparse).close();
+  std::filesystem::resize_file(sparse, kMaxManifestFileBytes + 1);  // no disk, no reading
+  LoadResult big = LoadManifestFiles({sparse});
+  std::filesystem::remove(sparse);
+  EXPECT_NE(testing::Find(big, Diagnostic::Severity::kError, "larger than 268435456 bytes"),
+            nullptr)
+      << testing::AllDiagnostics(big);
+}
+
+// Pods whose labels, annotations and nodeSelector alias a map of 1000 aliases of a 1000-byte
+// string: 12 KB of text, 3 MB of Model each. 200 of them (2.8 MB) took 470 MB; 2,000 would
+// take gigabytes. The file's alias budget refuses them once aliases have added 16 MiB.
+TEST(LoaderInputTest, AliasesOfAliasesAreRefusedOnceTheFileBudgetIsSpent) {
+  const std::string value(1000, 'x');
+  std::string text;
+  for (int i = 0; i < 20; ++i) {
+    text += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p" + std::to_string(i) +
+            "\n  labels: &L\n    k0: &v \"" + value + "\"\n";
+    for (int k = 1; k < 1000; ++k) text += "    k" + std::to_string(k) + ": *v\n";
+    text += "  annotations: *L\nspec:\n  nodeSelector: *L\n  containers: [{name: c}]\n";
+  }
+  LoadResult r = testing::Load(text);
+  EXPECT_FALSE(r.ok());
+  EXPECT_GE(r.model.workloads.size(), 1u);
+  EXPECT_LE(r.model.workloads.size(), 6u);  // 3 MB each within 16 MiB
+  const Diagnostic* d = testing::Find(r, Diagnostic::Severity::kError, "YAML aliases expand");
+  ASSERT_NE(d, nullptr) << testing::AllDiagnostics(r);
+  EXPECT_GT(d->line, 1000);  // at an alias of a later document, not the first
+  // The classic: nine levels of ten aliases each, 10^9 strings if copied; refused at a5 (line
+  // 11), the first level past a million nodes.
+  std::string lol = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels:\n";
+  lol += "    a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int k = 1; k < 9; ++k) {
+    lol += "    a" + std::to_string(k) + ": &a" + std::to_string(k) + " [";
+    for (int j = 0; j < 10; ++j) lol += (j ? ", *a" : "*a") + std::to_string(k - 1);
+    lol += "]\n";
+  }
+  r = testing::Load(lol);
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "t.yaml:11: error: YAML aliases"),
+            nullptr)
+      << testing::AllDiagnostics(r);
+  // A few anchors, as people write them, are fine.
+  r = testing::Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: &l {zone: a}}\n"
+      "spec: {taints: [{key: k, effect: NoSchedule}]}\n---\n"
+      "apiVersion: v1\nkind: Node\nmetadata: {name: m, labels: *l}\n");
+  EXPECT_FALSE(r.ok());  // anchors do not cross documents: *l is undefined there
+  r = testing::Load(
+      "apiVersion: v1\nkind: List\nitems:\n"
+      "- {apiVersion: v1, kind: Node, metadata: {name: n, labels: &l {zone: a}}}\n"
+      "- {apiVersion: v1, kind: Node, metadata: {name: m, labels: *l}}\n");
+  EXPECT_TRUE(r.ok()) << testing::AllDiagnostics(r);
+  EXPECT_EQ(r.model.nodes.size(), 2u);
+}
+
+// yaml-cpp keeps both entries of a duplicated key and a lookup finds the first: replicas 8
+// became 2 without a word. kubectl's strict decoding refuses it; so does the loader.
+TEST(LoaderInputTest, DuplicateKeysAreAnErrorNamingBothLines) {
+  LoadResult r = testing::Load(
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 2\n"
+      "  template:\n    spec:\n      containers: [{name: c, name: d}]\n  replicas: 8\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.model.workloads.empty());
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError,
+                          "t.yaml:9: error: spec.replicas: duplicate key \"replicas\": it is "
+                          "also at line 5"),
+            nullptr)
+      << testing::AllDiagnostics(r);
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError,
+                          "t.yaml:8: error: spec.template.spec.containers[0].name: duplicate"),
+            nullptr)
+      << testing::AllDiagnostics(r);
+}
+
+// Kubernetes counts extended resources in whole units; "0.0001" GPUs became 1 GPU.
+TEST(LoaderInputTest, FractionalExtendedResourcesAreAnErrorAtTheField) {
+  LoadResult r = testing::Load(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+      "    resources:\n      limits: {nvidia.com/gpu: \"0.0001\"}\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError,
+                          "t.yaml:8: error: spec.containers[0].resources.limits[\"nvidia.com/"
+                          "gpu\"]: 0.0001 is not a whole number"),
+            nullptr)
+      << testing::AllDiagnostics(r);
+  r = testing::Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+      "status: {allocatable: {nvidia.com/gpu: 1.5}}\n");
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "1.5 is not a whole number"), nullptr)
+      << testing::AllDiagnostics(r);
+  r = testing::Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+      "status: {capacity: {example.com/fpga: 500m}}\n");
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "500m is not a whole number"), nullptr)
+      << testing::AllDiagnostics(r);
+  r = testing::Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+      "status: {allocatable: {cpu: 500m, memory: 1.5Gi, nvidia.com/gpu: \"8\", "
+      "example.com/fpga: 2k}}\n");
+  EXPECT_TRUE(r.ok()) << testing::AllDiagnostics(r);
+}
+
+// Names must be Kubernetes names; whatever is quoted back is escaped, never sent raw to the
+// terminal (an escape sequence in a name used to reach it as written).
+TEST(LoaderInputTest, InvalidNamesAreRefusedAndControlCharactersEscaped) {
+  LoadResult r = testing::Load("apiVersion: v1\nkind: Node\nmetadata: {name: \"a\\e[31mb\"}\n");
+  EXPECT_FALSE(r.ok());
+  const Diagnostic* d = testing::Find(r, Diagnostic::Severity::kError, "metadata.name");
+  ASSERT_NE(d, nullptr) << testing::AllDiagnostics(r);
+  EXPECT_NE(d->ToString().find("\"a\\x1b[31mb\" is not a valid name"), std::string::npos)
+      << d->ToString();
+  for (const Diagnostic& diag : r.diagnostics)
+    EXPECT_EQ(diag.ToString().find('\x1b'), std::string::npos);
+  for (const char* bad : {"Upper", "a_b", "-a", "a-", "a..b", "a.-b"}) {
+    r = testing::Load(std::string("apiVersion: v1\nkind: Node\nmetadata: {name: \"") + bad +
+                      "\"}\n");
+    EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError, "is not a valid name"), nullptr)
+        << bad;
+  }
+  r = testing::Load(
+      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: team.a}\n"
+      "spec: {template: {spec: {containers: [{name: c}]}}}\n");
+  EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError,
+                          "metadata.namespace: \"team.a\" is not a valid namespace name"),
+            nullptr)
+      << testing::AllDiagnostics(r);
+  r = testing::Load("apiVersion: v1\nkind: Node\nmetadata: {name: gpu-node.rack-1.example}\n");
+  EXPECT_TRUE(r.ok()) << testing::AllDiagnostics(r);
+  Diagnostic utf8{Diagnostic::Severity::kError, "données.yaml", 1, "",
+                  std::string("\x9b") + "2J \xc2\x9b"};
+  EXPECT_EQ(utf8.ToString(), "données.yaml:1: error: \\x9b2J \\xc2\\x9b");
+}
+
+// Kubernetes reads a Gt / Lt value as one 64-bit integer; "8Gi" validated and matched nothing.
+TEST(LoaderInputTest, GtAndLtNeedAnInteger) {
+  auto pod = [](const std::string& value) {
+    return testing::Load(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n"
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        "          - key: nvidia.com/gpu.count\n            operator: Gt\n"
+        "            values: [\"" +
+        value + "\"]\n");
+  };
+  for (const char* bad : {"8Gi", "1.5", "", "0x10", "99999999999999999999", "+-1"}) {
+    LoadResult r = pod(bad);
+    EXPECT_NE(testing::Find(r, Diagnostic::Severity::kError,
+                            "t.yaml:13: error: spec.affinity.nodeAffinity."
+                            "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+                            "matchExpressions[0].values[0]: operator Gt and Lt need a whole "
+                            "number"),
+              nullptr)
+        << bad << "\n"
+        << testing::AllDiagnostics(r);
+  }
+  for (const char* good : {"8", "-3", "+4"}) {
+    LoadResult r = pod(good);
+    EXPECT_TRUE(r.ok()) << good << "\n" << testing::AllDiagnostics(r);
+  }
 }
 
 }  // namespace

@@ -182,6 +182,12 @@ std::optional<int64_t> ScalarQuantity(DocContext& ctx, const YAML::Node& node,
     ctx.Error(node, path, std::string(q.status().message()));
     return std::nullopt;
   }
+  if (IsExtendedResourceName(ResourceName(r))) {
+    if (absl::Status whole = CheckWholeQuantity(node.Scalar()); !whole.ok()) {
+      ctx.Error(node, path, std::string(whole.message()));
+      return std::nullopt;
+    }
+  }
   // tessera.dev/gpu-memory is in MiB as a plain number (KAI's unit); with a suffix ("10Gi",
   // "500M") it is a byte quantity, rounded up to whole MiB.
   if (r == kGpuMemory && !node.Scalar().empty() &&
@@ -443,6 +449,22 @@ bool ReadRequirements(DocContext& ctx, const YAML::Node& node, const std::string
     if ((req.op == SelectorOp::kGt || req.op == SelectorOp::kLt) && req.values.size() != 1) {
       ctx.Error(item, item_path + ".values", "operator Gt and Lt need exactly one value");
       return false;
+    }
+    if (req.op == SelectorOp::kGt || req.op == SelectorOp::kLt) {
+      // Kubernetes reads the value as a 64-bit integer (strconv.ParseInt); "8Gi" or "1.5" would
+      // never match a node, so it is refused here as the API server refuses it.
+      const std::string& v = req.values[0];
+      std::string_view digits = v;
+      if (digits.starts_with('+') && !digits.starts_with("+-")) digits.remove_prefix(1);
+      int64_t parsed = 0;
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), parsed);
+      if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+        const YAML::Node values = Child(item, "values");
+        ctx.Error(values.IsSequence() && values.size() > 0 ? values[0] : values,
+                  item_path + ".values[0]",
+                  "operator Gt and Lt need a whole number (a 64-bit integer), got \"" + v + "\"");
+        return false;
+      }
     }
     out.push_back(std::move(req));
     return true;

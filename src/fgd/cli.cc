@@ -12,6 +12,7 @@
 #include "fgd/grid.h"
 #include "fgd/trace_csv.h"
 #include "fmt/format.h"
+#include "model/printable.h"
 
 namespace tessera::cli {
 namespace {
@@ -46,7 +47,7 @@ CLI::Validator Range(double lo, double hi, const std::string& range) {
 }
 
 int Fail(std::string_view message) {
-  std::cerr << "tessera sim fgd: " << message << "\n";
+  std::cerr << "tessera sim fgd: " << EscapeNonPrintable(message) << "\n";
   return 2;
 }
 int Fail(const absl::Status& status) { return Fail(std::string(status.message())); }
@@ -69,7 +70,8 @@ int RunFgd(const FgdArgs& args) {
 
   absl::StatusOr<TraceRead<TraceNode>> nodes = ReadNodesCsv(args.nodes, models, read_options);
   if (!nodes.ok()) return Fail(nodes.status());
-  for (const std::string& w : nodes->warnings) std::cerr << "warning: " << w << " (row skipped)\n";
+  for (const std::string& w : nodes->warnings)
+    std::cerr << "warning: " << EscapeNonPrintable(w) << " (row skipped)\n";
   if (nodes->rows.empty()) return Fail(fmt::format("{}: no nodes", args.nodes));
   const Cluster cluster = MakeCluster(nodes->rows);
   if (cluster.total_gpus == 0) return Fail(fmt::format("{}: no GPUs", args.nodes));
@@ -78,7 +80,8 @@ int RunFgd(const FgdArgs& args) {
   for (const std::string& path : args.pods) {
     absl::StatusOr<TraceRead<TracePod>> pods = ReadPodsCsv(path, models, read_options);
     if (!pods.ok()) return Fail(pods.status());
-    for (const std::string& w : pods->warnings) std::cerr << "warning: " << w << " (row skipped)\n";
+    for (const std::string& w : pods->warnings)
+      std::cerr << "warning: " << EscapeNonPrintable(w) << " (row skipped)\n";
     if (pods->rows.empty()) return Fail(fmt::format("{}: no pods", path));
     std::string name = std::filesystem::path(path).filename().string();
     if (name.size() > 4 && name.ends_with(".csv")) name.resize(name.size() - 4);

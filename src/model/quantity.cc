@@ -115,4 +115,21 @@ absl::StatusOr<int64_t> ParseQuantity(std::string_view text, bool milli) {
   return negative ? -v : v;
 }
 
+bool IsExtendedResourceName(std::string_view name) {
+  const size_t slash = name.find('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view domain = name.substr(0, slash);
+  return domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io");
+}
+
+absl::Status CheckWholeQuantity(std::string_view text) {
+  absl::StatusOr<int64_t> milli = ParseQuantity(text, /*milli=*/true);
+  // Not a quantity, or beyond 9.2e15 units in thousandths: no fraction a caller could lose.
+  if (!milli.ok() || *milli % 1000 == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(fmt::format(
+      "{} is not a whole number; extended resources are counted in whole units (Kubernetes "
+      "refuses fractions of them)",
+      text));
+}
+
 }  // namespace tessera

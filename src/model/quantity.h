@@ -16,4 +16,12 @@ namespace tessera {
 // forbid them say so with the field path).
 [[nodiscard]] absl::StatusOr<int64_t> ParseQuantity(std::string_view text, bool milli);
 
+// Kubernetes' extended resources: names in a domain other than kubernetes.io
+// ("nvidia.com/gpu", "tessera.dev/gpu-memory"), as opposed to cpu, memory, pods, hugepages-*.
+bool IsExtendedResourceName(std::string_view name);
+// Extended resources are counted in whole units: the API server refuses "0.5" or "0.0001" for
+// them (a quantity whose MilliValue() is not a multiple of 1000), where ParseQuantity would
+// round up to 1. OK for a whole number (and for text ParseQuantity refuses anyway).
+[[nodiscard]] absl::Status CheckWholeQuantity(std::string_view text);
+
 }  // namespace tessera

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "config/loader.h"
 #include "fmt/format.h"
+#include "model/printable.h"
 #include "trace/estimates.h"
 #include "trace/model_builder.h"
 #include "trace/readers.h"
@@ -114,18 +115,19 @@ int RunReplayCommand(const ReplayFlags& f) {
   } else {
     for (const auto& n : f.nodes) {
       if (auto s = trace::ReadNodes(n, bad, tr, log); !s.ok()) {
-        std::cerr << s.message() << "\n";
+        std::cerr << EscapeNonPrintable(std::string(s.message())) << "\n";
         return 1;
       }
     }
     if (!f.jobs.empty()) {
       if (auto s = trace::ReadJobs(f.jobs, bad, tr, log); !s.ok()) {
-        std::cerr << s.message() << "\n";
+        std::cerr << EscapeNonPrintable(std::string(s.message())) << "\n";
         return 1;
       }
     }
   }
-  for (const auto& w : log.warnings) std::cerr << w << "\n";
+  // Rows quote the file as written; a terminal must not interpret what they hold.
+  for (const auto& w : log.warnings) std::cerr << EscapeNonPrintable(w) << "\n";
   if (log.warning_count > static_cast<int64_t>(log.warnings.size()))
     std::cerr << fmt::format("... and {} more warnings\n",
                              log.warning_count - static_cast<int64_t>(log.warnings.size()));
@@ -162,7 +164,7 @@ int RunReplayCommand(const ReplayFlags& f) {
   Model model = std::move(manifests.model);
   auto conv = trace::BuildModel(tr, bo, model, notes);
   if (!conv.ok()) {
-    std::cerr << conv.status().message() << "\n";
+    std::cerr << EscapeNonPrintable(std::string(conv.status().message())) << "\n";
     return 1;
   }
   if (model.nodes.empty()) {
@@ -177,7 +179,8 @@ int RunReplayCommand(const ReplayFlags& f) {
   ro.verify = f.verify;
   auto result = trace::RunReplay(std::move(model), tr, *conv, ro);
   if (!result.ok()) {
-    std::cerr << "tessera sim replay: " << result.status().message() << "\n";
+    std::cerr << "tessera sim replay: "
+              << EscapeNonPrintable(std::string(result.status().message())) << "\n";
     return 2;
   }
   result->notes.insert(result->notes.begin(), notes.begin(), notes.end());
