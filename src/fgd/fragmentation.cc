@@ -55,6 +55,8 @@ std::vector<TypicalPod> BuildTypicalPods(std::span<const PodShape> pods,
       weighted = static_cast<double>(int64_t{pod.num_gpu} * pod.gpu_milli) / kMilliPerGpu;
       if (weighted <= 0) continue;
     }
+    if (pod.count <= 0) continue;
+    weighted *= static_cast<double>(pod.count);
     Group& g = groups[ShapeKey{EffectiveCpuMilli(pod.cpu_milli), pod.gpu_milli, pod.num_gpu,
                                pod.model_spec}];
     if (g.count == 0) {

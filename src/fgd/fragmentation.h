@@ -55,6 +55,8 @@ struct PodShape {
   int32_t gpu_milli = 0;  // per GPU, 0..1000; 0 for CPU-only pods
   ModelMask models = 0;
   std::string model_spec;  // the '|'-joined model names behind `models` ("" = any)
+  // Pods of this shape: a gang of a million pods is one PodShape, not a million.
+  int64_t count = 1;
 };
 
 // A pod shape of the workload with its popularity (weights of a list sum to 1).

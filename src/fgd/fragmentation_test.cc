@@ -185,6 +185,28 @@ TEST(TypicalPods, MostPopularShapesUpToTheThreshold) {
   EXPECT_TRUE(BuildTypicalPods({}).empty());
 }
 
+// A shape with a count weighs as that many pods: the replay used to push one PodShape per pod,
+// 1.3 GB for 20 jobs of 1,048,576 pods.
+TEST(TypicalPods, ACountWeighsAsThatManyPods) {
+  std::vector<PodShape> copies;
+  for (int i = 0; i < 3; ++i) copies.push_back(PodShape{4000, 1024, 1, 1000, 0, ""});
+  copies.push_back(PodShape{2000, 1024, 1, 500, 0, ""});
+  PodShape three{4000, 1024, 1, 1000, 0, ""};
+  three.count = 3;
+  const std::vector<PodShape> counted = {three, PodShape{2000, 1024, 1, 500, 0, ""}};
+  TypicalPodOptions all;
+  all.popularity_threshold_percent = 100;
+  const std::vector<TypicalPod> a = BuildTypicalPods(copies, all);
+  const std::vector<TypicalPod> b = BuildTypicalPods(counted, all);
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a[i].cpu_milli, b[i].cpu_milli);
+    EXPECT_DOUBLE_EQ(a[i].weight, b[i].weight);
+  }
+  EXPECT_DOUBLE_EQ(b[0].weight, 0.75);
+}
+
 TEST(TypicalPods, EqualCountsPutTheLargerShapeFirst) {
   std::vector<PodShape> pods = {PodShape{1000, 0, 1, 1000, 0, ""},
                                 PodShape{2000, 0, 1, 1000, 0, ""}};

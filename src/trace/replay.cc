@@ -63,7 +63,8 @@ absl::StatusOr<std::vector<fgd::TypicalPod>> TypicalPods(const Trace& trace, con
       s.models = set_mask[static_cast<size_t>(j.gpu_models)];
       s.model_spec = set_spec[static_cast<size_t>(j.gpu_models)];
     }
-    for (int32_t p = 0; p < j.pods; ++p) shapes.push_back(s);
+    s.count = j.pods;
+    shapes.push_back(std::move(s));
   }
   for (const auto& w : model.workloads) {
     for (const auto& ps : w.pod_sets) {
@@ -79,7 +80,8 @@ absl::StatusOr<std::vector<fgd::TypicalPod>> TypicalPods(const Trace& trace, con
         s.models = *m;
         s.model_spec = it->second;
       }
-      for (int32_t p = 0; p < ps.count; ++p) shapes.push_back(s);
+      s.count = ps.count;
+      shapes.push_back(std::move(s));
     }
   }
   return fgd::BuildTypicalPods(shapes);

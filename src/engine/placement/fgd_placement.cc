@@ -67,7 +67,8 @@ const fgd::FragmentationMeasure& FgdPlacement::Measure() {
         sh.gpu_milli = share > 0        ? static_cast<int32_t>(share)
                        : sh.num_gpu > 0 ? fgd::kMilliPerGpu
                                         : 0;
-        for (int32_t i = 0; i < ps.count; ++i) shapes.push_back(sh);
+        sh.count = ps.count;
+        shapes.push_back(sh);
       }
     }
     measure_ = std::make_unique<fgd::FragmentationMeasure>(fgd::BuildTypicalPods(shapes));

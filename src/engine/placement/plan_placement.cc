@@ -87,7 +87,8 @@ const fgd::FragmentationMeasure& PlanPlacement::Measure() {
         sh.mem_mib = r.mem_mib;
         sh.num_gpu = r.num_gpu;
         sh.gpu_milli = r.gpu_milli;
-        for (int32_t i = 0; i < ps.count; ++i) shapes.push_back(sh);
+        sh.count = ps.count;
+        shapes.push_back(sh);
       }
     }
     measure_ = std::make_unique<fgd::FragmentationMeasure>(fgd::BuildTypicalPods(shapes));
