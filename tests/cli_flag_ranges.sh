@@ -53,6 +53,64 @@ YAML
 expect_fail "node.yaml:6: error: status.allocatable" validate "$tmp/node.yaml"
 expect_fail "at most 1024 device slots" sim "$tmp/node.yaml"
 
+# Input without end or beyond the size limits is refused at the limit, in bounded time and
+# memory (it was read until a bad_alloc at 4.2 GB, or for 4.2 GB and then called empty). The
+# memory cap is `ulimit -v` where the binary runs under it; an AddressSanitizer build reserves
+# terabytes of address space, so there ASan's own hard_rss_limit_mb kills a blow-up instead.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=1500"
+if sh -c 'ulimit -v 1500000 && "$1" --version' sh "$tessera" >/dev/null 2>&1; then
+  vlimit=1500000
+else
+  vlimit=unlimited
+fi
+# bounded "message part" args...: like expect_fail, under the memory cap and 60 s.
+bounded() {
+  want=$1
+  shift
+  (ulimit -v "$vlimit"; exec timeout 60 "$tessera" "$@") >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ] || ! grep -q -- "$want" "$tmp/err" "$tmp/out"; then
+    echo "FAIL (exit $rc, want 1..123 and \"$want\"): tessera $*"
+    tail -3 "$tmp/err"
+    fails=$((fails + 1))
+  fi
+}
+bounded "/dev/zero: error: larger than 268435456 bytes" validate /dev/zero
+bounded "/dev/zero: error: larger than 268435456 bytes" sim /dev/zero
+bounded "/dev/zero:1: row longer than 1048576 bytes" sim replay --nodes /dev/zero --jobs "$ex/jobs.csv"
+bounded "/dev/zero:1: row longer than 1048576 bytes" sim replay --nodes "$ex/nodes.csv" --jobs /dev/zero
+bounded "/dev/zero:1: row longer than 1048576 bytes" sim fgd --nodes /dev/zero --pods /dev/zero
+bounded "/dev/zero: larger than 4194304 bytes" serve --kubeconfig /dev/zero
+# YAML aliases of aliases: 2.8 MB of Pods whose labels alias 1000 aliases of a 1000-byte string.
+awk 'BEGIN {
+  v = sprintf("%1000s", ""); gsub(/ /, "x", v)
+  for (i = 0; i < 200; i++) {
+    printf "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\n  labels: &L\n", i
+    printf "    k0: &v \"%s\"\n", v
+    for (k = 1; k < 1000; k++) printf "    k%d: *v\n", k
+    printf "  annotations: *L\nspec:\n  nodeSelector: *L\n  containers: [{name: c}]\n"
+  }
+}' >"$tmp/aliases.yaml"
+bounded "error: YAML aliases expand this file too far" validate "$tmp/aliases.yaml"
+# 20 jobs of 1,048,576 pods each: one FGD pod shape per pod took 1.3 GB (and 80 s under ASan).
+printf 'arrival,duration,pods,gpus\n' >"$tmp/pods.csv"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  echo "$i,10,1048576,1" >>"$tmp/pods.csv"
+done
+if ! (ulimit -v "$vlimit"; exec timeout 60 "$tessera" sim replay --nodes "$ex/nodes.csv" \
+    --jobs "$tmp/pods.csv") >"$tmp/out" 2>"$tmp/err" || ! grep -q "20 rejected" "$tmp/out"; then
+  echo "FAIL: the replay of 20 jobs of 1048576 pods did not end within 60 s and the memory cap"
+  tail -3 "$tmp/err"
+  fails=$((fails + 1))
+fi
+# Control characters in a name are escaped, never sent to the terminal as written.
+printf 'apiVersion: v1\nkind: Node\nmetadata: {name: "a\\e]0;pwned\\a"}\n' >"$tmp/name.yaml"
+expect_fail 'metadata.name: "a\\x1b]0;pwned\\x07" is not a valid name' validate "$tmp/name.yaml"
+if grep -q "$(printf '\033')" "$tmp/err"; then
+  echo "FAIL: an escape character reached the terminal"
+  fails=$((fails + 1))
+fi
+
 # The replay with a cycle interval whose multiples round below an event ends.
 if ! timeout 300 "$tessera" $replay --cycle-interval 0.7 >"$tmp/out" 2>"$tmp/err"; then
   echo "FAIL: the example replay with --cycle-interval 0.7 did not end with exit 0"
