@@ -111,9 +111,14 @@ bool Informer::List() {
       spdlog::warn("informer {}: list: the answer is not JSON", resource_);
       return false;
     }
-    auto& md = doc["metadata"];
-    rv = md.value("resourceVersion", "");
-    cont = md.value("continue", "");
+    // Read without throwing: a server that sends "resourceVersion": 5 is wrong, not fatal.
+    const nlohmann::json& md = doc["metadata"];
+    auto text = [&md](const char* key) {
+      auto it = md.find(key);  // end() when md is not an object
+      return it != md.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    rv = text("resourceVersion");
+    cont = text("continue");
     if (doc["items"].is_array())
       for (auto& it : doc["items"]) items.push_back(std::move(it));
   } while (!cont.empty() && !stop_);
@@ -131,6 +136,65 @@ bool Informer::List() {
   return true;
 }
 
+bool Informer::Garbled(std::string_view what) {
+  // A message that is not an event (truncated or garbled): what it said is lost, and the cache
+  // would stay wrong until some later relist. Relist, after the back-off (a server that keeps
+  // sending garbage must not be relisted in a tight loop).
+  ++stats_.errors;
+  spdlog::warn("informer {}: watch: {}; relisting", resource_, what.substr(0, 300));
+  watch_failed_ = true;
+  return false;
+}
+
+bool Informer::OnWatchMessage(std::string_view message, bool framed) {
+  nlohmann::json doc;
+  if (framed) {
+    auto decoded = proto::DecodeWatchEvent(message);
+    if (!decoded.ok()) return Garbled(std::string(decoded.status().message()));
+    ++stats_.protobuf_messages;
+    doc = std::move(*decoded);
+  } else {
+    doc = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
+  }
+  if (doc.is_discarded() || !doc.is_object()) return Garbled("an event that is not JSON");
+  if (!doc["type"].is_string() || !doc["object"].is_object())
+    return Garbled("an event without a type or an object");
+  const std::string type = doc["type"];
+  auto& obj = doc["object"];
+  if (type == "ERROR") {
+    // A Status object; 410 Gone: our resourceVersion is too old.
+    if (obj.value("code", 0) == 410) {
+      ++stats_.gone;
+      need_relist_ = true;
+      return false;
+    }
+    // Another error: the server is in trouble; back off, then relist.
+    return Garbled("error " + obj.dump());
+  }
+  if (obj["metadata"].is_object()) {
+    std::string rv = obj["metadata"].value("resourceVersion", "");
+    if (!rv.empty()) rv_ = rv;
+  }
+  if (type == "BOOKMARK") {
+    ++stats_.bookmarks;
+    return true;
+  }
+  WatchEvent ev;
+  ev.resource = resource_;
+  if (type == "ADDED")
+    ev.type = WatchEvent::Type::kAdded;
+  else if (type == "MODIFIED")
+    ev.type = WatchEvent::Type::kModified;
+  else if (type == "DELETED")
+    ev.type = WatchEvent::Type::kDeleted;
+  else
+    return Garbled(fmt::format("an event of unknown type \"{}\"", type.substr(0, 40)));
+  ++stats_.events;
+  ev.object = std::move(obj);
+  handler_(std::move(ev));
+  return true;
+}
+
 Informer::WatchEnd Informer::Watch() {
   ++stats_.watches;
   // The server ends a watch after timeoutSeconds; we then simply re-watch from rv_. A little
@@ -138,63 +202,17 @@ Informer::WatchEnd Informer::Watch() {
   const std::string path =
       fmt::format("{}{}watch=1&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}",
                   path_, Sep(), UrlEncode(rv_), 240 + (std::hash<std::string>{}(resource_) % 60));
-  bool need_relist = false;
+  need_relist_ = false;
+  watch_failed_ = false;
   auto resp = client_->Stream(
       path,
-      [&](std::string_view message, bool framed) {
-        nlohmann::json doc;
-        if (framed) {
-          auto decoded = proto::DecodeWatchEvent(message);
-          if (!decoded.ok()) {
-            // An event we cannot read would leave the cache wrong until some later relist:
-            // relist now.
-            ++stats_.errors;
-            spdlog::warn("informer {}: {}; relisting", resource_,
-                         std::string(decoded.status().message()));
-            need_relist = true;
-            return false;
-          }
-          ++stats_.protobuf_messages;
-          doc = std::move(*decoded);
-        } else {
-          doc = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
+      [this](std::string_view message, bool framed) {
+        try {
+          return OnWatchMessage(message, framed);
+        } catch (const nlohmann::json::exception& e) {
+          // A field of the wrong type ("code": "x"): as garbled as bad JSON.
+          return Garbled(e.what());
         }
-        if (doc.is_discarded() || !doc.is_object()) return true;
-        const std::string type = doc.value("type", "");
-        auto& obj = doc["object"];
-        if (type == "ERROR") {
-          // A Status object; 410 Gone: our resourceVersion is too old.
-          if (obj.value("code", 0) == 410) {
-            ++stats_.gone;
-            need_relist = true;
-          } else {
-            ++stats_.errors;
-            spdlog::warn("informer {}: watch error: {}", resource_, obj.dump().substr(0, 300));
-          }
-          return false;
-        }
-        if (obj.is_object() && obj["metadata"].is_object()) {
-          std::string rv = obj["metadata"].value("resourceVersion", "");
-          if (!rv.empty()) rv_ = rv;
-        }
-        if (type == "BOOKMARK") {
-          ++stats_.bookmarks;
-          return true;
-        }
-        WatchEvent ev;
-        ev.resource = resource_;
-        if (type == "ADDED")
-          ev.type = WatchEvent::Type::kAdded;
-        else if (type == "MODIFIED")
-          ev.type = WatchEvent::Type::kModified;
-        else if (type == "DELETED")
-          ev.type = WatchEvent::Type::kDeleted;
-        else
-          return true;
-        ++stats_.events;
-        ev.object = std::move(obj);
-        handler_(std::move(ev));
-        return true;
       },
       &stop_, Accept());
   if (stop_) return WatchEnd::kRewatch;  // cut short by Stop: not an error (the loop ends)
@@ -214,7 +232,11 @@ Informer::WatchEnd Informer::Watch() {
     spdlog::warn("informer {}: watch: HTTP {}", resource_, resp->status);
     return WatchEnd::kBackOff;
   }
-  return need_relist ? WatchEnd::kRelist : WatchEnd::kRewatch;
+  if (watch_failed_) {
+    healthy_ = false;
+    return WatchEnd::kBackOff;
+  }
+  return need_relist_ ? WatchEnd::kRelist : WatchEnd::kRewatch;
 }
 
 void Informer::Run() {

@@ -76,6 +76,11 @@ class Informer {
   enum class WatchEnd { kRewatch, kRelist, kBackOff };
   // Watches from rv_ until the stream ends; says what to do next.
   WatchEnd Watch();
+  // One message of the watch stream: applies it; false ends the watch (need_relist_ or
+  // watch_failed_ says why). May throw nlohmann::json::exception on a field of the wrong type.
+  bool OnWatchMessage(std::string_view message, bool framed);
+  // Counts and logs a message that cannot be followed; false (the watch ends).
+  bool Garbled(std::string_view what);
   void Sleep(int ms);
   char Sep() const { return path_.find('?') == std::string::npos ? '?' : '&'; }
   std::string_view Accept() const;
@@ -91,6 +96,9 @@ class Informer {
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<bool> healthy_{false};
+  // Watch's thread only: the watch ended on 410 Gone / on what cannot be followed.
+  bool need_relist_ = false;
+  bool watch_failed_ = false;
   InformerStats stats_;
   std::thread thread_;
 };

@@ -59,8 +59,22 @@ std::string ContentType(CURL* c) {
   return ct ? std::string(ct) : std::string();
 }
 
+// An answer larger than this is refused rather than held: a page of 500 objects of etcd's
+// 1.5 MB limit is 750 MB, and real pages are a few MB.
+constexpr size_t kMaxResponseBytes = size_t{1} << 30;
+
+struct BoundedBody {
+  std::string* body;
+  bool too_large = false;
+};
+
 size_t WriteToString(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* b = static_cast<BoundedBody*>(user);
+  if (b->body->size() + size * n > kMaxResponseBytes) {
+    b->too_large = true;
+    return 0;  // aborts the transfer
+  }
+  b->body->append(data, size * n);
   return size * n;
 }
 
@@ -323,9 +337,14 @@ absl::StatusOr<HttpResponse> KubeClient::Request(std::string_view method, std::s
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
   }
   HttpResponse resp;
+  BoundedBody bounded{&resp.body};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteToString);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp.body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &bounded);
   CURLcode rc = curl_easy_perform(c);
+  if (bounded.too_large)
+    return absl::ResourceExhaustedError(fmt::format("{} {}{}: the answer is larger than {} bytes",
+                                                    method, config_.server, path,
+                                                    kMaxResponseBytes));
   if (rc != CURLE_OK) {
     std::string msg =
         fmt::format("{} {}{}: {}", method, config_.server, path,
@@ -351,9 +370,12 @@ struct StreamState {
   CURL* curl = nullptr;
   bool stopped = false;
   bool bad_frame = false;
+  size_t scanned = 0;  // JSON lines: bytes of `buffer` known to hold no newline
 };
 
-// A watch event larger than this is not one (a Pod is at most about 1.5 MB, etcd's limit).
+// A watch event larger than this is not one (a Pod is at most about 1.5 MB, etcd's limit): a
+// frame that says it is longer, a JSON line that runs on past it, or an error body beyond it end
+// the watch.
 constexpr uint32_t kMaxFrame = 64u << 20;
 
 size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
@@ -362,6 +384,11 @@ size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
   if (s->status == 0) {
     curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->status);
     s->framed = proto::IsProtobuf(ContentType(s->curl));
+  }
+  if (s->buffer.size() + len > size_t{kMaxFrame} + 4) {
+    // An error body, or one message, larger than any the server sends: not an API server.
+    s->bad_frame = true;
+    return 0;  // aborts the transfer
   }
   s->buffer.append(data, len);
   if (s->status != 200) return len;  // an error body: kept whole for the caller
@@ -381,8 +408,13 @@ size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
       message = std::string_view(s->buffer.data() + start + 4, frame);
       start += 4 + frame;
     } else {
-      size_t nl = s->buffer.find('\n', start);
-      if (nl == std::string::npos) break;
+      // Searched from where the last search ended, not from the line's start: a long line
+      // arriving in many pieces is scanned once, not once per piece.
+      size_t nl = s->buffer.find('\n', std::max(start, s->scanned));
+      if (nl == std::string::npos) {
+        s->scanned = s->buffer.size();
+        break;
+      }
       message = std::string_view(s->buffer.data() + start, nl - start);
       start = nl + 1;
       if (message.empty()) continue;
@@ -393,6 +425,7 @@ size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
     }
   }
   s->buffer.erase(0, start);
+  s->scanned = s->scanned > start ? s->scanned - start : 0;
   if (s->stop && s->stop->load()) {
     s->stopped = true;
     return 0;
@@ -444,8 +477,8 @@ absl::StatusOr<HttpResponse> KubeClient::Stream(
   resp.content_type = ContentType(c);
   resp.body = std::move(st.buffer);
   if (st.bad_frame)
-    return absl::DataLossError(
-        fmt::format("watch {}{}: a frame longer than {} bytes", config_.server, path, kMaxFrame));
+    return absl::DataLossError(fmt::format("watch {}{}: a message longer than {} bytes",
+                                           config_.server, path, kMaxFrame));
   if (st.stopped && !(stop && stop->load()) && aborted())
     return absl::UnavailableError(
         fmt::format("watch {}{}: cut short: shutting down", config_.server, path));
