@@ -98,7 +98,18 @@ void Controller::Impl::Loop() {
       cv.wait_for(l, std::chrono::milliseconds(100), [this] { return stop || !inbox.empty(); });
       batch.swap(inbox);
     }
-    for (auto& ev : batch) Apply(ev);
+    for (auto& ev : batch) {
+      try {
+        Apply(ev);
+      } catch (const nlohmann::json::exception& e) {
+        // An object of a shape no API server sends (a field of the wrong type that a reader
+        // did not check): this event is lost, the loop is not. A relist would bring it back
+        // the same, so the engine is rebuilt from what the caches hold.
+        spdlog::warn("tessera: an event of {} could not be applied: {}",
+                     ev.kind == LoopEvent::Kind::kWatch ? ev.watch.resource : "the loop", e.what());
+        need_rebuild = true;
+      }
+    }
     if (!synced) {
       bool all = true;
       for (auto& i : informers) all = all && i->synced();

@@ -5,14 +5,28 @@
 #include "fmt/format.h"
 
 namespace tessera::k8s {
+namespace {
+
+// "waiting for PodGroup ns/name, which is not used: spec.minMember: ..." when the cache refused
+// the gang's object; "" otherwise.
+std::string Refused(const GangSources& sources, const char* kind, const Gang& g) {
+  auto it = sources.refused.find(fmt::format("{}:{}/{}", kind, g.ns, g.name));
+  if (it == sources.refused.end()) return "";
+  const char* what = std::string_view(kind) == "Volcano" ? "Volcano PodGroup" : kind;
+  return fmt::format("waiting for {} {}/{}, which is not used: {}", what, g.ns, g.name, it->second);
+}
+
+}  // namespace
 
 int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_reason) {
   const int32_t have = static_cast<int32_t>(g.members.size());
   if (g.kind == "PodGroup") {
     auto it = sources.podgroups.find(g.ns + "/" + g.name);
     if (it == sources.podgroups.end()) {
-      *wait_reason = fmt::format("waiting for PodGroup {}/{} (pods carry its label {})", g.ns,
-                                 g.name, kPodGroupLabel);
+      *wait_reason = Refused(sources, "PodGroup", g);
+      if (wait_reason->empty())
+        *wait_reason = fmt::format("waiting for PodGroup {}/{} (pods carry its label {})", g.ns,
+                                   g.name, kPodGroupLabel);
       return have + 1;
     }
     return it->second.min_member;
@@ -20,6 +34,10 @@ int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_r
   if (g.kind == "Volcano") {
     auto it = sources.volcano_groups.find(g.ns + "/" + g.name);
     if (it != sources.volcano_groups.end()) return it->second.min_member;
+    if (std::string why = Refused(sources, "Volcano", g); !why.empty()) {
+      *wait_reason = std::move(why);
+      return have + 1;
+    }
     if (sources.volcano_served) {
       *wait_reason = fmt::format(
           "waiting for Volcano PodGroup {}/{} (scheduling.volcano.sh/v1beta1; pods carry its "
@@ -53,6 +71,10 @@ int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_r
   if (g.kind == "Job") {
     auto it = sources.jobs.find(g.ns + "/" + g.name);
     if (it != sources.jobs.end()) return it->second.GangSize();
+    if (std::string why = Refused(sources, "Job", g); !why.empty()) {
+      *wait_reason = std::move(why);
+      return have + 1;
+    }
   }
   return std::max(have, 1);
 }

@@ -31,6 +31,9 @@ struct GangSources {
   bool volcano_served = false;  // scheduling.volcano.sh PodGroups are served (CRD installed)
   std::map<std::string, JobInfo> jobs;
   std::set<std::string> local_queues;  // LocalQueues that exist
+  // Objects the cache refused (a minMember out of range ...), by "PodGroup:ns/name",
+  // "Volcano:ns/name", "Job:ns/name": why they are not used. Their pods wait and show it.
+  std::map<std::string, std::string> refused;
 };
 
 // One group of pods as the controller tracks it (PodInfo::GroupKey()).

@@ -2,6 +2,7 @@
 
 #include "config/loader.h"
 #include "fmt/format.h"
+#include "model/limits.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -24,6 +25,19 @@ bool SameNode(const Node& a, bool a_ready, const Node& b, bool b_ready) {
         a.taints[i].effect != b.taints[i].effect)
       return false;
   return true;
+}
+
+// metadata.name, "" when absent or not a string (never throws on a malformed object).
+std::string NameOf(const json& o) {
+  const std::string key = ObjectKey(o);
+  return key.substr(key.find('/') + 1);
+}
+
+// Forgets the refused objects of one kind ("PodGroup:"): a relist says them again.
+void ClearRefused(GangSources& gangs, const std::string& prefix) {
+  auto it = gangs.refused.lower_bound(prefix);
+  while (it != gangs.refused.end() && it->first.compare(0, prefix.size(), prefix) == 0)
+    it = gangs.refused.erase(it);
 }
 
 // Keeps what the manifest loader reads of an API object: everything but status and the
@@ -72,10 +86,11 @@ void ObjectCache::ApplyNamespaces(const WatchEvent& ev, Changes& changes) {
   bool changed = ev.type == T::kReplace;
   if (ev.type == T::kReplace) namespaces_.clear();
   Each(ev, [&](const json& o, bool del) {
-    std::string name = o["metadata"].value("name", "");
+    std::string name = NameOf(o);
     Labels labels;
-    if (o["metadata"].contains("labels") && o["metadata"]["labels"].is_object())
-      for (auto it = o["metadata"]["labels"].begin(); it != o["metadata"]["labels"].end(); ++it)
+    const json& md = o.contains("metadata") ? o["metadata"] : json::object();
+    if (md.is_object() && md.contains("labels") && md["labels"].is_object())
+      for (auto it = md["labels"].begin(); it != md["labels"].end(); ++it)
         if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
     labels["kubernetes.io/metadata.name"] = name;
     if (del) {
@@ -99,25 +114,37 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       for (const auto& o : ev.objects) UpsertNode(o, changes);
       changes.rebuild = true;
     } else if (ev.type == T::kDeleted) {
-      nodes_.erase(ev.object["metadata"].value("name", ""));
+      nodes_.erase(NameOf(ev.object));
       changes.rebuild = true;
     } else {
       UpsertNode(ev.object, changes);
     }
   } else if (r == "podgroups") {
-    if (ev.type == T::kReplace) gangs_.podgroups.clear();
+    if (ev.type == T::kReplace) {
+      gangs_.podgroups.clear();
+      ClearRefused(gangs_, "PodGroup:");
+    }
     Each(ev, [&](const json& o, bool del) {
       auto key = ObjectKey(o);
       if (del) {
         gangs_.podgroups.erase(key);
+        gangs_.refused.erase("PodGroup:" + key);
       } else if (auto g = ParsePodGroup(o); g.ok()) {
         gangs_.podgroups[key] = *g;
+        gangs_.refused.erase("PodGroup:" + key);
+      } else {
+        // Not used, as if absent: its pods wait for a PodGroup they can use, and say so.
+        spdlog::warn("PodGroup {}: {}; the object is not used", key,
+                     std::string(g.status().message()));
+        gangs_.podgroups.erase(key);
+        gangs_.refused["PodGroup:" + key] = std::string(g.status().message());
       }
       changes.sized_groups.push_back("PodGroup:" + key);
     });
   } else if (r == "volcanopodgroups") {
     if (ev.type == T::kReplace) {
       gangs_.volcano_groups.clear();
+      ClearRefused(gangs_, "Volcano:");
       gangs_.volcano_served = ev.served;
       changes.volcano_relisted = true;
     }
@@ -125,22 +152,35 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       auto key = ObjectKey(o);
       if (del) {
         gangs_.volcano_groups.erase(key);
+        gangs_.refused.erase("Volcano:" + key);
       } else if (auto g = ParseVolcanoPodGroup(o); g.ok()) {
         gangs_.volcano_groups[key] = *g;
+        gangs_.refused.erase("Volcano:" + key);
       } else {
-        spdlog::warn("Volcano PodGroup {}: {}", key, std::string(g.status().message()));
+        spdlog::warn("Volcano PodGroup {}: {}; the object is not used", key,
+                     std::string(g.status().message()));
         gangs_.volcano_groups.erase(key);
+        gangs_.refused["Volcano:" + key] = std::string(g.status().message());
       }
       changes.sized_groups.push_back("Volcano:" + key);
     });
   } else if (r == "jobs") {
-    if (ev.type == T::kReplace) gangs_.jobs.clear();
+    if (ev.type == T::kReplace) {
+      gangs_.jobs.clear();
+      ClearRefused(gangs_, "Job:");
+    }
     Each(ev, [&](const json& o, bool del) {
       auto key = ObjectKey(o);
       if (del) {
         gangs_.jobs.erase(key);
+        gangs_.refused.erase("Job:" + key);
       } else if (auto j = ParseJob(o); j.ok()) {
         gangs_.jobs[key] = *j;
+        gangs_.refused.erase("Job:" + key);
+      } else {
+        spdlog::warn("Job {}: {}; the object is not used", key, std::string(j.status().message()));
+        gangs_.jobs.erase(key);
+        gangs_.refused["Job:" + key] = std::string(j.status().message());
       }
       changes.sized_groups.push_back("Job:" + key);
     });
@@ -148,7 +188,11 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
     if (ev.type == T::kReplace) priority_classes_.clear();
     Each(ev, [&](const json& o, bool del) {
       auto pc = ParsePriorityClass(o);
-      if (!pc.ok()) return;
+      if (!pc.ok()) {
+        spdlog::warn("PriorityClass {}: {}; the object is not used", NameOf(o),
+                     std::string(pc.status().message()));
+        return;
+      }
       if (del) {
         priority_classes_.erase(pc->name);
       } else {
@@ -182,7 +226,21 @@ Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
   Model m;
   node_names->clear();
   m.nodes.reserve(nodes_.size());
+  int64_t slots = 0;  // GPU device slots so far, within kMaxClusterGpuSlots
+  std::set<std::string> over;
   for (const auto& [name, nr] : nodes_) {
+    // Beyond the engine's limit a node is left out (said once), as one bad Node is: the
+    // engine's slot offsets are 32-bit, and the cluster keeps being scheduled.
+    if (slots + nr.first.allocatable[kGpu] > kMaxClusterGpuSlots) {
+      over.insert(name);
+      if (!over_limit_.count(name))
+        spdlog::warn(
+            "node {}: left out: with its {} GPUs the cluster would have more than {} "
+            "GPU device slots",
+            name, nr.first.allocatable[kGpu], kMaxClusterGpuSlots);
+      continue;
+    }
+    slots += nr.first.allocatable[kGpu];
     node_names->push_back(name);
     m.nodes.push_back(nr.first);
     if (!nr.second) m.nodes.back().unschedulable = true;  // NotReady: keep what runs there
@@ -213,6 +271,7 @@ Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
   m.config = lr.model.config;
   for (const auto& [name, pc] : priority_classes_) m.priority_classes.push_back(pc);
   m.namespace_labels = namespaces_;
+  over_limit_ = std::move(over);
   return m;
 }
 

@@ -60,6 +60,7 @@ class ObjectCache {
   std::map<std::string, Labels> namespaces_;
   std::map<std::string, std::map<std::string, json>> queue_objects_;  // resource -> key -> obj
   std::set<std::string> logged_diagnostics_;  // the loader's problems logged so far
+  std::set<std::string> over_limit_;          // nodes left out of the last Snapshot (said once)
 };
 
 }  // namespace tessera::k8s

@@ -1,7 +1,10 @@
 #include "k8s/objects.h"
 
+#include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/gang_assembly.h"
 #include "k8s/object_cache.h"
+#include "model/limits.h"
 #include "model/resources.h"
 
 namespace tessera::k8s {
@@ -314,6 +317,84 @@ TEST(ParseJob, RefusesAParallelismBeyondThePodsOfAWorkload) {
       "spec": {"minMember": 2147483648}})");
   EXPECT_FALSE(ParsePodGroup(pg).ok());
   EXPECT_FALSE(ParseVolcanoPodGroup(pg).ok());
+}
+
+// A PodGroup the cache refuses is not used (it was kept in its last good version, or never
+// said anything): the cache logs it, and the gang's pods say why they wait.
+TEST(ParseJob, ARefusedPodGroupIsNotUsedAndItsPodsSayWhy) {
+  ObjectCache cache;
+  WatchEvent ev;
+  ev.type = WatchEvent::Type::kAdded;
+  ev.resource = "podgroups";
+  ev.object = json::parse(R"({"metadata": {"name": "g", "namespace": "d"},
+      "spec": {"minMember": 2}})");
+  cache.Apply(ev);
+  ASSERT_EQ(cache.gang_sources().podgroups.count("d/g"), 1u);
+  ev.type = WatchEvent::Type::kModified;
+  ev.object["spec"]["minMember"] = 2147483648;
+  cache.Apply(ev);
+  EXPECT_EQ(cache.gang_sources().podgroups.count("d/g"), 0u) << "the old version was kept";
+  PodInfo pod;
+  pod.ns = "d";
+  pod.name = "p";
+  Gang gang{"PodGroup:d/g", "PodGroup", "d", "g", false, {{&pod, false}}};
+  const GangAssembly a = AssembleGang(gang, cache.gang_sources());
+  EXPECT_FALSE(a.complete);
+  EXPECT_NE(a.wait_reason.find("waiting for PodGroup d/g, which is not used: spec.minMember"),
+            std::string::npos)
+      << a.wait_reason;
+  // Fixed again: used again, and no longer said to be refused.
+  ev.object["spec"]["minMember"] = 1;
+  cache.Apply(ev);
+  EXPECT_TRUE(AssembleGang(gang, cache.gang_sources()).complete);
+}
+
+// serve did not check the cluster's total: nodes beyond kMaxClusterGpuSlots GPU device slots
+// are left out of the engine's model (said once), the rest is scheduled.
+TEST(ParseNode, NodesBeyondTheClustersGpuLimitAreLeftOut) {
+  WatchEvent ev;
+  ev.type = WatchEvent::Type::kReplace;
+  ev.resource = "nodes";
+  const int64_t per_node = kMaxGpuSlotsPerNode;
+  const int64_t fit = kMaxClusterGpuSlots / per_node;
+  for (int64_t i = 0; i <= fit; ++i)
+    ev.objects.push_back(
+        {{"metadata", {{"name", fmt::format("n{:05}", i)}}},
+         {"status",
+          {{"allocatable", {{"cpu", "8"}, {"nvidia.com/gpu", std::to_string(per_node)}}}}}});
+  ObjectCache cache;
+  cache.Apply(ev);
+  EXPECT_EQ(cache.num_nodes(), static_cast<size_t>(fit + 1));
+  std::vector<std::string> names;
+  Model m = cache.Snapshot(&names);
+  EXPECT_EQ(m.nodes.size(), static_cast<size_t>(fit));
+  EXPECT_EQ(names.size(), m.nodes.size());
+  EXPECT_EQ(names.back(), fmt::format("n{:05}", fit - 1));
+}
+
+// Objects whose metadata is not an object, or whose name is not a string, are malformed, not a
+// reason to throw out of the controller's loop.
+TEST(ParseJob, MalformedMetadataNeverThrowsOutOfTheCache) {
+  ObjectCache cache;
+  for (const char* resource : {"nodes", "namespaces", "podgroups", "volcanopodgroups", "jobs",
+                               "priorityclasses", "clusterqueues", "localqueues"}) {
+    for (const char* text : {R"({"metadata": "x"})", R"({"metadata": {"name": 7}})",
+                             R"({"metadata": [1, 2]})", R"({})"}) {
+      for (auto type :
+           {WatchEvent::Type::kAdded, WatchEvent::Type::kDeleted, WatchEvent::Type::kReplace}) {
+        WatchEvent ev;
+        ev.type = type;
+        ev.resource = resource;
+        if (type == WatchEvent::Type::kReplace)
+          ev.objects.push_back(json::parse(text));
+        else
+          ev.object = json::parse(text);
+        EXPECT_NO_THROW(cache.Apply(ev)) << resource << " " << text;
+      }
+    }
+  }
+  std::vector<std::string> names;
+  EXPECT_NO_THROW(cache.Snapshot(&names));
 }
 
 }  // namespace
