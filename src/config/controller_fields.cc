@@ -16,6 +16,44 @@ void NoticeIfPresent(DocContext& ctx, const YAML::Node& parent, std::string_view
   ctx.Notice(n, path, message);
 }
 
+// spec.flavorFungibility, with Kueue's old names (Borrow, Preempt) for MayStopSearch.
+void ReadFlavorFungibility(DocContext& ctx, const YAML::Node& spec, FlavorFungibility& out) {
+  YAML::Node ff = Child(spec, "flavorFungibility");
+  const std::string path = "spec.flavorFungibility";
+  if (IsNullish(ff) || !ExpectMap(ctx, ff, path)) return;
+  using P = FungibilityPolicy;
+  if (YAML::Node b = Child(ff, "whenCanBorrow"); !IsNullish(b)) {
+    if (auto v = ParseEnum<P>(ctx, b, path + ".whenCanBorrow",
+                              {{"MayStopSearch", P::kMayStopSearch},
+                               {"TryNextFlavor", P::kTryNextFlavor},
+                               {"Borrow", P::kMayStopSearch}}))
+      out.when_can_borrow = *v;
+  }
+  if (YAML::Node p = Child(ff, "whenCanPreempt"); !IsNullish(p)) {
+    if (auto v = ParseEnum<P>(ctx, p, path + ".whenCanPreempt",
+                              {{"MayStopSearch", P::kMayStopSearch},
+                               {"TryNextFlavor", P::kTryNextFlavor},
+                               {"Preempt", P::kMayStopSearch}}))
+      out.when_can_preempt = *v;
+  }
+  YAML::Node pref = Child(ff, "preference");
+  if (IsNullish(pref)) return;
+  auto v = ParseEnum<FungibilityPreference>(
+      ctx, pref, path + ".preference",
+      {{"BorrowingOverPreemption", FungibilityPreference::kBorrowingOverPreemption},
+       {"PreemptionOverBorrowing", FungibilityPreference::kPreemptionOverBorrowing}});
+  if (!v) return;
+  // Kueue's webhook rejects a preference unless both policies are TryNextFlavor (the search
+  // would stop before the preference could choose); Tessera ignores it and says so.
+  if (out.when_can_borrow != P::kTryNextFlavor || out.when_can_preempt != P::kTryNextFlavor) {
+    ctx.Warning(pref, path + ".preference",
+                "ignored: a preference needs whenCanBorrow and whenCanPreempt both "
+                "TryNextFlavor (Kueue rejects it otherwise)");
+    return;
+  }
+  out.preference = *v;
+}
+
 }  // namespace
 
 void ReadClusterQueueControl(DocContext& ctx, const YAML::Node& spec, ClusterQueue& cq) {
@@ -32,10 +70,7 @@ void ReadClusterQueueControl(DocContext& ctx, const YAML::Node& spec, ClusterQue
   NoticeIfPresent(ctx, spec, "admissionChecksStrategy", "spec.admissionChecksStrategy",
                   "admission checks are run by their own controllers; Tessera admits without "
                   "waiting for them");
-  NoticeIfPresent(ctx, spec, "flavorFungibility", "spec.flavorFungibility",
-                  "not read yet; Tessera behaves as Kueue's defaults (whenCanBorrow: Borrow, "
-                  "whenCanPreempt: TryNextFlavor): the first flavor whose quota, borrowing "
-                  "included, fits is taken, and preemption is tried only when no flavor fits");
+  ReadFlavorFungibility(ctx, spec, cq.flavor_fungibility);
 }
 
 void NoticeVolcanoJobFields(DocContext& ctx, const YAML::Node& spec) {

@@ -15,8 +15,8 @@
 
 namespace tessera::config_internal {
 
-// ClusterQueue spec: stopPolicy (into `cq`); admissionChecks, admissionChecksStrategy and
-// flavorFungibility (notices).
+// ClusterQueue spec: stopPolicy and flavorFungibility (into `cq`); admissionChecks and
+// admissionChecksStrategy (notices).
 void ReadClusterQueueControl(DocContext& ctx, const YAML::Node& spec, ClusterQueue& cq);
 
 // Volcano Job spec: policies, plugins, maxRetry and each task's policies and maxRetry

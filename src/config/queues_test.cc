@@ -408,7 +408,8 @@ globalDefault: true
       << refs[0].ToString();
 }
 
-// Issue 15: stopPolicy, admissionChecks and flavorFungibility were dropped without a word.
+// Issue 15: stopPolicy, admissionChecks and flavorFungibility were dropped without a word
+// (flavorFungibility is read since issue 18).
 TEST(QueuesTest, StopPolicyIsReadAndOtherComponentsFieldsAreNoticed) {
   LoadResult r = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
@@ -440,14 +441,54 @@ spec:
                  "controllers"),
             nullptr)
       << AllDiagnostics(r);
-  EXPECT_NE(Find(r, Sev::kNotice,
-                 "t.yaml:9: notice: spec.flavorFungibility: not read yet; Tessera behaves as "
-                 "Kueue's defaults (whenCanBorrow: Borrow, whenCanPreempt: TryNextFlavor)"),
-            nullptr)
-      << AllDiagnostics(r);
+  EXPECT_EQ(r.model.cluster_queues[0].flavor_fungibility.when_can_borrow,
+            FungibilityPolicy::kTryNextFlavor);
+  EXPECT_EQ(r.model.cluster_queues[0].flavor_fungibility.when_can_preempt,
+            FungibilityPolicy::kTryNextFlavor);
+  EXPECT_EQ(r.model.cluster_queues[1].flavor_fungibility.when_can_borrow,
+            FungibilityPolicy::kMayStopSearch);
   EXPECT_NE(Find(r, Sev::kError,
                  "t.yaml:21: error: spec.stopPolicy: unknown value \"Drain\"; allowed: None, "
                  "Hold, HoldAndDrain"),
+            nullptr)
+      << AllDiagnostics(r);
+}
+
+// Issue 18: flavorFungibility with Kueue's old names, a preference, and a preference Kueue
+// rejects (the policies are not both TryNextFlavor).
+TEST(QueuesTest, FlavorFungibilityIsRead) {
+  LoadResult r = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: old-names}
+spec:
+  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: pob}
+spec:
+  flavorFungibility:
+    whenCanBorrow: TryNextFlavor
+    whenCanPreempt: TryNextFlavor
+    preference: PreemptionOverBorrowing
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: ignored}
+spec:
+  flavorFungibility: {whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}
+)");
+  ASSERT_EQ(r.model.cluster_queues.size(), 3u) << AllDiagnostics(r);
+  const FlavorFungibility& old_names = r.model.cluster_queues[0].flavor_fungibility;
+  EXPECT_EQ(old_names.when_can_borrow, FungibilityPolicy::kMayStopSearch);
+  EXPECT_EQ(old_names.when_can_preempt, FungibilityPolicy::kMayStopSearch);
+  EXPECT_EQ(r.model.cluster_queues[1].flavor_fungibility.preference,
+            FungibilityPreference::kPreemptionOverBorrowing);
+  EXPECT_EQ(r.model.cluster_queues[2].flavor_fungibility.preference,
+            FungibilityPreference::kBorrowingOverPreemption);
+  EXPECT_NE(Find(r, Sev::kWarning,
+                 "t.yaml:20: warning: spec.flavorFungibility.preference: ignored: a preference "
+                 "needs whenCanBorrow and whenCanPreempt both TryNextFlavor"),
             nullptr)
       << AllDiagnostics(r);
 }

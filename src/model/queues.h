@@ -64,6 +64,18 @@ struct PreemptionConfig {
 // workloads say so. Hold keeps the admitted workloads running; HoldAndDrain evicts them.
 enum class StopPolicy { kNone, kHold, kHoldAndDrain };
 
+// spec.flavorFungibility (Kueue): whether the search for a flavor goes on past one where the
+// workload would borrow (whenCanBorrow) or preempt (whenCanPreempt), and, when every flavor
+// needs one or the other, which it prefers. Kueue's defaults: MayStopSearch (old name Borrow),
+// TryNextFlavor, BorrowingOverPreemption.
+enum class FungibilityPolicy : int8_t { kMayStopSearch, kTryNextFlavor };
+enum class FungibilityPreference : int8_t { kBorrowingOverPreemption, kPreemptionOverBorrowing };
+struct FlavorFungibility {
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  FungibilityPreference preference = FungibilityPreference::kBorrowingOverPreemption;
+};
+
 struct ClusterQueue {
   std::string name;
   std::string cohort;                // empty: none
@@ -80,6 +92,7 @@ struct ClusterQueue {
   // by their LocalQueue's decayed usage first (SchedulerConfig admissionFairSharing).
   bool usage_based_admission = false;
   StopPolicy stop_policy = StopPolicy::kNone;
+  FlavorFungibility flavor_fungibility;
   std::string source;
 };
 
