@@ -79,6 +79,9 @@ struct WorkloadRec {
   std::vector<PlacedPod> placed;
   std::vector<int32_t> placed_per_set;
   int32_t spread_group = -1;  // hostname anti-affinity scope (see Workload::spread_group)
+  // Pods an admission attempt aims to start together, when more than minCount (Kueue's partial
+  // admission preempting for more pods, admission/partial_admission.cc); -1: minCount.
+  int32_t target_pods = -1;
   // Skip a retry while nothing that could help has happened since the last failure.
   int64_t failed_release_epoch = -1;
   int64_t failed_admit_epoch = -1;
@@ -141,6 +144,10 @@ struct EngineState {
     return pc.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
            pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
            pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  }
+  // The pods an admission must start together: minCount, or the attempt's target.
+  int32_t MinPods(WorkloadId id) const {
+    return recs[id].target_pods >= 0 ? recs[id].target_pods : model.workloads[id].MinPods();
   }
   // Hostname anti-affinity: pods of the workload's spread group on node n.
   bool GroupOnNode(WorkloadId id, NodeId n) const {

@@ -10,15 +10,6 @@ namespace tessera {
 AdmitAction::AdmitAction(Engine& e) : e_(e), s_(e.st), order_(MakeQueueOrder(e.st.model.config)) {}
 
 int AdmitAction::BorrowHeight(WorkloadId id) {
-  const QuotaTree& qt = *s_.quota;
-  if (height_.empty()) {
-    height_.assign(qt.num_nodes(), 0);
-    for (int n = 0; n < qt.num_nodes(); ++n) {
-      if (!qt.is_cluster_queue(n)) continue;
-      for (int c = n, p = qt.parent(n); p >= 0; c = p, p = qt.parent(p))
-        height_[p] = std::max(height_[p], height_[c] + 1);
-    }
-  }
   const WorkloadRec& rec = s_.recs[id];
   if (rec.cq < 0 || rec.combos.empty()) return 0;
   const Combo* combo = &rec.combos[0];  // the combination WouldBorrow judges
@@ -27,19 +18,7 @@ int AdmitAction::BorrowHeight(WorkloadId id) {
       combo = &c;
       break;
     }
-  int height = 0;
-  for (const auto& [fr, q] : e_.flavors.MinQuotaNeed(id, *combo)) {
-    if (qt.usage(rec.cq, fr) + q <= qt.subtree_quota(rec.cq, fr)) continue;
-    int64_t remaining = q - std::max<int64_t>(0, qt.guaranteed(rec.cq, fr) - qt.usage(rec.cq, fr));
-    int h = 0;
-    for (int n = qt.parent(rec.cq); n >= 0; n = qt.parent(n)) {
-      h = height_[n];
-      if (qt.usage(n, fr) + remaining <= qt.subtree_quota(n, fr)) break;
-      remaining -= std::max<int64_t>(0, qt.guaranteed(n, fr) - qt.usage(n, fr));
-    }
-    height = std::max(height, h);
-  }
-  return height;
+  return e_.flavors.BorrowHeight(rec.cq, e_.flavors.MinQuotaNeed(id, *combo));
 }
 
 void AdmitAction::Execute(double now, std::vector<Decision>& out) {

@@ -32,7 +32,6 @@ class AdmitAction : public Action {
   Engine& e_;
   EngineState& s_;
   std::unique_ptr<QueueOrder> order_;
-  std::vector<int> height_;  // per quota-tree node: 0 for a ClusterQueue, 1 + its tallest child
 };
 
 }  // namespace tessera

@@ -1,10 +1,18 @@
 #include "engine/admission/admission.h"
 
+#include "engine/admission/flavor_choice.h"
 #include "engine/admission/stop_policy.h"
 #include "engine/engine.h"
 #include "fmt/format.h"
 
 namespace tessera {
+namespace {
+
+ComboMode ModeOf(const Preemptor::Found& f) {
+  return {f.reclaim ? ComboMode::Kind::kReclaim : ComboMode::Kind::kPreempt, f.borrow};
+}
+
+}  // namespace
 
 Admission::Admission(Engine& e) : e_(e), s_(e.st) {}
 
@@ -44,25 +52,108 @@ void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double n
   out.push_back(std::move(d));
 }
 
-bool Admission::Preempt(WorkloadId id, double now, WorkloadId blocking, bool& held_back,
-                        std::vector<Decision>& out) {
+std::optional<Preemptor::Found> Admission::FindPreemption(WorkloadId id, const Combo& combo,
+                                                          double now, PreemptionLook& look) {
+  // Reservations held while it was tried (Reservations::ApplyFor): the first one is named.
+  if (!look.blocking_known) {
+    look.blocking_known = true;
+    look.blocking = e_.reservations.any_held() ? e_.reservations.Blocking(id, now) : -1;
+  }
   // Preemption never sees a reservation, and a workload that would fit without the
   // reservations held for it waits (backfill refused) rather than preempt its way around them:
   // both are settled once a search is worth making (Preemptor's cheap bounds passed).
-  bool settled = false;
   auto may_search = [&](const Combo&) {
-    if (!settled) {
-      settled = true;
+    if (!look.settled) {
+      look.settled = true;
       e_.reservations.LiftAll();
-      if (blocking >= 0)
+      if (look.blocking >= 0)
         for (const auto& c : s_.recs[id].combos)
-          if (!held_back) held_back = e_.placer.FitsNow(id, c);
+          if (!look.held_back) look.held_back = e_.placer.FitsNow(id, c);
     }
-    return !held_back;
+    return !look.held_back;
   };
-  for (const auto& combo : s_.recs[id].combos)
-    if (e_.preemptor.TryPreempt(id, combo, now, out, may_search)) return true;
-  return false;
+  return e_.preemptor.Find(id, combo, now, may_search);
+}
+
+bool Admission::ChooseAndAdmit(WorkloadId id, double now, std::vector<ReasonPart>& why,
+                               PreemptionLook& look, std::vector<Decision>& out) {
+  WorkloadRec& rec = s_.recs[id];
+  const auto& combos = rec.combos;
+  const FlavorFungibility ff =
+      rec.cq >= 0 ? s_.model.cluster_queues[rec.cq].flavor_fungibility : FlavorFungibility{};
+  const bool may_preempt =
+      preemption_ && rec.can_preempt && rec.cq >= 0 && s_.HasPreemptionPolicy(rec.cq);
+  // With whenCanPreempt: MayStopSearch a combination where preemption works may end the
+  // search, so each is looked at in turn; with TryNextFlavor preemption never ends it, and is
+  // looked at only once every combination that fits is known and a preemption could still win.
+  const bool preempt_in_turn =
+      may_preempt && ff.when_can_preempt == FungibilityPolicy::kMayStopSearch;
+  int best = -1;
+  ComboMode best_mode;
+  std::optional<Preemptor::Found> best_found;
+  // Grades combination i; true when the search ends with it.
+  auto consider = [&](size_t i, const ComboMode& m, std::optional<Preemptor::Found> f) {
+    const bool stop = !ShouldTryNextFlavor(m, ff);
+    if (stop || IsPreferred(m, best_mode, ff.preference)) {
+      best = static_cast<int>(i);
+      best_mode = m;
+      best_found = std::move(f);
+    }
+    return stop;
+  };
+  std::vector<bool> fits(combos.size(), false);
+  bool stop = false;
+  for (size_t i = 0; i < combos.size() && !stop; ++i) {
+    const Combo& combo = combos[i];
+    const Need& need = e_.flavors.MinQuotaNeed(id, combo);
+    std::optional<ReasonPart> shortfall;
+    if (rec.cq >= 0) shortfall = e_.flavors.QuotaShortfall(id, need);
+    if (shortfall) {
+      why.push_back(std::move(*shortfall));
+    } else {
+      // The borrowing level matters only when borrowing may not end the search.
+      ComboMode m{ComboMode::Kind::kFit, 0};
+      if (ff.when_can_borrow == FungibilityPolicy::kTryNextFlavor)
+        m.borrow = e_.flavors.BorrowHeight(rec.cq, need);
+      e_.statement.Commit();
+      if (e_.placer.PlaceMin(id, combo, 0)) {
+        if (!ShouldTryNextFlavor(m, ff)) {
+          Admit(id, combo, now, out);
+          return true;
+        }
+        e_.statement.RollbackTo(0);
+        fits[i] = true;
+        consider(i, m, std::nullopt);
+        continue;
+      }
+      rec.failed_on_placement = true;
+      ReasonPart part;
+      part.text = (rec.cq >= 0 && !combo.empty() ? "quota fits, but " : "") +
+                  e_.placer.PlacementReason(id, combo);
+      why.push_back(std::move(part));
+    }
+    if (!preempt_in_turn) continue;
+    std::optional<Preemptor::Found> f = FindPreemption(id, combo, now, look);
+    if (look.held_back) return false;
+    if (f) stop = consider(i, ModeOf(*f), std::move(f));
+  }
+  if (!stop && may_preempt && !preempt_in_turn) {
+    for (size_t i = 0; i < combos.size() && PreemptionMayWin(best_mode, ff.preference); ++i) {
+      if (fits[i]) continue;
+      std::optional<Preemptor::Found> f = FindPreemption(id, combos[i], now, look);
+      if (look.held_back) return false;
+      if (f) consider(i, ModeOf(*f), std::move(f));
+    }
+  }
+  if (best < 0) return false;
+  if (best_found) {
+    e_.preemptor.Apply(id, combos[best], *best_found, now, out);
+    return true;
+  }
+  e_.statement.Commit();
+  if (!e_.placer.PlaceMin(id, combos[best], 0)) return false;  // it just fit: not expected
+  Admit(id, combos[best], now, out);
+  return true;
 }
 
 Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<Decision>& out) {
@@ -75,47 +166,32 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
     return Outcome::kPending;
   }
   e_.topology.clear_reason();
-  const auto& combos = s_.recs[id].combos;
   // Why each flavor combination failed, in order: the user sees every flavor that was tried.
   std::vector<ReasonPart> why;
   rec.failed_on_placement = false;
-  for (const auto& combo : combos) {
-    const Need& need = e_.flavors.MinQuotaNeed(id, combo);
-    if (rec.cq >= 0) {
-      if (auto shortfall = e_.flavors.QuotaShortfall(id, need)) {
-        why.push_back(std::move(*shortfall));
-        continue;
-      }
-    }
-    e_.statement.Commit();
-    if (e_.placer.PlaceMin(id, combo, 0)) {
-      Admit(id, combo, now, out);
-      return Outcome::kAdmitted;
-    }
-    rec.failed_on_placement = true;
-    ReasonPart part;
-    part.text = (rec.cq >= 0 && !combo.empty() ? "quota fits, but " : "") +
-                e_.placer.PlacementReason(id, combo);
-    why.push_back(std::move(part));
-  }
-  // Reservations held while it was tried (Reservations::ApplyFor): the first one is named.
-  const WorkloadId blocking =
-      e_.reservations.any_held() ? e_.reservations.Blocking(id, now) : WorkloadId{-1};
-  bool held_back = false;
+  PreemptionLook look;
+  const Workload& w = s_.model.workloads[id];
+  // More pods than minCount by preemption only while no reservation is held: a search lifts
+  // them, and what fits must still be judged around them.
   if (preemption_ && rec.can_preempt && rec.cq >= 0 && s_.HasPreemptionPolicy(rec.cq) &&
-      Preempt(id, now, blocking, held_back, out))
+      w.MinPods() < w.TotalPods() && !e_.reservations.any_held() &&
+      TryAdmitMorePods(id, now, why, look, out))
     return Outcome::kAdmitted;
-  if (blocking >= 0) {
+  if (ChooseAndAdmit(id, now, why, look, out)) return Outcome::kAdmitted;
+  if (!look.blocking_known)
+    look.blocking = e_.reservations.any_held() ? e_.reservations.Blocking(id, now) : -1;
+  if (look.blocking >= 0) {
     ReasonPart part;
-    const std::string& name = s_.model.workloads[blocking].Key();
-    part.text = held_back ? fmt::format(
-                                "would delay the reservation of {} (it would run past its start, "
-                                "by its runtime estimate)",
-                                name)
-                          : fmt::format("the reservation of {} is held while it would run", name);
-    why.insert(held_back ? why.begin() : why.end(), std::move(part));
+    const std::string& name = s_.model.workloads[look.blocking].Key();
+    part.text = look.held_back
+                    ? fmt::format(
+                          "would delay the reservation of {} (it would run past its start, "
+                          "by its runtime estimate)",
+                          name)
+                    : fmt::format("the reservation of {} is held while it would run", name);
+    why.insert(look.held_back ? why.begin() : why.end(), std::move(part));
   }
-  if (combos.empty()) {
+  if (rec.combos.empty()) {
     e_.pending.SetPending(id, "no flavor of the ClusterQueue is defined");
   } else {
     s_.status[id].state = WorkloadState::kPending;

@@ -1,16 +1,21 @@
-// Admission of one workload: flavor combinations are tried in the ClusterQueue's order; one is
-// taken only when the quota for minCount pods fits and a placement of minCount pods exists
-// (a gang is placed whole or not at all). A head that fits nowhere asks the Preemptor, when the
-// `preempt` action is on. CanEverFit is the verdict at submission: a workload that could not
-// be admitted even in an empty cluster with all the quota its queue could get is rejected.
+// Admission of one workload: flavor combinations are tried in the ClusterQueue's order; one
+// fits only when the quota for minCount pods fits and a placement of minCount pods exists (a
+// gang is placed whole or not at all). Which one is taken, and when the Preemptor is asked (the
+// `preempt` action on), follows the queue's flavorFungibility as Kueue's flavor assigner does:
+// by default the first that fits, else the best preemption (reclaiming lent quota before
+// preempting in the own queue, then borrowing least, then the queue's order). CanEverFit is the
+// verdict at submission: a workload that could not be admitted even in an empty cluster with all
+// the quota its queue could get is rejected.
 //
 // Thread-safety: none; part of one engine.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/engine_state.h"
+#include "engine/preemption/preemptor.h"
 
 namespace tessera {
 
@@ -33,10 +38,31 @@ class Admission {
   std::string CanEverFit(WorkloadId id) const;
 
  private:
-  // Tries preemption for each combination; `blocking`: the first reservation held while it was
-  // tried (-1: none); `held_back` becomes true when it would fit without the reservations.
-  bool Preempt(WorkloadId id, double now, WorkloadId blocking, bool& held_back,
-               std::vector<Decision>& out);
+  // What one attempt learnt of reservations while it looked at preemption: the reservation
+  // held while it was tried (-1: none) and whether it would fit without the reservations
+  // (held back: it waits rather than preempt around them).
+  struct PreemptionLook {
+    bool blocking_known = false;
+    WorkloadId blocking = -1;
+    bool settled = false;  // reservations lifted for the search
+    bool held_back = false;
+  };
+  // Walks the flavor combinations as Kueue's flavorFungibility says (admission/flavor_choice.h)
+  // and admits the workload under the chosen one, fitting or after its preemption; false
+  // (pending, with `why` for every combination) when none works.
+  bool ChooseAndAdmit(WorkloadId id, double now, std::vector<ReasonPart>& why, PreemptionLook& look,
+                      std::vector<Decision>& out);
+  // Kueue's partial admission with preemption (admission/partial_admission.cc): for a workload
+  // with pods beyond minCount that may preempt, admits the whole workload, else the largest
+  // count that can preempt its way in, when that takes a preemption; false: try the usual way.
+  bool TryAdmitMorePods(WorkloadId id, double now, std::vector<ReasonPart>& why,
+                        PreemptionLook& look, std::vector<Decision>& out);
+  // Whether `count` pods could start now under some combination, fitting or by preempting
+  // (`by_preemption` says which); nothing is changed.
+  bool CountWorks(WorkloadId id, int32_t count, double now, PreemptionLook& look,
+                  bool& by_preemption);
+  std::optional<Preemptor::Found> FindPreemption(WorkloadId id, const Combo& combo, double now,
+                                                 PreemptionLook& look);
   Engine& e_;
   EngineState& s_;
   bool preemption_ = true;

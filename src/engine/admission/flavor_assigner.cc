@@ -62,7 +62,7 @@ std::vector<std::pair<FlavorResource, int64_t>> FlavorAssigner::QuotaFor(
 const Need& FlavorAssigner::MinQuotaNeed(WorkloadId id, const std::vector<int32_t>& combo) const {
   const WorkloadRec& rec = s_.recs[id];
   // Nothing placed (every pending workload): the need computed at Resolve.
-  if (rec.placed.empty() && rec.min_need.size() == rec.combos.size()) {
+  if (rec.placed.empty() && rec.target_pods < 0 && rec.min_need.size() == rec.combos.size()) {
     for (size_t i = 0; i < rec.combos.size(); ++i)
       if (&rec.combos[i] == &combo || rec.combos[i] == combo) return rec.min_need[i];
   }
@@ -75,7 +75,7 @@ Need FlavorAssigner::ComputeMinQuotaNeed(WorkloadId id, const std::vector<int32_
   const Workload& w = s_.model.workloads[id];
   const WorkloadRec& rec = s_.recs[id];
   Need sum;
-  int remaining = w.MinPods();
+  int remaining = s_.MinPods(id);
   for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
     int need = std::max(0, std::min(w.pod_sets[ps].count, remaining) - rec.placed_per_set[ps]);
     remaining -= w.pod_sets[ps].count;
@@ -146,6 +146,32 @@ double FlavorAssigner::ShareOf(int32_t cq,
                                const std::vector<std::pair<FlavorResource, int64_t>>& delta) const {
   return s_.quota->DominantShare(cq, delta, s_.model.cluster_queues[cq].fair_weight);
 }
+int FlavorAssigner::BorrowHeight(int32_t cq, const Need& need) const {
+  const QuotaTree& qt = *s_.quota;
+  if (height_.empty()) {
+    height_.assign(qt.num_nodes(), 0);
+    for (int n = 0; n < qt.num_nodes(); ++n) {
+      if (!qt.is_cluster_queue(n)) continue;
+      for (int c = n, p = qt.parent(n); p >= 0; c = p, p = qt.parent(p))
+        height_[p] = std::max(height_[p], height_[c] + 1);
+    }
+  }
+  if (cq < 0) return 0;
+  int height = 0;
+  for (const auto& [fr, q] : need) {
+    if (qt.usage(cq, fr) + q <= qt.subtree_quota(cq, fr)) continue;
+    int64_t remaining = q - std::max<int64_t>(0, qt.guaranteed(cq, fr) - qt.usage(cq, fr));
+    int h = 0;
+    for (int n = qt.parent(cq); n >= 0; n = qt.parent(n)) {
+      h = height_[n];
+      if (qt.usage(n, fr) + remaining <= qt.subtree_quota(n, fr)) break;
+      remaining -= std::max<int64_t>(0, qt.guaranteed(n, fr) - qt.usage(n, fr));
+    }
+    height = std::max(height, h);
+  }
+  return height;
+}
+
 bool FlavorAssigner::WouldBorrow(WorkloadId id) const {
   const WorkloadRec& rec = s_.recs[id];
   if (rec.cq < 0 || rec.combos.empty()) return false;

@@ -33,6 +33,10 @@ class FlavorAssigner {
   // (usage above its subtree quota) in the first combination whose quota fits now, else the
   // first combination. A workload without a ClusterQueue never borrows.
   bool WouldBorrow(WorkloadId id) const;
+  // Kueue's borrowing level of `need` in `cq` now: 0 when the queue's own quota holds it, else
+  // the height of the lowest cohort whose subtree holds it without borrowing itself (the
+  // root's when none does); the largest over the flavor-resources of `need`.
+  int BorrowHeight(int32_t cq, const Need& need) const;
   // The node pool of a combination: the flavor of the GPUs if any (it narrows most), else any
   // flavor chosen, else all nodes (0).
   int PoolFor(WorkloadId id, const Combo& combo) const;
@@ -43,6 +47,7 @@ class FlavorAssigner {
 
  private:
   EngineState& s_;
+  mutable std::vector<int> height_;  // per quota-tree node: 0 for a ClusterQueue, 1 + tallest child
 };
 
 }  // namespace tessera

@@ -80,7 +80,7 @@ NodeChoice Placer::FindNode(WorkloadId id, int ps, const Combo& combo) {
 bool Placer::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t mark) {
   const Workload& w = s_.model.workloads[id];
   WorkloadRec& rec = s_.recs[id];
-  int remaining = w.MinPods();
+  int remaining = s_.MinPods(id);
   for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
     int target = std::min(w.pod_sets[ps].count, remaining);
     remaining -= w.pod_sets[ps].count;

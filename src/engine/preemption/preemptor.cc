@@ -1,6 +1,7 @@
 #include "engine/preemption/preemptor.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/engine.h"
 #include "fmt/format.h"
@@ -15,35 +16,59 @@ void Preemptor::Init(const SchedulerConfig& config) { search_ = MakeVictimSearch
 bool Preemptor::TryPreempt(WorkloadId id, const Combo& combo, double now,
                            std::vector<Decision>& out,
                            const std::function<bool(const Combo&)>& may_search) {
+  std::optional<Found> found = Find(id, combo, now, may_search);
+  if (!found) return false;
+  Apply(id, combo, *found, now, out);
+  return true;
+}
+
+std::optional<Preemptor::Found> Preemptor::Find(
+    WorkloadId id, const Combo& combo, double now,
+    const std::function<bool(const Combo&)>& may_search) {
   Plan plan = MakePlan(id, combo, now);
-  if (plan.candidates.empty()) return false;
+  if (plan.candidates.empty()) return std::nullopt;
   Need need = e_.flavors.MinQuotaNeed(id, combo);
-  if (!CouldCover(id, need, plan.candidates)) return false;
+  if (!CouldCover(id, need, plan.candidates)) return std::nullopt;
   if (may_search) {
-    if (!may_search(combo)) return false;
+    if (!may_search(combo)) return std::nullopt;
     plan = MakePlan(id, combo, now);  // the state may have changed (reservations lifted)
-    if (plan.candidates.empty()) return false;
+    if (plan.candidates.empty()) return std::nullopt;
     need = e_.flavors.MinQuotaNeed(id, combo);
   }
   std::vector<WorkloadId> candidates;
+  const int64_t epoch = s_.release_epoch;  // a look ahead releases nothing
   for (const bool allow_borrowing : plan.attempts) {
     candidates.clear();
     for (size_t i = 0; i < plan.candidates.size(); ++i)
       if (!allow_borrowing || plan.while_borrowing[i]) candidates.push_back(plan.candidates[i]);
     if (candidates.empty()) continue;
     Evicted evicted;
-    const int64_t epoch = s_.release_epoch;  // a search that gives up releases nothing
-    if (!search_->Search(id, combo, need, allow_borrowing, candidates, evicted)) {
-      for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
-        e_.statement.Reinstate(it->first, it->second);
-      s_.release_epoch = epoch;
-      continue;
+    const bool fits = search_->Search(id, combo, need, allow_borrowing, candidates, evicted);
+    std::optional<Found> found;
+    if (fits) {
+      Minimize(id, combo, need, allow_borrowing, evicted);
+      // Kueue's preemption modes: reclaim when every victim is another queue's, and the
+      // preemptor's borrowing level once they are gone.
+      found.emplace();
+      found->borrow = e_.flavors.BorrowHeight(s_.recs[id].cq, need);
+      for (const auto& [v, pods] : evicted) {
+        found->victims.push_back(v);
+        found->reclaim = found->reclaim && s_.recs[v].cq != s_.recs[id].cq;
+      }
     }
-    Minimize(id, combo, need, allow_borrowing, evicted);
-    Commit(id, combo, evicted, now, out);
-    return true;
+    for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
+      e_.statement.Reinstate(it->first, std::move(it->second));
+    s_.release_epoch = epoch;
+    if (found) return found;
   }
-  return false;
+  return std::nullopt;
+}
+
+void Preemptor::Apply(WorkloadId id, const Combo& combo, const Found& found, double now,
+                      std::vector<Decision>& out) {
+  Evicted evicted;
+  for (WorkloadId v : found.victims) evicted.emplace_back(v, e_.statement.Evict(v));
+  Commit(id, combo, evicted, now, out);
 }
 
 bool Preemptor::CouldCover(WorkloadId id, const Need& need,
@@ -66,7 +91,7 @@ bool Preemptor::CouldCover(WorkloadId id, const Need& need,
       return false;
   int64_t want_gpus = 0;
   const Workload& w = s_.model.workloads[id];
-  int remaining = w.MinPods();
+  int remaining = s_.MinPods(id);
   for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
     want_gpus += std::min(w.pod_sets[ps].count, remaining) * w.pod_sets[ps].requests[kGpu];
     remaining -= w.pod_sets[ps].count;

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/engine_state.h"
@@ -32,6 +33,23 @@ class Preemptor {
   // the search reads, e.g. lift them).
   bool TryPreempt(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out,
                   const std::function<bool(const Combo&)>& may_search = nullptr);
+
+  // A preemption found and given back (Kueue's preemption oracle): its victims, whether they
+  // are all other queues' (reclaim, which Kueue's flavor choice prefers over preempting in the
+  // preemptor's own queue), and the preemptor's borrowing level once they are gone.
+  struct Found {
+    std::vector<WorkloadId> victims;
+    bool reclaim = true;
+    int borrow = 0;
+  };
+  // The victims TryPreempt would evict; nothing is changed on return (except what
+  // `may_search` changes). Empty when no allowed set lets `id` fit under `combo`.
+  std::optional<Found> Find(WorkloadId id, const Combo& combo, double now,
+                            const std::function<bool(const Combo&)>& may_search = nullptr);
+  // Evicts `found`'s victims and admits `id` under `combo`.
+  // REQUIRES: the state Find saw (no change since, other than tentative placements undone).
+  void Apply(WorkloadId id, const Combo& combo, const Found& found, double now,
+             std::vector<Decision>& out);
   // The workloads the preemptor's policy allows it to evict at `now`, in the order they are
   // tried. Workloads admitted at `now` are not among them.
   std::vector<WorkloadId> Candidates(WorkloadId id, const Combo& combo, double now) const;
