@@ -10,10 +10,10 @@ constexpr double kSecondsPerHour = 3600;
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 const std::string kNone = "(none)";
 
-// GPUs one pod holds on `node`: whole devices, a share in milli as its fraction, a share by
-// memory as the fraction of the node's device it takes (as the engine books it: ceil(M * 1000 /
-// D) milli).
-double PodGpus(const Resources& r, const Node& node) {
+}  // namespace
+
+// A share by memory is booked as the engine books it: ceil(M * 1000 / D) milli.
+double HeldGpus(const Resources& r, const Node& node) {
   double g = static_cast<double>(r[kGpu]) + static_cast<double>(r[kGpuMilli]) / kMilliPerGpu;
   if (r[kGpuMemory] > 0 && node.gpu_memory_mib > 0) {
     const int64_t milli =
@@ -23,8 +23,6 @@ double PodGpus(const Resources& r, const Node& node) {
   }
   return g;
 }
-
-}  // namespace
 
 void CostLine::Add(const CostLine& o) {
   gpu_hours += o.gpu_hours;
@@ -69,7 +67,7 @@ CostLedger::Held CostLedger::Price(int32_t cluster_queue, const std::vector<int3
   Held h;
   h.start = now;
   h.node = p.node;
-  h.gpus = PodGpus(r, node);
+  h.gpus = HeldGpus(r, node);
   h.cpus = static_cast<double>(r[kCpu]) / 1000;
   h.gib = static_cast<double>(r[kMemory]) / kBytesPerGiB;
   if (h.gpus > 0) {
@@ -106,12 +104,12 @@ void CostLedger::Hold(WorkloadId id, int32_t cluster_queue, const std::vector<in
 void CostLedger::Release(WorkloadId id, double now) {
   auto it = open_.find(id);
   if (it == open_.end()) return;
-  const CostLine line = Charge(it->second, now, node_gpu_seconds_);
+  const CostLine line = Charge(it->second, now, &node_gpu_seconds_);
   AddToRows(id, it->second.cluster_queue, line, closed_);
   open_.erase(it);
 }
 
-CostLine CostLedger::Charge(const Run& run, double end, std::vector<double>& node_gpu_seconds) {
+CostLine CostLedger::Charge(const Run& run, double end, std::vector<double>* node_gpu_seconds) {
   CostLine line;
   line.runs = run.runs;
   for (const Held& h : run.pods) {
@@ -125,7 +123,7 @@ CostLine CostLedger::Charge(const Run& run, double end, std::vector<double>& nod
       line.unpriced_gpu_hours += h.gpus * hours;
     line.cpu_dollars += h.cpus * hours * h.cpu_price;
     line.memory_dollars += h.gib * hours * h.memory_price;
-    node_gpu_seconds[h.node] += h.gpus * hours * kSecondsPerHour;
+    if (node_gpu_seconds) (*node_gpu_seconds)[h.node] += h.gpus * hours * kSecondsPerHour;
   }
   return line;
 }
@@ -146,12 +144,18 @@ void CostLedger::AddToRows(WorkloadId id, int32_t cluster_queue, const CostLine&
   report.allocated.Add(line);
 }
 
+std::optional<CostLine> CostLedger::OpenRun(WorkloadId id, double now) const {
+  auto it = open_.find(id);
+  if (it == open_.end()) return std::nullopt;
+  return Charge(it->second, now, nullptr);
+}
+
 CostReport CostLedger::Report(double end, double start) const {
   CostReport report = closed_;
   report.end_time = end;
   std::vector<double> node_gpu_seconds = node_gpu_seconds_;
   for (const auto& [id, run] : open_)
-    AddToRows(id, run.cluster_queue, Charge(run, end, node_gpu_seconds), report);
+    AddToRows(id, run.cluster_queue, Charge(run, end, &node_gpu_seconds), report);
   // Idle: each node's GPUs over [start, end] less what was held on it, at the node's own price.
   const PricingConfig& pricing = model_.config.pricing;
   for (size_t n = 0; n < model_.nodes.size(); ++n) {

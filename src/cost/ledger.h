@@ -50,6 +50,10 @@ struct IdleCost {
   double unpriced_gpu_hours = 0;
 };
 
+// GPUs a pod with requests `r` holds on `node`: whole devices, a share in milli as its fraction,
+// a share by memory as the fraction of the node's device it takes.
+double HeldGpus(const Resources& r, const Node& node);
+
 using CostRows = std::map<std::string, CostLine>;  // by name; "(none)" for no queue/label
 
 struct CostReport {
@@ -84,6 +88,10 @@ class CostLedger {
   // [start, end] (the replay starts at its first arrival). REQUIRES: `end` is at or after every
   // time passed to Hold and Release, `start` at or before every time passed to Hold.
   CostReport Report(double end, double start = 0) const;
+  // What workload `id`'s current run (what it holds now, since it last held nothing) has cost
+  // from its start up to `now`; std::nullopt when it holds nothing. The accounting store's
+  // per-run records (docs/accounting.md). REQUIRES: `now` as for Report's `end`.
+  std::optional<CostLine> OpenRun(WorkloadId id, double now) const;
 
  private:
   // One pod held since `start`, with the prices that apply to it (after spot discounts).
@@ -104,8 +112,8 @@ class CostLedger {
              const Workload& w, double now) const;
   std::string FlavorFor(int32_t cluster_queue, const std::vector<int32_t>& flavors, ResourceId r,
                         NodeId node) const;
-  // The cost of `run` from its pods' starts to `end`; adds its GPU-seconds per node.
-  static CostLine Charge(const Run& run, double end, std::vector<double>& node_gpu_seconds);
+  // The cost of `run` from its pods' starts to `end`; adds its GPU-seconds per node (when given).
+  static CostLine Charge(const Run& run, double end, std::vector<double>* node_gpu_seconds);
   // Adds `line`, a run of workload `id` in `cluster_queue`, to every row it belongs to.
   void AddToRows(WorkloadId id, int32_t cluster_queue, const CostLine& line,
                  CostReport& report) const;
