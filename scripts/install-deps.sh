@@ -5,6 +5,8 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libyaml-cpp-dev nlohmann-json3-dev libabsl-dev libfmt-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  # The accounting store (docs/accounting.md): embedded SQLite.
+  libsqlite3-dev
   # Kubernetes mode: REST client, metrics endpoint; and for its integration tests, etcd and what
   # scripts/k8s/build-apiserver.sh needs to build kube-apiserver from Debian's source package.
   libcurl4-openssl-dev libcpp-httplib-dev

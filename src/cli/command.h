@@ -20,5 +20,7 @@ Command AddFgdCommand(CLI::App& sim);
 Command AddReplayCommand(CLI::App& sim);
 // `tessera serve ...`: schedule a real cluster's pods through the API server (src/k8s/cli.cc).
 Command AddServeCommand(CLI::App& app);
+// `tessera report cost ...`: the cost report from the accounting store (src/accounting/cli.cc).
+Command AddReportCommand(CLI::App& app);
 
 }  // namespace tessera::cli

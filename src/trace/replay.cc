@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/scheduler.h"
 #include "fmt/format.h"
+#include "accounting/recorder.h"
 #include "trace/ledger.h"
 #include "trace/size_classes.h"
 
@@ -139,6 +140,7 @@ class Replayer {
     SumQueues();
     res_.size_classes = classes_.Results(res_.end - res_.start);
     if (cost_) res_.cost = cost_->Report(res_.end, res_.start);
+    if (runs_) runs_->CloseAll(res_.end);
     Finalize();
     return std::move(res_);
   }
@@ -170,6 +172,8 @@ class Replayer {
     m_ = &s_->model();
     ledger_.emplace(m_->nodes, node_models, res_.typical, milli_);
     if (m_->config.pricing.present) cost_.emplace(*m_, /*by_workload=*/false);
+    if (options_.accounting)
+      runs_.emplace(*m_, *options_.accounting, accounting::RecorderOptions{"sim replay", 0});
     res_.nodes = static_cast<int64_t>(m_->nodes.size());
     res_.gpus_total = ledger_->total_gpu_milli() / 1000;
     return absl::OkStatus();
@@ -338,6 +342,7 @@ class Replayer {
       if (st.state != WorkloadState::kAdmitted || st.preemptions != gen) continue;
       Release(id);
       if (cost_) cost_->Release(id, when);
+      if (runs_) runs_->Ended(id, accounting::RunEnd::kFinished, "", when);
       s_->Finish(id, when);
       auto q = QueueOf(id);
       ++res_.queues[q].finished;
@@ -402,7 +407,7 @@ class Replayer {
     others_.clear();
     for (auto& d : decisions)
       (d.type == Decision::Type::kPreempt ? preempts_ : others_).push_back(std::move(d));
-    for (const auto& d : preempts_) Evict(d.workload, now);
+    for (const auto& d : preempts_) Evict(d.workload, d.reason, now);
     for (const auto& d : others_) {
       WorkloadId id = d.workload;
       auto q = QueueOf(id);
@@ -414,6 +419,7 @@ class Replayer {
           Book(id, d.pods);
           if (cost_)
             cost_->Hold(id, s_->status(id).cluster_queue, s_->status(id).flavors, d.pods, now);
+          if (runs_) runs_->ScaledUp(id, d.pods, now);
           break;
         case Decision::Type::kReject:
           ++res_.queues[q].rejected;
@@ -426,10 +432,11 @@ class Replayer {
       }
     }
   }
-  void Evict(WorkloadId id, double now) {
+  void Evict(WorkloadId id, const std::string& reason, double now) {
     auto q = QueueOf(id);
     int64_t gpu_milli = Release(id);
     if (cost_) cost_->Release(id, now);
+    if (runs_) runs_->Ended(id, accounting::RunEnd::kPreempted, reason, now);
     double lost = static_cast<double>(gpu_milli) / 1000.0 *
                   (now - admit_at_[static_cast<size_t>(id)]) / 3600.0;
     res_.queues[q].gpu_hours_lost += lost;
@@ -453,6 +460,7 @@ class Replayer {
     admit_at_[static_cast<size_t>(id)] = now;
     Book(id, pods);
     if (cost_) cost_->Hold(id, st.cluster_queue, st.flavors, pods, now);
+    if (runs_) runs_->Admitted(id, ArrivalOf(id), st.cluster_queue, st.flavors, pods, now);
     const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
     if (rt) finishes_.emplace(now + *rt, id, st.preemptions);
     ++running_;
@@ -546,6 +554,8 @@ class Replayer {
   std::optional<ClusterLedger> ledger_;
   // With spec.pricing: the GPUs, CPU and memory each workload held, priced (docs/cost.md).
   std::optional<cost::CostLedger> cost_;
+  // With ReplayOptions::accounting: a record per run (docs/accounting.md).
+  std::optional<accounting::RunRecorder> runs_;
   int ncq_ = 0;                                    // ClusterQueues; queue index ncq_ is "(none)"
   std::vector<std::vector<double>> waits_, jcts_;  // per queue
   std::vector<int64_t> queue_milli_;               // per queue, GPU milli held now

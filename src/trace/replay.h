@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "accounting/record.h"
 #include "cost/ledger.h"
 #include "fgd/fragmentation.h"
 #include "model/model.h"
@@ -34,6 +35,9 @@ struct ReplayOptions {
   bool verify = false;  // check every engine invariant after every cycle (slow)
   int max_cycles_per_instant = 1000;
   int max_buckets = 240;  // points of each time series
+  // Not null: a record per run goes here (docs/accounting.md), from admission to finish or
+  // preemption, and for runs still going at the end. Must outlive RunReplay.
+  accounting::RecordSink* accounting = nullptr;
 };
 
 // The instant of the first cycle at or after `t` with cycles every `interval` seconds: the

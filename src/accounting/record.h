@@ -1,0 +1,63 @@
+// One record of the accounting store (docs/accounting.md): one run of one workload, from its
+// admission to its finish, preemption or failure, or to the end of the observation while still
+// running. Slurm's sacct keeps one such record per job step; a workload preempted and admitted
+// again has one record per run.
+//
+// Thread-safety: plain values. RecordSink implementations say their own.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tessera::accounting {
+
+// How a run ended.
+enum class RunEnd {
+  kFinished,   // completed
+  kPreempted,  // evicted to make room for another workload (or a draining queue)
+  kFailed,     // ended by a deadline (DeadlineExceeded) or another failure
+  kRunning,    // still running when the observation ended (the simulation, the replay)
+};
+const char* RunEndName(RunEnd e);
+// The RunEnd named `name` ("finished", ...); std::nullopt for any other text.
+std::optional<RunEnd> ParseRunEnd(std::string_view name);
+
+struct RunRecord {
+  int64_t id = 0;      // the store's row id; 0 until written
+  std::string source;  // who wrote it: "sim", "sim replay" (later "serve")
+  std::string ns;      // namespace
+  std::string name;
+  std::string local_queue;    // LocalQueue name (in `ns`); empty: none
+  std::string cluster_queue;  // empty: none
+  std::string cohort;         // the ClusterQueue's own cohort; empty: none
+  std::string labels = "{}";  // metadata.labels as a JSON object
+  int32_t priority = 0;
+  int32_t attempt = 1;    // which run of the workload this is: 1 for its first admission
+  int32_t pods = 0;       // most pods held at once during the run
+  double gpus = 0;        // most GPUs held at once (shares as fractions)
+  std::string gpu_model;  // GPU models of the nodes used, comma-separated, sorted
+  std::string flavors;    // ResourceFlavors admission chose, comma-separated
+  double submit = 0;      // seconds since 1970-01-01T00:00:00Z
+  double start = 0;       // admission
+  double end = 0;         // finish, preemption, failure, or end of observation
+  RunEnd how = RunEnd::kFinished;
+  std::string reason;       // why it was preempted or failed; empty otherwise
+  int32_t preemptions = 0;  // times the workload was preempted, this run's end included
+  double gpu_hours = 0;     // GPUs held x hours, over this run
+  // Allocated cost of the run (docs/cost.md): std::nullopt when no prices were given.
+  std::optional<double> allocated_dollars;
+  // Mean GPU utilization over the run in [0, 1]; std::nullopt where not measured (always, so
+  // far: it needs dcgm-exporter).
+  std::optional<double> utilization;
+};
+
+// Where records go as they are made: the store's batching writer, or a vector in tests.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void Add(RunRecord record) = 0;
+};
+
+}  // namespace tessera::accounting
