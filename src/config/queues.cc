@@ -540,6 +540,13 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                                              {"TesseraPlan", PlacementPolicy::kTesseraPlan}}))
       config.placement = *v;
   }
+  // Kueue's resources.quotaCheckStrategy: a resource no resource group covers blocks admission
+  // (BlockUndeclared, Kueue's default) or is left to node capacity (IgnoreUndeclared).
+  if (YAML::Node q = Child(spec, "quotaCheckStrategy"); !IsNullish(q)) {
+    if (auto v = ParseEnum<bool>(ctx, q, "spec.quotaCheckStrategy",
+                                 {{"BlockUndeclared", true}, {"IgnoreUndeclared", false}}))
+      config.block_undeclared = *v;
+  }
   ReadActions(ctx, spec, config);
   ReadBackfill(ctx, spec, config.backfill);
   ReadRuntimeEstimates(ctx, spec, config.estimates);

@@ -311,6 +311,23 @@ spec: {placement: TesseraPlan}
   EXPECT_EQ(r.model.config.placement, PlacementPolicy::kTesseraPlan);
 }
 
+// Issue 18: Kueue's quotaCheckStrategy; IgnoreUndeclared (Tessera's default) unless set.
+TEST(QueuesTest, QuotaCheckStrategy) {
+  LoadResult ignore = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec: {quotaCheckStrategy: BlockUndeclared}
+)");
+  EXPECT_TRUE(ignore.ok()) << AllDiagnostics(ignore);
+  EXPECT_TRUE(ignore.model.config.block_undeclared);
+  LoadResult unset = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec: {}
+)");
+  EXPECT_FALSE(unset.model.config.block_undeclared);
+}
+
 TEST(QueuesTest, ActionsAsAListOrAVolcanoString) {
   LoadResult list = Load(R"(apiVersion: tessera.dev/v1alpha1
 kind: SchedulerConfig

@@ -353,6 +353,10 @@ void SchedulerImpl::Submit(WorkloadId id, double now) {
     e_.pending.SetPending(id, StoppedReason(s_, s_.recs[id].cq));
     return;  // a stopped queue admits nothing new (engine/admission/stop_policy.h)
   }
+  if (std::string why = e_.admission.Uncovered(id); !why.empty()) {
+    e_.pending.SetPending(id, std::move(why));
+    return;  // its ClusterQueue never covers what it asks for (quotaCheckStrategy)
+  }
   const Workload& w = s_.model.workloads[id];
   if (w.MinPods() > w.TotalPods()) {
     e_.pending.SetPending(

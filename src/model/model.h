@@ -83,6 +83,12 @@ struct SchedulerConfig {
   EstimatorConfig estimates;
   AdmissionFairSharingConfig admission_fair_sharing;
   PricingConfig pricing;  // spec.pricing (docs/cost.md)
+  // spec.quotaCheckStrategy (Kueue's resources.quotaCheckStrategy): BlockUndeclared (true)
+  // keeps a workload that asks for a resource its ClusterQueue does not cover pending, as Kueue
+  // does by default; IgnoreUndeclared (false, Tessera's default: its examples quota GPUs only)
+  // leaves such resources to node capacity. GPU shares (tessera.dev/gpu-milli, gpu-memory) are
+  // never blocked: Kueue does not know them.
+  bool block_undeclared = false;
 };
 
 struct Model {

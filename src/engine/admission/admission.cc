@@ -156,6 +156,25 @@ bool Admission::ChooseAndAdmit(WorkloadId id, double now, std::vector<ReasonPart
   return true;
 }
 
+std::string Admission::Uncovered(WorkloadId id) const {
+  const int32_t cq = s_.recs[id].cq;
+  if (cq < 0 || !s_.model.config.block_undeclared) return "";
+  const ResolvedQueue& q = s_.queues[cq];
+  for (const PodSet& ps : s_.model.workloads[id].pod_sets) {
+    for (ResourceId r = 0; r < kMaxResources; ++r) {
+      // Every pod asks for one pod; Kueue counts pods only where the queue covers them.
+      if (ps.requests[r] == 0 || q.group_of[r] >= 0 || r == kPods) continue;
+      if (r == kGpuMilli || r == kGpuMemory) continue;  // Tessera's own: Kueue never sees them
+      return fmt::format(
+          "pod set {} asks for {}, which ClusterQueue {} does not cover (no resource group "
+          "lists it, and spec.quotaCheckStrategy is BlockUndeclared: add it to "
+          "coveredResources)",
+          ps.name, ResourceName(r), s_.model.cluster_queues[cq].name);
+    }
+  }
+  return "";
+}
+
 Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<Decision>& out) {
   WorkloadRec& rec = s_.recs[id];
   ++s_.stats.attempts;

@@ -36,6 +36,9 @@ class Admission {
   void Admit(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out);
   // Empty when the workload could be admitted in an empty cluster; else why never.
   std::string CanEverFit(WorkloadId id) const;
+  // Kueue's quotaCheckStrategy BlockUndeclared: why the workload waits because it asks for a
+  // resource its ClusterQueue covers in no resource group; empty when it does not.
+  std::string Uncovered(WorkloadId id) const;
 
  private:
   // What one attempt learnt of reservations while it looked at preemption: the reservation
