@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "accounting/store.h"
 #include "cli/command.h"
 #include "config/loader.h"
 #include "fmt/format.h"
@@ -49,6 +50,7 @@ struct ReplayFlags {
   int64_t limit = -1;
   bool ignore_times = false;
   bool verify = false;
+  std::string accounting_db;
 };
 
 // A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where
@@ -87,6 +89,19 @@ int RunReplayCommand(const ReplayFlags& f) {
     std::cerr << "tessera sim replay: nothing to replay: give --jobs (with --nodes), "
                  "--manifests, or --synthetic-jobs\n";
     return 1;
+  }
+  // The accounting store opens first: a file that cannot be written fails now, not after the
+  // replay (docs/accounting.md).
+  std::unique_ptr<accounting::AccountingStore> store;
+  std::optional<accounting::StoreWriter> records;
+  if (!f.accounting_db.empty()) {
+    auto opened = accounting::AccountingStore::Open(f.accounting_db);
+    if (!opened.ok()) {
+      std::cerr << "tessera sim replay: " << opened.status().message() << "\n";
+      return 1;
+    }
+    store = std::move(*opened);
+    records.emplace(*store);
   }
 
   // Manifests: queues, flavors, priority classes, SchedulerConfig, maybe nodes and workloads.
@@ -177,6 +192,7 @@ int RunReplayCommand(const ReplayFlags& f) {
   ro.cycle_interval = f.cycle_interval;
   if (f.until >= 0) ro.until = f.until;
   ro.verify = f.verify;
+  if (records) ro.accounting = &*records;
   auto result = trace::RunReplay(std::move(model), tr, *conv, ro);
   if (!result.ok()) {
     std::cerr << "tessera sim replay: "
@@ -189,6 +205,13 @@ int RunReplayCommand(const ReplayFlags& f) {
         fmt::format("{} broken rows of the input were skipped", log.skipped_rows));
   const double replay_s = elapsed() - load_s;
   std::cout << trace::SummaryTable(*result);
+  if (records) {
+    if (auto s = records->Finish(); !s.ok()) {
+      std::cerr << "tessera sim replay: " << s.message() << "\n";
+      return 1;
+    }
+    std::cerr << fmt::format("{} run records written to {}\n", records->written(), f.accounting_db);
+  }
   if (!f.report.empty()) {
     std::string title =
         f.synthetic_jobs > 0
@@ -273,6 +296,9 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_flag("--ignore-times", flags->ignore_times,
                 "job k arrives at k seconds and never leaves (the FGD experiments' process)");
   app->add_flag("--verify", flags->verify, "check the engine's invariants after every cycle");
+  app->add_option("--accounting-db", flags->accounting_db,
+                  "append a record per workload run to this SQLite accounting store "
+                  "(docs/accounting.md)");
   c.app = app;
   c.run = [flags] { return RunReplayCommand(*flags); };
   return c;
