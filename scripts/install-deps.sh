@@ -12,6 +12,8 @@ PACKAGES=(
   libcurl4-openssl-dev libcpp-httplib-dev
   etcd-server golang-go golang-github-modern-go-reflect2-dev dpkg-dev openssl ca-certificates
   curl python3
+  # The fuzz targets (scripts/fuzz.sh, ctest fuzz.run): clang with its libFuzzer runtime.
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,6 +1,5 @@
 // libFuzzer entry for the manifest loader: any bytes in, no crash, no hang, no exception out.
-// Built only with clang (see src/CMakeLists.txt). Seed it with tests/manifests/:
-//   ./build/src/loader_fuzz -max_len=8192 tests/manifests/
+// Built with TESSERA_FUZZ (clang); scripts/fuzz.sh runs it on tests/fuzz/loader/.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

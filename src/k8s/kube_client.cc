@@ -36,7 +36,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 YAML::Node FindNamed(const YAML::Node& list, const std::string& name) {
   if (!list || !list.IsSequence()) return YAML::Node();  // a null node: IsMap() is false
   for (const auto& e : list) {
-    if (e["name"] && e["name"].as<std::string>("") == name) return e;
+    if (e.IsMap() && e["name"] && e["name"].IsScalar() && e["name"].as<std::string>("") == name)
+      return e;
   }
   return YAML::Node();
 }
@@ -80,6 +81,10 @@ size_t WriteToString(char* data, size_t size, size_t n, void* user) {
 
 }  // namespace
 
+// The kubeconfig in `root`; may throw YAML::Exception on a node of an unexpected kind.
+static absl::StatusOr<KubeConfig> KubeconfigFrom(const YAML::Node& root, std::string_view source,
+                                                 const std::string& context);
+
 absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, std::string_view source,
                                            const std::string& context) {
   YAML::Node root;
@@ -89,6 +94,17 @@ absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, std::string_vi
     return absl::InvalidArgumentError(
         fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
+  try {
+    return KubeconfigFrom(root, source, context);
+  } catch (const YAML::Exception& e) {
+    // A node of an unexpected kind somewhere (yaml-cpp throws where a map was expected).
+    return absl::InvalidArgumentError(
+        fmt::format("{}:{}: not a kubeconfig: {}", source, e.mark.line + 1, e.msg));
+  }
+}
+
+static absl::StatusOr<KubeConfig> KubeconfigFrom(const YAML::Node& root, std::string_view source,
+                                                 const std::string& context) {
   if (!root.IsMap()) return absl::InvalidArgumentError(fmt::format("{}: not a kubeconfig", source));
   std::string ctx_name = context.empty() ? Str(root, "current-context") : context;
   YAML::Node ctx;
@@ -477,8 +493,8 @@ absl::StatusOr<HttpResponse> KubeClient::Stream(
   resp.content_type = ContentType(c);
   resp.body = std::move(st.buffer);
   if (st.bad_frame)
-    return absl::DataLossError(fmt::format("watch {}{}: a message longer than {} bytes",
-                                           config_.server, path, kMaxFrame));
+    return absl::DataLossError(
+        fmt::format("watch {}{}: a message longer than {} bytes", config_.server, path, kMaxFrame));
   if (st.stopped && !(stop && stop->load()) && aborted())
     return absl::UnavailableError(
         fmt::format("watch {}{}: cut short: shutting down", config_.server, path));

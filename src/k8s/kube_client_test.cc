@@ -64,6 +64,20 @@ TEST(Kubeconfig, MissingFile) {
   EXPECT_NE(kc.status().message().find("/nonexistent/kubeconfig"), std::string::npos);
 }
 
+// Found by kubeconfig_fuzz: a scalar where a named entry was expected threw out of the reader
+// (yaml-cpp's BadSubscript). It is an error naming the file now, or simply not the entry.
+TEST(Kubeconfig, ScalarsWhereMapsBelongAreErrorsNotExceptions) {
+  for (const char* text : {"current-context: a\ncontexts:\n- plain\n- name: a\n  context: x\n",
+                           "clusters: [1, 2]\ncontexts: [[a]]\nusers: {a: 1}\n",
+                           "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                           "clusters:\n- name: c\n  cluster: [1]\n"}) {
+    absl::StatusOr<KubeConfig> kc;
+    EXPECT_NO_THROW(kc = ParseKubeconfig(text, "k.yaml", "")) << text;
+    EXPECT_FALSE(kc.ok()) << text;
+    EXPECT_NE(kc.status().message().find("k.yaml"), std::string::npos) << kc.status();
+  }
+}
+
 TEST(UrlEncode, Reserved) { EXPECT_EQ(UrlEncode("a!=b,c"), "a%21%3Db%2Cc"); }
 
 TEST(KubeClient, UnreachableServerIsAnError) {

@@ -250,6 +250,22 @@ TEST(Proto, EveryTruncationOfAPodIsAnErrorOrAShorterPodNeverACrash) {
   }
 }
 
+// Found by proto_fuzz: a string field that is not UTF-8 made a JSON object that threw when
+// dumped. Such bytes become U+FFFD; well-formed UTF-8 is kept as it is.
+TEST(Proto, StringsThatAreNotUtf8BecomeReplacementCharacters) {
+  using proto::testing::Envelope;
+  using proto::testing::Pb;
+  const std::string raw =
+      Envelope("Pod", Pb().Msg(1, Pb().Bytes(1, "p\xff\xc3").Bytes(3, "\xe6\x97\xa5\xed\xa0\x80")));
+  auto pod = proto::DecodeObject(raw);
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  std::string dumped;
+  EXPECT_NO_THROW(dumped = pod->dump());
+  EXPECT_EQ((*pod)["metadata"]["name"], "p\xef\xbf\xbd\xef\xbf\xbd");
+  // A CJK character kept, a UTF-16 surrogate (ED A0 80) replaced byte by byte.
+  EXPECT_EQ((*pod)["metadata"]["namespace"], "\xe6\x97\xa5\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+}
+
 TEST(ProtoEncode, BindingMatchesTheWireFormatWrittenOutByHand) {
   // Written out from core/v1 and meta/v1 generated.proto, not with Writer: Binding {metadata = 1
   // {name = 1, namespace = 3, uid = 5, annotations = 12 {key = 1, value = 2}}, target = 2
