@@ -68,8 +68,11 @@ std::string CsvRow(const GroupCost& g) {
 std::string CostReportJson(const CostSummary& report) {
   nlohmann::json groups = nlohmann::json::array();
   for (const GroupCost& g : report.groups) groups.push_back(GroupJson(g));
-  nlohmann::json doc = {{"from", FormatDate(report.query.from)},
-                        {"to", FormatDate(report.query.to)},
+  auto date = [](double t) {  // null: the period is open on that side
+    return std::isfinite(t) ? nlohmann::json(FormatDate(t)) : nlohmann::json(nullptr);
+  };
+  nlohmann::json doc = {{"from", date(report.query.from)},
+                        {"to", date(report.query.to)},
                         {"by", GroupByName(report.query)},
                         {"groups", groups},
                         {"total", GroupJson(report.total)}};
@@ -83,9 +86,11 @@ std::string CostReportCsv(const CostSummary& report) {
 }
 
 std::string CostReportTable(const CostSummary& report) {
-  std::string out = fmt::format("cost by {}, runs that ended from {} to {} (excluded)\n\n",
-                                GroupByName(report.query), FormatDate(report.query.from),
-                                FormatDate(report.query.to));
+  const double from = report.query.from, to = report.query.to;
+  std::string out =
+      fmt::format("cost by {}, runs that ended from {} to {}\n\n", GroupByName(report.query),
+                  std::isfinite(from) ? FormatDate(from) : "the first",
+                  std::isfinite(to) ? FormatDate(to) + " (excluded)" : "the last");
   size_t width = 5;
   for (const GroupCost& g : report.groups) width = std::max(width, g.group.size());
   out += fmt::format("  {:<{}}  {:>6}  {:>6}  {:>10}  {:>12}  {:>11}\n", "GROUP", width, "JOBS",

@@ -1,0 +1,63 @@
+#!/bin/sh
+# The accounting store end to end (docs/accounting.md): `tessera sim` and `tessera sim replay`
+# write tests/scenarios/cost.yaml's runs with --accounting-db, `tessera report cost` reads them
+# back; docs/cost.md's figures ($45.64 for team-a, $12.78 for team-b) must come out, twice (both
+# writers append to one file). A file that is not SQLite is an error naming it.
+#   cli_accounting.sh TESSERA_BINARY SOURCE_DIR
+set -u
+tessera=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+
+db=$tmp/acct.db
+"$tessera" sim "$src/tests/scenarios/cost.yaml" --accounting-db "$db" >"$tmp/sim.out" 2>"$tmp/sim.err" ||
+  fail "tessera sim --accounting-db: $(cat "$tmp/sim.err")"
+"$tessera" sim replay --manifests "$src/tests/scenarios/cost.yaml" --accounting-db "$db" \
+  >"$tmp/replay.out" 2>"$tmp/replay.err" || fail "tessera sim replay --accounting-db: $(cat "$tmp/replay.err")"
+grep -q "4 run records written to $db" "$tmp/replay.err" || fail "replay did not say what it wrote"
+
+"$tessera" report cost --db "$db" --from 1970-01-01 --to 1970-01-02 --by cluster-queue \
+  --output csv >"$tmp/report.csv" 2>"$tmp/report.err" || fail "report cost: $(cat "$tmp/report.err")"
+cat >"$tmp/want.csv" <<'CSV'
+group,jobs,runs,gpu_hours,dollars,utilization,top_jobs
+team-a,2,6,28,91.28,,a/low=65.2;a/high=26.08
+team-b,1,2,12,25.56,,b/train=25.56
+total,3,8,40,116.84,,a/low=65.2;a/high=26.08;b/train=25.56
+CSV
+diff "$tmp/want.csv" "$tmp/report.csv" || fail "report cost --by cluster-queue --output csv"
+
+# 03:00 excluded: b/train (ends at 10800 s) and a/low's second run are out.
+"$tessera" report cost --db "$db" --from 1970-01-01 --to 1970-01-01T03:00:00Z --by label:team \
+  --output json >"$tmp/report.json" 2>"$tmp/report.err" || fail "report cost json"
+python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+groups = {g["group"]: g for g in doc["groups"]}
+assert list(groups) == ["alpha"], groups
+assert abs(groups["alpha"]["dollars"] - 2 * (6.52 + 13.04)) < 1e-6, groups["alpha"]
+assert doc["total"]["utilization"] is None
+' "$tmp/report.json" || fail "report cost --by label:team --output json"
+
+"$tessera" report cost --db "$db" >"$tmp/table.out" 2>&1 || fail "report cost (table)"
+grep -q "runs that ended from the first to the last" "$tmp/table.out" &&
+  grep -q "a/low .* 65.20  4 runs" "$tmp/table.out" || fail "report cost (table): $(cat "$tmp/table.out")"
+
+echo "not a database" >"$tmp/notes.txt"
+if "$tessera" sim "$src/tests/scenarios/cost.yaml" --accounting-db "$tmp/notes.txt" >/dev/null 2>"$tmp/err"; then
+  fail "sim wrote into a text file"
+fi
+grep -q "accounting store $tmp/notes.txt" "$tmp/err" || fail "no file name in: $(cat "$tmp/err")"
+if "$tessera" report cost --db "$tmp/missing.db" >/dev/null 2>"$tmp/err"; then
+  fail "report cost on a missing file succeeded"
+fi
+grep -q "accounting store $tmp/missing.db" "$tmp/err" || fail "no file name in: $(cat "$tmp/err")"
+[ -e "$tmp/missing.db" ] && fail "report cost created $tmp/missing.db"
+
+[ "$fails" -eq 0 ] && echo "ok" && exit 0
+exit 1
