@@ -78,6 +78,7 @@ class SchedulerImpl : public Scheduler {
   int64_t gpus_total() const override { return s_.cluster->total_gpus(); }
   int64_t gpus_allocated() const override { return s_.cluster->allocated_gpus(); }
   Resources ClusterQueueUsage(int32_t cq, int32_t flavor) const override;
+  ClusterQueueStats cluster_queue_stats(int32_t cq) const override;
   absl::Status Verify() const override { return VerifyEngine(e_); }
 
  private:
@@ -430,6 +431,17 @@ Resources SchedulerImpl::ClusterQueueUsage(int32_t cq, int32_t flavor) const {
   Resources r;
   for (int i = 0; i < kMaxResources; ++i) r[i] = s_.quota->usage(cq, MakeFR(flavor, i));
   return r;
+}
+
+ClusterQueueStats SchedulerImpl::cluster_queue_stats(int32_t cq) const {
+  ClusterQueueStats st;
+  for (size_t id = 0; id < s_.recs.size(); ++id) {
+    if (s_.recs[id].cq != cq || s_.status[id].state != WorkloadState::kPending) continue;
+    ++(s_.recs[id].parked == Parked::kNo ? st.pending_active : st.pending_inadmissible);
+  }
+  st.reservations = e_.reservations.Count(cq);
+  st.weighted_share = s_.quota->DominantShare(cq, {}, s_.model.cluster_queues[cq].fair_weight);
+  return st;
 }
 
 }  // namespace

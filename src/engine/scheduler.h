@@ -79,6 +79,19 @@ struct ActionStats {
   double seconds = 0;
 };
 
+// One ClusterQueue as it stands, for metrics (docs/observability.md).
+struct ClusterQueueStats {
+  int64_t pending_active = 0;  // pending in its queue, to be tried (Kueue's "active")
+  // Pending but set aside after a failed attempt until something that could help happens
+  // (Kueue's "inadmissible").
+  int64_t pending_inadmissible = 0;
+  int64_t reservations = 0;  // reservations planned for its heads (docs/time.md)
+  // Kueue's weighted share: the largest ratio of usage above its nominal quota to what its
+  // cohort tree can lend, x 1000, over its weight; 0 within nominal quota, +inf when it borrows
+  // with weight 0.
+  double weighted_share = 0;
+};
+
 struct CycleStats {
   int64_t attempts = 0;
   int64_t admitted = 0;
@@ -131,6 +144,8 @@ class Scheduler {
   virtual int64_t gpus_allocated() const = 0;
   // Resources in use by admitted workloads of ClusterQueue `cq` in flavor `flavor`.
   virtual Resources ClusterQueueUsage(int32_t cq, int32_t flavor) const = 0;
+  // REQUIRES: 0 <= cq < model().cluster_queues.size().
+  virtual ClusterQueueStats cluster_queue_stats(int32_t cq) const = 0;
 
   // Checks every invariant (capacity, GPU booking, quota, gangs); returns the first broken one.
   // Tests and the simulator's --verify call it after each cycle.
