@@ -138,9 +138,12 @@ void Controller::Impl::Cycle() {
   for (int round = 0; round < 8; ++round) {
     auto t0 = Clock::now();
     last_cycle_now = Now();
+    const int64_t attempts = engine->stats().attempts;
     std::vector<Decision> decisions = engine->RunCycle(last_cycle_now);
-    metrics->cycle_duration.Observe(std::chrono::duration<double>(Clock::now() - t0).count());
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    metrics->cycle_duration.Observe(seconds);
     ++metrics->cycles;
+    collector.OnCycle(*engine, attempts, decisions, seconds);
     if (decisions.empty()) break;
     // Victims first, so that the preemptor's binds wait for them.
     std::stable_sort(decisions.begin(), decisions.end(), [](const Decision& a, const Decision& b) {
@@ -165,7 +168,7 @@ void Controller::Impl::Carry(const Decision& d) {
     case Decision::Type::kAdmit:
     case Decision::Type::kScaleUp:
       if (d.type == Decision::Type::kAdmit) {
-        metrics->admission_wait.Observe(std::max(0.0, Now() - g->submitted));
+        collector.OnAdmit(*engine, d.workload, Now() - g->submitted);
         g->admitted = true;
         g->admitted_at = Now();
         g->reason = {};
@@ -186,6 +189,7 @@ void Controller::Impl::Carry(const Decision& d) {
       break;
     case Decision::Type::kPreempt: {
       ++metrics->preemptions;
+      collector.OnPreempt(*engine, d);
       std::string preemptor;
       if (Group* p = GroupOf(d.preemptor)) preemptor = p->key;
       for (const auto& k : g->pods) {
@@ -357,31 +361,21 @@ void Controller::Impl::WriteStatuses() {
   if (!engine || !active) return;
   status_writer->FlushEvents();  // occurrences the per-object rate limit held back
   WritePodGroupStatuses();
-  // ClusterQueues: usage per flavor, pending and admitted workloads; and the gauges.
+  // ClusterQueues: usage per flavor, pending and admitted workloads; then the metrics.
   const Model& m = engine->model();
-  std::map<std::string, int64_t> pending, admitted, gpus;
   std::vector<int64_t> cq_pending(m.cluster_queues.size()), cq_admitted(m.cluster_queues.size());
+  std::vector<MetricsCollector::Tracked> tracked;
   for (const auto& [k, g] : groups) {
-    if (g.state != Group::State::kInEngine || g.id < 0 || g.foreign) continue;
+    if (g.state != Group::State::kInEngine || g.id < 0) continue;
+    tracked.push_back({g.id, g.foreign});
+    if (g.foreign) continue;
     const WorkloadStatus& st = engine->status(g.id);
-    int32_t cq = st.cluster_queue;
-    std::string name = cq >= 0 ? m.cluster_queues[cq].name : "";
-    if (st.state == WorkloadState::kPending) {
-      ++pending[name];
-      if (cq >= 0) ++cq_pending[cq];
-    } else if (st.state == WorkloadState::kAdmitted) {
-      ++admitted[name];
-      if (cq >= 0) ++cq_admitted[cq];
-    }
+    if (st.cluster_queue < 0) continue;
+    if (st.state == WorkloadState::kPending) ++cq_pending[st.cluster_queue];
+    if (st.state == WorkloadState::kAdmitted) ++cq_admitted[st.cluster_queue];
   }
-  for (const ClusterQueue& cq : m.cluster_queues) {
-    pending.try_emplace(cq.name, 0);
-    admitted.try_emplace(cq.name, 0);
-  }
-  const int64_t queued_gpus =
-      status_writer->ClusterQueueStatuses(*engine, cq_pending, cq_admitted, &gpus);
-  gpus[""] = engine->gpus_allocated() - queued_gpus;
-  metrics->SetGauges(std::move(pending), std::move(admitted), std::move(gpus));
+  status_writer->ClusterQueueStatuses(*engine, cq_pending, cq_admitted);
+  collector.Collect(*engine, tracked, Now());
 }
 
 }  // namespace tessera::k8s

@@ -37,6 +37,7 @@
 #include "k8s/binder.h"
 #include "k8s/controller.h"
 #include "k8s/informer.h"
+#include "k8s/metrics_collector.h"
 #include "k8s/object_cache.h"
 #include "k8s/objects.h"
 #include "k8s/pending_message.h"
@@ -92,11 +93,12 @@ struct Controller::Impl {
   };
 
   Impl(KubeClient* c, ControllerOptions o, Metrics* m)
-      : client(c), options(std::move(o)), metrics(m) {}
+      : client(c), options(std::move(o)), metrics(m), collector(m) {}
 
   KubeClient* const client;
   const ControllerOptions options;
   Metrics* const metrics;
+  MetricsCollector collector;  // loop-owned: the labelled metrics (metrics_collector.h)
   const Clock::time_point start = Clock::now();
   // The wall-clock time of the engine's 0 (`start`): expected starts are said in it.
   const WallClock::time_point wall_start = WallClock::now();

@@ -153,6 +153,8 @@ GangAssembly AssembleGang(const Gang& g, const GangSources& sources) {
   w.name = g.name;
   w.kind = g.foreign ? "Pod" : g.kind;
   const PodInfo& first = *g.members.front().pod;
+  // The first pod's labels: what cost is summed by (spec.pricing.rollupLabels; metrics).
+  w.labels = first.labels;
   if (!g.foreign) SetQueueAndPriority(g, sources, first, w);
   // Time: the group object's values, else the first pod's; the smallest deadline. Another
   // scheduler's pod has them too: when it will end counts for reservations.

@@ -3,6 +3,9 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "fmt/format.h"
 
@@ -22,11 +25,11 @@ std::string Escape(const std::string& s) {
   return out;
 }
 
-void RenderGauge(const std::string& name, const std::string& label, const std::string& help,
-                 const std::map<std::string, int64_t>& values, std::string& out) {
-  out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
-  for (const auto& [k, v] : values)
-    out += fmt::format("{}{{{}=\"{}\"}} {}\n", name, label, Escape(k), v);
+// A sample value as Prometheus reads it.
+std::string Number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", v);
 }
 
 void RenderCounter(const std::string& name, const std::string& help,
@@ -42,7 +45,161 @@ std::vector<double> ExpBuckets(double start, double factor, int n) {
   return b;
 }
 
+// Kueue's buckets for waits (generateExponentialBuckets(14)): 1, then 2.5 doubling.
+std::vector<double> WaitBuckets() {
+  std::vector<double> b = {1};
+  for (double v : ExpBuckets(2.5, 2, 13)) b.push_back(v);
+  return b;
+}
+
+// client_golang's DefBuckets, which Kueue's admission_attempt_duration_seconds uses.
+std::vector<double> DefaultBuckets() {
+  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
+enum class Type { kCounter, kGauge, kHistogram };
+
+struct Declared {
+  const char* name;
+  Type type;
+  std::vector<std::string> labels;
+  const char* help;
+  std::vector<double> buckets = {};  // histograms
+};
+
+const std::vector<std::string> kQuotaLabels = {"cohort", "cluster_queue", "flavor", "resource"};
+
+// Every labelled family, in the order Render writes them (docs/observability.md).
+const std::vector<Declared>& Declarations() {
+  static const std::vector<Declared> d = {
+      // Kueue's names and labels.
+      {"tessera_admission_attempts_total",
+       Type::kCounter,
+       {"result"},
+       "Engine cycles that attempted to admit workloads: success when at least one was admitted, "
+       "inadmissible otherwise (Kueue's admission_attempts_total)."},
+      {"tessera_admission_attempt_duration_seconds",
+       Type::kHistogram,
+       {"result"},
+       "Duration of an admission attempt (one engine cycle), by result.",
+       DefaultBuckets()},
+      {"tessera_pending_workloads",
+       Type::kGauge,
+       {"cluster_queue", "status"},
+       "Pending workloads per ClusterQueue: active (to be tried) or inadmissible (set aside after "
+       "a failed attempt until something changes)."},
+      {"tessera_admitted_active_workloads",
+       Type::kGauge,
+       {"cluster_queue"},
+       "Admitted workloads that are running, per ClusterQueue."},
+      {"tessera_admitted_workloads_total",
+       Type::kCounter,
+       {"cluster_queue"},
+       "Workloads admitted, per ClusterQueue (a workload admitted again after a preemption counts "
+       "again)."},
+      {"tessera_admission_wait_time_seconds",
+       Type::kHistogram,
+       {"cluster_queue"},
+       "Time from a workload's submission to its admission, per ClusterQueue.",
+       WaitBuckets()},
+      {"tessera_evicted_workloads_total",
+       Type::kCounter,
+       {"cluster_queue", "reason"},
+       "Admitted workloads evicted, per ClusterQueue and reason (Preempted, ClusterQueueStopped)."},
+      {"tessera_preempted_workloads_total",
+       Type::kCounter,
+       {"preempting_cluster_queue", "reason"},
+       "Workloads preempted, per ClusterQueue of the preemptor and reason (InClusterQueue, "
+       "InCohortReclamation, InCohortFairSharing, InCohortReclaimWhileBorrowing)."},
+      {"tessera_cluster_queue_resource_usage", Type::kGauge, kQuotaLabels,
+       "Resources in use by the ClusterQueue's admitted workloads, per flavor (base units: cores, "
+       "bytes, devices)."},
+      {"tessera_cluster_queue_nominal_quota", Type::kGauge, kQuotaLabels,
+       "The ClusterQueue's nominal quota, per flavor and resource (base units)."},
+      {"tessera_cluster_queue_borrowing_limit", Type::kGauge, kQuotaLabels,
+       "The ClusterQueue's borrowing limit, per flavor and resource (base units; absent: "
+       "unlimited)."},
+      {"tessera_cluster_queue_lending_limit", Type::kGauge, kQuotaLabels,
+       "The ClusterQueue's lending limit, per flavor and resource (base units; absent: lends "
+       "all)."},
+      {"tessera_cluster_queue_weighted_share",
+       Type::kGauge,
+       {"cluster_queue"},
+       "Kueue's weighted share: the largest ratio of usage above nominal quota to what the cohort "
+       "can lend, x 1000, over the fair-sharing weight; 0 within nominal quota."},
+      // Tessera's own.
+      {"tessera_gpus",
+       Type::kGauge,
+       {"flavor"},
+       "GPU devices of schedulable nodes, per ResourceFlavor of the node."},
+      {"tessera_gpus_allocated",
+       Type::kGauge,
+       {"flavor"},
+       "GPUs held by running pods (Tessera's and other schedulers'), per ResourceFlavor of the "
+       "node; a share counts its fraction."},
+      {"tessera_gpu_allocation_ratio",
+       Type::kGauge,
+       {"flavor"},
+       "tessera_gpus_allocated / tessera_gpus, per ResourceFlavor of the node."},
+      {"tessera_idle_nodes",
+       Type::kGauge,
+       {"flavor"},
+       "Nodes with GPUs on which no running pod holds a GPU, per ResourceFlavor of the node."},
+      {"tessera_idle_node_seconds_total",
+       Type::kCounter,
+       {"flavor"},
+       "Seconds GPU nodes spent with no running pod holding a GPU, summed over nodes, per "
+       "ResourceFlavor of the node."},
+      {"tessera_reservations",
+       Type::kGauge,
+       {"cluster_queue"},
+       "Reservations held for waiting workloads (docs/time.md), per ClusterQueue."},
+      {"tessera_expected_wait_seconds",
+       Type::kGauge,
+       {"cluster_queue", "quantile"},
+       "Seconds until the expected start of pending workloads that have one, per ClusterQueue: "
+       "median (0.5), 0.9 and longest (1)."},
+      {"tessera_gpu_seconds_total",
+       Type::kCounter,
+       {"cluster_queue", "namespace"},
+       "GPU-seconds held by running workloads (a share counts its fraction), per team; labels "
+       "label_KEY for each SchedulerConfig spec.pricing.rollupLabels key."},
+      {"tessera_cost_dollars_total",
+       Type::kCounter,
+       {"cluster_queue", "namespace"},
+       "Allocated cost in dollars (GPU, CPU and memory held x SchedulerConfig spec.pricing), per "
+       "team; only when prices are given."},
+  };
+  return d;
+}
+
+const char* TypeName(Type t) {
+  switch (t) {
+    case Type::kCounter:
+      return "counter";
+    case Type::kGauge:
+      return "gauge";
+    case Type::kHistogram:
+      return "histogram";
+  }
+  return "untyped";
+}
+
+std::string LabelText(const std::vector<std::string>& names, const LabelValues& values) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < values.size(); ++i)
+    s += fmt::format("{}{}=\"{}\"", i ? "," : "", names[i], Escape(values[i]));
+  return s;
+}
+
 }  // namespace
+
+struct Metrics::Family {
+  const Declared* decl = nullptr;
+  std::vector<std::string> labels;
+  std::map<LabelValues, double> values;                          // counters, gauges
+  std::map<LabelValues, std::unique_ptr<Histogram>> histograms;  // histograms
+};
 
 Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
@@ -76,46 +233,123 @@ double Histogram::Quantile(double q) const {
   return bounds_.back();
 }
 
-void Histogram::Render(const std::string& name, const std::string& help, std::string& out) const {
+void Histogram::RenderSamples(const std::string& name, const std::string& labels,
+                              std::string& out) const {
   std::lock_guard<std::mutex> l(mu_);
-  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  const std::string sep = labels.empty() ? "" : ",";
+  const std::string braces = labels.empty() ? "" : "{" + labels + "}";
   int64_t cum = 0;
   for (size_t i = 0; i < bounds_.size(); ++i) {
     cum += counts_[i];
-    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds_[i], cum);
+    out += fmt::format("{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep, bounds_[i], cum);
   }
-  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, n_, name, sum_,
-                     name, n_);
+  out += fmt::format("{}_bucket{{{}{}le=\"+Inf\"}} {}\n{}_sum{} {}\n{}_count{} {}\n", name, labels,
+                     sep, n_, name, braces, Number(sum_), name, braces, n_);
+}
+
+void Histogram::Render(const std::string& name, const std::string& help, std::string& out) const {
+  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  RenderSamples(name, "", out);
 }
 
 Metrics::Metrics()
-    : admission_wait(ExpBuckets(0.01, 2, 16)),
-      bind_latency(ExpBuckets(0.0005, 2, 16)),
-      cycle_duration(ExpBuckets(0.0001, 2, 18)) {}
+    : bind_latency(ExpBuckets(0.0005, 2, 16)), cycle_duration(ExpBuckets(0.0001, 2, 18)) {
+  for (const Declared& d : Declarations()) {
+    auto f = std::make_unique<Family>();
+    f->decl = &d;
+    f->labels = d.labels;
+    families_.emplace(d.name, std::move(f));
+  }
+}
 
-void Metrics::SetGauges(std::map<std::string, int64_t> pending,
-                        std::map<std::string, int64_t> admitted,
-                        std::map<std::string, int64_t> gpus_by_flavor) {
+Metrics::~Metrics() = default;
+
+Metrics::Family& Metrics::Find(std::string_view name) const {
+  auto it = families_.find(name);
+  if (it == families_.end()) {
+    // A programmer error (a name not declared above); fail loudly in tests.
+    std::fprintf(stderr, "tessera: metric %.*s is not declared\n", static_cast<int>(name.size()),
+                 name.data());
+    std::abort();
+  }
+  return *it->second;
+}
+
+void Metrics::SetLabelNames(std::string_view name, std::vector<std::string> labels) {
   std::lock_guard<std::mutex> l(mu_);
-  pending_ = std::move(pending);
-  admitted_ = std::move(admitted);
-  gpus_ = std::move(gpus_by_flavor);
+  Family& f = Find(name);
+  if (f.labels == labels) return;
+  f.labels = std::move(labels);
+  f.values.clear();
+  f.histograms.clear();
+}
+
+std::vector<std::string> Metrics::label_names(std::string_view name) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return Find(name).labels;
+}
+
+void Metrics::Add(std::string_view name, const LabelValues& labels, double by) {
+  std::lock_guard<std::mutex> l(mu_);
+  Find(name).values[labels] += by;
+}
+
+void Metrics::Observe(std::string_view name, const LabelValues& labels, double v) {
+  std::lock_guard<std::mutex> l(mu_);
+  Family& f = Find(name);
+  auto& h = f.histograms[labels];
+  if (!h) h = std::make_unique<Histogram>(f.decl->buckets);
+  h->Observe(v);
+}
+
+void Metrics::SetGauges(std::string_view name, std::map<LabelValues, double> samples) {
+  std::lock_guard<std::mutex> l(mu_);
+  Find(name).values = std::move(samples);
+}
+
+double Metrics::Value(std::string_view name, const LabelValues& labels) const {
+  std::lock_guard<std::mutex> l(mu_);
+  const Family& f = Find(name);
+  if (f.decl->type == Type::kHistogram) {
+    auto it = f.histograms.find(labels);
+    return it == f.histograms.end() ? 0 : static_cast<double>(it->second->count());
+  }
+  auto it = f.values.find(labels);
+  return it == f.values.end() ? 0 : it->second;
+}
+
+std::vector<std::string> Metrics::Names() {
+  std::vector<std::string> names = {"tessera_bind_latency_seconds",
+                                    "tessera_cycle_duration_seconds",
+                                    "tessera_binds_total",
+                                    "tessera_eviction_requests_total",
+                                    "tessera_scheduling_cycles_total",
+                                    "tessera_engine_rebuilds_total",
+                                    "tessera_workload_resubmits_total",
+                                    "tessera_events_total",
+                                    "tessera_events_queued"};
+  for (const Declared& d : Declarations()) names.push_back(d.name);
+  return names;
 }
 
 std::string Metrics::Render() const {
   std::string out;
   {
     std::lock_guard<std::mutex> l(mu_);
-    RenderGauge("tessera_pending_workloads", "cluster_queue",
-                "Workloads waiting in each ClusterQueue (\"\": pods outside any queue).", pending_,
-                out);
-    RenderGauge("tessera_admitted_workloads", "cluster_queue",
-                "Workloads admitted in each ClusterQueue.", admitted_, out);
-    RenderGauge("tessera_gpus_allocated", "flavor",
-                "GPU devices allocated, per ResourceFlavor (\"\": outside any queue).", gpus_, out);
+    for (const Declared& d : Declarations()) {
+      const Family& f = *families_.find(d.name)->second;
+      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", d.name, d.help, d.name, TypeName(d.type));
+      if (d.type == Type::kHistogram) {
+        for (const auto& [labels, h] : f.histograms)
+          h->RenderSamples(d.name, LabelText(f.labels, labels), out);
+        continue;
+      }
+      for (const auto& [labels, v] : f.values) {
+        std::string text = LabelText(f.labels, labels);
+        out += fmt::format("{}{} {}\n", d.name, text.empty() ? "" : "{" + text + "}", Number(v));
+      }
+    }
   }
-  admission_wait.Render("tessera_admission_wait_seconds",
-                        "Time from a workload's submission to its admission.", out);
   bind_latency.Render("tessera_bind_latency_seconds", "Duration of one pods/binding request.", out);
   cycle_duration.Render("tessera_cycle_duration_seconds", "Duration of one engine cycle.", out);
   RenderCounter("tessera_binds_total", "Bind requests by result.",
@@ -124,10 +358,9 @@ std::string Metrics::Render() const {
                  {"result=\"not_found\"", binds_not_found.load()},
                  {"result=\"error\"", binds_error.load()}},
                 out);
-  RenderCounter("tessera_preemptions_total", "Workloads preempted.", {{"", preemptions.load()}},
-                out);
   RenderCounter(
-      "tessera_evictions_total", "Eviction requests by result.",
+      "tessera_eviction_requests_total",
+      "Eviction API requests (one per pod of a preempted workload) by result.",
       {{"result=\"ok\"", evictions_ok.load()}, {"result=\"error\"", evictions_error.load()}}, out);
   RenderCounter("tessera_scheduling_cycles_total", "Engine cycles run.", {{"", cycles.load()}},
                 out);
@@ -150,7 +383,6 @@ std::string Metrics::Render() const {
       events_queued.load());
   return out;
 }
-
 struct MetricsServer::Impl {
   const Metrics* metrics;
   std::function<bool()> healthy, ready;

@@ -125,12 +125,10 @@ void StatusWriter::PodGroupStatus(const PodGroupInfo& pg, int32_t scheduled, int
         json{{"phase", phase}, {"scheduled", scheduled}});
 }
 
-int64_t StatusWriter::ClusterQueueStatuses(const Scheduler& engine,
-                                           const std::vector<int64_t>& pending,
-                                           const std::vector<int64_t>& admitted,
-                                           std::map<std::string, int64_t>* gpus) {
+void StatusWriter::ClusterQueueStatuses(const Scheduler& engine,
+                                        const std::vector<int64_t>& pending,
+                                        const std::vector<int64_t>& admitted) {
   const Model& m = engine.model();
-  int64_t queued_gpus = 0;
   for (size_t c = 0; c < m.cluster_queues.size(); ++c) {
     const ClusterQueue& cq = m.cluster_queues[c];
     json usage = json::array();
@@ -146,8 +144,6 @@ int64_t StatusWriter::ClusterQueueStatuses(const Scheduler& engine,
           Resources u = engine.ClusterQueueUsage(static_cast<int32_t>(c), f);
           for (ResourceId r : rg.covered)
             res.push_back({{"name", ResourceName(r)}, {"total", FormatQuantity(r, u[r])}});
-          (*gpus)[fq.flavor] += u[kGpu];
-          queued_gpus += u[kGpu];
         }
         usage.push_back({{"name", fq.flavor}, {"resources", res}});
       }
@@ -159,7 +155,6 @@ int64_t StatusWriter::ClusterQueueStatuses(const Scheduler& engine,
                {"flavorsReservation", usage},
                {"flavorsUsage", usage}});
   }
-  return queued_gpus;
 }
 
 void StatusWriter::FlushEvents() { events_->Flush(); }

@@ -54,11 +54,9 @@ class StatusWriter {
   // The PodGroup's status: its phase from how many of its `members` are `scheduled`.
   void PodGroupStatus(const PodGroupInfo& pg, int32_t scheduled, int32_t members);
   // Every ClusterQueue's status from the engine's usage, with the pending and admitted
-  // workloads counted per ClusterQueue (index in engine.model().cluster_queues). Adds each
-  // flavor's GPUs in use by the queues to `gpus`; returns their sum.
-  int64_t ClusterQueueStatuses(const Scheduler& engine, const std::vector<int64_t>& pending,
-                               const std::vector<int64_t>& admitted,
-                               std::map<std::string, int64_t>* gpus);
+  // workloads counted per ClusterQueue (index in engine.model().cluster_queues).
+  void ClusterQueueStatuses(const Scheduler& engine, const std::vector<int64_t>& pending,
+                            const std::vector<int64_t>& admitted);
   // Writes the Event occurrences the per-object rate limit held back.
   void FlushEvents();
   // Stops writing Events: later ones are dropped, those queued return at once.
