@@ -6,15 +6,21 @@
 //   tessera sim fgd ...                      the FGD fragmentation experiment (src/fgd)
 //   tessera sim replay ...                   replay a cluster trace (src/trace)
 //   tessera serve ...                        schedule a Kubernetes cluster (src/k8s)
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "accounting/sim_records.h"
 #include "cli/command.h"
 #include "cli/embedded_quickstart.h"
 #include "config/loader.h"
+#include "engine/time/span.h"
 #include "fmt/format.h"
 #include "sim/simulator.h"
 
@@ -46,8 +52,32 @@ int Validate(const std::vector<std::string>& files) {
   return r.ok() ? 0 : 1;
 }
 
-int Sim(const std::vector<std::string>& files, const std::string& output, bool verify,
-        double until) {
+// What `tessera sim` checks of the engine's invariants: after every cycle (--verify, slow on
+// large scenarios), once at the end (the default), or not at all (--no-verify).
+enum class Verify { kEveryCycle, kAtEnd, kNone };
+
+// Progress on stderr for runs that take a while: nothing for the first 2 s, then a line about
+// every second (rewritten in place on a terminal).
+std::function<void(const SimProgress&)> ProgressPrinter() {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto last = start;
+  const bool tty = isatty(fileno(stderr));
+  return [start, last, tty](const SimProgress& p) mutable {
+    const auto now = Clock::now();
+    if (now - start < std::chrono::seconds(2) || now - last < std::chrono::seconds(1)) return;
+    last = now;
+    std::cerr << fmt::format(
+                     "{}tessera sim: t={} simulated, {} of {} workloads arrived, {} "
+                     "cycles, {:.0f}s so far{}",
+                     tty ? "\r" : "", FormatSpan(p.now), p.arrived, p.workloads, p.cycles,
+                     std::chrono::duration<double>(now - start).count(), tty ? "" : "\n")
+              << std::flush;
+  };
+}
+
+int Sim(const std::vector<std::string>& files, const std::string& output, Verify verify,
+        double until, const std::string& accounting_db) {
   LoadResult r;
   if (files.empty()) {
     LoadManifestText(kEmbeddedQuickstart, "examples/quickstart.yaml (embedded)", r);
@@ -64,18 +94,38 @@ int Sim(const std::vector<std::string>& files, const std::string& output, bool v
     return 1;
   }
   SimOptions options;
-  options.verify = verify;
+  options.verify = verify == Verify::kEveryCycle;
+  options.progress = ProgressPrinter();
   if (until >= 0) options.until = until;
   auto sim = Simulator::Create(std::move(r.model), options);
   if (!sim.ok()) {
     std::cerr << "tessera sim: " << sim.status().message() << "\n";
     return 1;
   }
-  if (auto st = (*sim)->Run(); !st.ok()) {
+  const auto started = std::chrono::steady_clock::now();
+  absl::Status st = (*sim)->Run();
+  if (std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
+      isatty(fileno(stderr)))
+    std::cerr << "\n";  // ends the progress line
+  if (st.ok() && verify == Verify::kAtEnd) {
+    st = (*sim)->scheduler().Verify();
+    if (!st.ok())
+      st = absl::InternalError(
+          fmt::format("invariant broken at the end of the run: {}", std::string(st.message())));
+  }
+  if (!st.ok()) {
     std::cerr << "tessera sim: " << st.message() << "\n";
     return 2;
   }
   std::cout << (output == "json" ? (*sim)->ToJson() : (*sim)->ToTable());
+  if (!accounting_db.empty()) {
+    int64_t written = 0;
+    if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written); !st.ok()) {
+      std::cerr << "tessera sim: " << st.message() << "\n";
+      return 1;
+    }
+    std::cerr << fmt::format("{} run records written to {}\n", written, accounting_db);
+  }
   return 0;
 }
 
@@ -93,12 +143,19 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> sim_files;
   std::string output = "table";
-  bool no_verify = false;
+  bool no_verify = false, verify_every_cycle = false;
   auto* sim = app.add_subcommand(
       "sim", "Simulate a scenario over virtual time (default: the embedded quickstart)");
   sim->add_option("files", sim_files, "YAML manifest files: cluster, queues and workloads");
   sim->add_option("--output,-o", output, "table or json")->check(CLI::IsMember({"table", "json"}));
-  sim->add_flag("--no-verify", no_verify, "skip the invariant check after every cycle");
+  sim->add_flag("--verify", verify_every_cycle,
+                "check the engine's invariants after every cycle (slow on large scenarios; by "
+                "default they are checked once, at the end)");
+  sim->add_flag("--no-verify", no_verify, "do not check the engine's invariants at all");
+  std::string accounting_db;
+  sim->add_option("--accounting-db", accounting_db,
+                  "append a record per workload run to this SQLite accounting store "
+                  "(docs/accounting.md)");
   double until = -1;
   sim->add_option("--until", until,
                   "stop the simulation at this time (seconds); pending workloads then show "
@@ -109,6 +166,7 @@ int main(int argc, char** argv) {
       tessera::cli::AddFgdCommand(*sim),
       tessera::cli::AddReplayCommand(*sim),
       tessera::cli::AddServeCommand(app),
+      tessera::cli::AddReportCommand(app),
   };
 
   CLI11_PARSE(app, argc, argv);
@@ -116,6 +174,12 @@ int main(int argc, char** argv) {
     if (c.app->parsed()) return c.run();
   }
   if (validate->parsed()) return tessera::Validate(validate_files);
-  if (sim->parsed()) return tessera::Sim(sim_files, output, !no_verify, until);
+  if (sim->parsed()) {
+    using tessera::Verify;
+    const Verify v = verify_every_cycle ? Verify::kEveryCycle
+                     : no_verify        ? Verify::kNone
+                                        : Verify::kAtEnd;
+    return tessera::Sim(sim_files, output, v, until, accounting_db);
+  }
   return 1;
 }

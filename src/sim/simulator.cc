@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "cost/report_format.h"
+#include "engine/time/span.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -258,11 +259,22 @@ absl::Status SimRun::Run() {
     }
     RecordAlloc(0);
   }
-  while (!queue_.empty()) {
+  SimProgress progress;
+  progress.workloads = s_.num_workloads();
+  progress.arrived = static_cast<int64_t>(at_start.size());
+  for (int64_t instant = 0; !queue_.empty(); ++instant) {
     const double now = std::get<0>(queue_.top());
     if (now > opt_.until) break;
+    if (opt_.progress && instant % 256 == 255) {
+      progress.now = now;
+      progress.cycles = sum_.cycles;
+      opt_.progress(progress);
+    }
     RecordAlloc(now);
-    while (!queue_.empty() && std::get<0>(queue_.top()) == now) Pop(now);
+    while (!queue_.empty() && std::get<0>(queue_.top()) == now) {
+      progress.arrived += std::get<1>(queue_.top()) == kArrive;
+      Pop(now);
+    }
     if (auto st = Settle(now); !st.ok()) return st;
     RecordAlloc(now);
   }
@@ -416,8 +428,9 @@ std::string Simulator::ToTable() const {
   const Scheduler& s = *scheduler_;
   std::string out = "Timeline\n";
   for (const auto& e : events_) {
-    std::string line = fmt::format("  t={:>7.0f}s  {:<10} {}", e.time, SimEventTypeName(e.type),
-                                   WorkloadKey(e.workload));
+    std::string line = fmt::format("  t={:>7.0f}s {:>7}  {:<10} {}", e.time,
+                                   e.time >= 60 ? "(" + FormatSpan(e.time) + ")" : "",
+                                   SimEventTypeName(e.type), WorkloadKey(e.workload));
     switch (e.type) {
       case SimEvent::Type::kAdmitted:
       case SimEvent::Type::kScaledUp:
@@ -444,10 +457,10 @@ std::string Simulator::ToTable() const {
     out += "\n";
   }
   out += fmt::format(
-      "\nSummary\n  simulated time      {:.0f}s\n  GPUs                {}\n"
+      "\nSummary\n  simulated time      {:.0f}s ({})\n  GPUs                {}\n"
       "  mean GPU allocation {:.1f}%\n  preemptions         {}\n",
-      summary_.end_time, summary_.gpus_total, 100.0 * summary_.mean_gpu_allocation,
-      summary_.preemptions);
+      summary_.end_time, FormatSpan(summary_.end_time), summary_.gpus_total,
+      100.0 * summary_.mean_gpu_allocation, summary_.preemptions);
   if (summary_.gpu_hours_lost > 0)
     out += fmt::format("  GPU-hours lost      {:.2f} (runs cut short, less checkpoints)\n",
                        summary_.gpu_hours_lost);
@@ -455,8 +468,8 @@ std::string Simulator::ToTable() const {
     out += fmt::format("  deadlines exceeded  {}\n", summary_.deadlines_exceeded);
   out += "  waiting time by ClusterQueue (arrival to first admission):\n";
   for (const auto& qw : summary_.waits) {
-    out += fmt::format("    {:<24} admitted {:>4}  mean {:>7.0f}s  max {:>7.0f}s\n", qw.queue,
-                       qw.admitted, qw.mean_wait, qw.max_wait);
+    out += fmt::format("    {:<24} admitted {:>4}  mean {:>7}  max {:>7}\n", qw.queue, qw.admitted,
+                       FormatSpan(qw.mean_wait), FormatSpan(qw.max_wait));
   }
   if (summary_.cost) out += cost::CostTable(*summary_.cost);
   return out;

@@ -5,6 +5,7 @@
 // Thread-safety: not thread-safe; one Simulator per thread.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -38,8 +39,20 @@ struct SimEvent {
 };
 const char* SimEventTypeName(SimEvent::Type t);
 
+// How far a run has got: `tessera sim` shows it on long runs.
+struct SimProgress {
+  double now = 0;         // simulated time reached
+  int64_t arrived = 0;    // workloads submitted so far
+  int64_t workloads = 0;  // workloads in the scenario
+  int64_t cycles = 0;     // scheduling cycles so far
+};
+
 struct SimOptions {
-  bool verify = true;                 // check the engine's invariants after every cycle
+  // Check the engine's invariants after every cycle: a full pass over its state, so on large
+  // scenarios the slowest part of a run (tests and `tessera sim --verify` turn it on).
+  bool verify = true;
+  // Called every 256 instants, from the running thread; empty: none.
+  std::function<void(const SimProgress&)> progress;
   int max_cycles_per_instant = 1000;  // guard against a policy that never settles
   // Stop here (`tessera sim --until`): what waits then is reported pending, with its expected
   // start; what runs, running.
