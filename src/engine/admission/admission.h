@@ -36,6 +36,8 @@ class Admission {
   void Admit(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out);
   // Empty when the workload could be admitted in an empty cluster; else why never.
   std::string CanEverFit(WorkloadId id) const;
+  // The tolerations the flavors of `combo` add to a pod (none without a ClusterQueue).
+  std::vector<Toleration> FlavorTolerations(int32_t cq, const Combo& combo) const;
   // Kueue's quotaCheckStrategy BlockUndeclared: why the workload waits because it asks for a
   // resource its ClusterQueue covers in no resource group; empty when it does not.
   std::string Uncovered(WorkloadId id) const;

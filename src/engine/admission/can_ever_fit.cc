@@ -3,9 +3,22 @@
 // even empty, is rejected at once with the reason, rather than left pending forever.
 #include "engine/admission/admission.h"
 #include "engine/engine.h"
+#include "engine/placement/node_exclusion.h"
 #include "fmt/format.h"
 
 namespace tessera {
+
+std::vector<Toleration> Admission::FlavorTolerations(int32_t cq, const Combo& combo) const {
+  std::vector<Toleration> out;
+  if (cq < 0) return out;
+  const ResolvedQueue& q = s_.queues[cq];
+  for (size_t g = 0; g < combo.size() && g < q.groups.size(); ++g) {
+    if (combo[g] < 0) continue;
+    const ResourceFlavor& f = s_.model.flavors[q.groups[g].flavors[combo[g]]];
+    out.insert(out.end(), f.tolerations.begin(), f.tolerations.end());
+  }
+  return out;
+}
 
 std::string Admission::CanEverFit(WorkloadId id) const {
   const Workload& w = s_.model.workloads[id];
@@ -84,6 +97,16 @@ std::string Admission::CanEverFit(WorkloadId id) const {
               "node it may use has that label",
               w.pod_sets[ps].name, c.topology_key);
       }
+      // A nodeSelector, affinity or taint that rules nodes out says more than the size: which
+      // rule excluded how many nodes (of the first flavor combination's pool).
+      const Combo none;
+      const Combo& combo = combos.empty() ? none : combos.front();
+      if (std::string why = ExplainNodeExclusions(
+              s_.model, w.pod_sets[ps], s_.pools[e_.flavors.PoolFor(id, combo)],
+              FlavorTolerations(rec.cq, combo));
+          !why.empty())
+        return fmt::format("pod set {}: no node can ever take a pod; {}", w.pod_sets[ps].name,
+                           why);
       Resources shown = w.pod_sets[ps].requests;
       shown[kPods] = 0;  // every pod asks for one; saying so adds nothing
       return fmt::format("pod set {} needs {} per pod and no node can ever hold that",

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "engine/engine.h"
+#include "engine/placement/node_exclusion.h"
 #include "engine/placement/placer.h"
 #include "fmt/format.h"
 
@@ -40,13 +41,18 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
     if (fit_pods >= target) continue;
     if (max_free_gpus < 0) {
       const std::string spread = SpreadFilter::Describe(set);
+      // Which rule kept how many nodes out, where the labels and taints did (anti-affinity
+      // and spread depend on what runs, and are named above).
+      const std::string rules = ExplainNodeExclusions(
+          s_.model, set, s_.pools[pool], e_.admission.FlavorTolerations(s_.recs[id].cq, combo));
       return fmt::format(
-          "no node of {} matches pod set {}'s node selector, affinity{}{} and tolerations", where,
-          set.name,
+          "no node of {} matches pod set {}'s node selector, affinity{}{} and tolerations{}",
+          where, set.name,
           set.anti_affinity == HostnameAntiAffinity::kRequired
               ? ", hostname anti-affinity (one pod per node)"
               : "",
-          spread.empty() ? "" : ", topology spread (" + spread + ")");
+          spread.empty() ? "" : ", topology spread (" + spread + ")",
+          rules.empty() ? "" : " (" + rules + ")");
     }
     std::string s =
         fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);
