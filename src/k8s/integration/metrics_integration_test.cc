@@ -1,0 +1,211 @@
+// Metrics of `tessera serve` after a scripted scenario on a real kube-apiserver and etcd (issue
+// 16): team-a borrows team-b's idle quota, team-b reclaims it by preemption, a third gang of
+// team-a waits; /metrics is then scraped and read as Prometheus reads it: Kueue's names with
+// their labels and values, the GPU allocation per flavor, the GPU-seconds and dollars per team.
+// Skipped, with the reason printed, when the API server is not built.
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "k8s/controller.h"
+#include "k8s/kube_client.h"
+#include "k8s/metrics.h"
+#include "tests/k8s/test_cluster.h"
+
+namespace tessera::k8s {
+namespace {
+
+using testing::json;
+using testing::TestCluster;
+
+constexpr double kTimeout = 60;
+
+std::string ReadRepoFile(const std::string& rel) {
+  std::ifstream in(TestCluster::RepoRoot() + "/" + rel);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The samples of a Prometheus text exposition: "name{labels}" -> value.
+std::map<std::string, double> Samples(const std::string& text) {
+  std::map<std::string, double> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t sp = line.rfind(' ');
+    const std::string v = line.substr(sp + 1);
+    out[line.substr(0, sp)] = v == "+Inf" ? 1.0 / 0.0 : std::stod(v);
+  }
+  return out;
+}
+
+json ClusterQueue(const std::string& name) {
+  return {{"apiVersion", "tessera.dev/v1alpha1"},
+          {"kind", "ClusterQueue"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"cohort", "org"},
+            {"namespaceSelector", json::object()},
+            {"preemption", {{"reclaimWithinCohort", "Any"}}},
+            {"resourceGroups",
+             {{{"coveredResources", {"cpu", "nvidia.com/gpu"}},
+               {"flavors",
+                {{{"name", "default"},
+                  {"resources",
+                   {{{"name", "cpu"}, {"nominalQuota", 64}},
+                    {{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}};
+}
+
+class K8sMetrics : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    bool not_built = false;
+    cluster_ = TestCluster::Start(&why, &not_built);
+    if (!cluster_) {
+      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
+      FAIL() << why;
+    }
+    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
+    cluster_->Apply(ReadRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml"));
+    ASSERT_TRUE(TestCluster::WaitFor(
+        [&] {
+          auto r = cluster_->client().Get("/apis/tessera.dev/v1alpha1/clusterqueues");
+          return r.ok() && r->status == 200;
+        },
+        30))
+        << "CRDs not served";
+  }
+
+  void TearDown() override {
+    server_.reset();
+    controller_.reset();
+    cluster_.reset();
+  }
+
+  void CreateGang(const std::string& ns, const std::string& group, int n, json labels) {
+    cluster_->Create({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                      {"kind", "PodGroup"},
+                      {"metadata", {{"name", group}, {"namespace", ns}}},
+                      {"spec", {{"minMember", n}}}});
+    labels["scheduling.x-k8s.io/pod-group"] = group;
+    labels["kueue.x-k8s.io/queue-name"] = "lq";
+    for (int i = 0; i < n; ++i)
+      cluster_->Create(cluster_->PodSpec(ns, fmt::format("{}-{}", group, i), 1, "tessera", labels));
+  }
+
+  int Bound(const std::string& ns, const std::string& prefix) {
+    int n = 0;
+    for (const auto& p : cluster_->Pods(ns))
+      if (p["metadata"]["name"].get<std::string>().rfind(prefix, 0) == 0 &&
+          !p["spec"].value("nodeName", "").empty())
+        ++n;
+    return n;
+  }
+
+  std::string Scrape() {
+    KubeConfig plain;
+    plain.server = fmt::format("http://127.0.0.1:{}", port_);
+    KubeClient http(plain);
+    auto r = http.Get("/metrics");
+    return r.ok() && r->status == 200 ? r->body : "";
+  }
+
+  std::unique_ptr<TestCluster> cluster_;
+  Metrics metrics_;
+  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<MetricsServer> server_;
+  int port_ = -1;
+};
+
+TEST_F(K8sMetrics, KueueMetricsAndCostAfterBorrowReclaimAndAWait) {
+  cluster_->CreateNodes(2, 8, "gpu");
+  for (const char* ns : {"team-a", "team-b"}) {
+    cluster_->CreateNamespace(ns);
+    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
+                      {"kind", "LocalQueue"},
+                      {"metadata", {{"name", "lq"}, {"namespace", ns}}},
+                      {"spec", {{"clusterQueue", ns}}}});
+    cluster_->Create(ClusterQueue(ns));
+  }
+  cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
+                    {"kind", "ResourceFlavor"},
+                    {"metadata", {{"name", "default"}}},
+                    {"spec", json::object()}});
+  // $3.60 per GPU-hour: a GPU-second costs $0.001.
+  cluster_->Create(
+      {{"apiVersion", "tessera.dev/v1alpha1"},
+       {"kind", "SchedulerConfig"},
+       {"metadata", {{"name", "tessera"}}},
+       {"spec", {{"pricing", {{"gpuHour", {{"default", 3.6}}}, {"rollupLabels", {"team"}}}}}}});
+  ControllerOptions o;
+  o.status_period_s = 0.2;
+  controller_ = std::make_unique<Controller>(&cluster_->client(), o, &metrics_);
+  controller_->Start();
+  server_ = std::make_unique<MetricsServer>(
+      &metrics_, [] { return true; }, [] { return true; });
+  port_ = server_->Start("127.0.0.1", 0);
+  ASSERT_GT(port_, 0);
+
+  const json alpha = {{"team", "alpha"}};
+  CreateGang("team-a", "a1", 8, alpha);
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-a", "a1-") == 8; }, kTimeout));
+  CreateGang("team-a", "a2", 8, alpha);  // borrows team-b's idle quota
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-a", "a2-") == 8; }, kTimeout));
+  CreateGang("team-b", "b1", 8, {{"team", "beta"}});  // reclaims it: a2 is evicted whole
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-b", "b1-") == 8; }, kTimeout));
+  CreateGang("team-a", "a3", 4, alpha);  // team-a is at its nominal quota: a3 waits
+
+  const std::string a_gpu =
+      "{cohort=\"org\",cluster_queue=\"team-a\",flavor=\"default\",resource=\"nvidia.com/gpu\"}";
+  std::map<std::string, double> s;
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        s = Samples(Scrape());
+        return s["tessera_pending_workloads{cluster_queue=\"team-a\",status=\"active\"}"] +
+                       s["tessera_pending_workloads{cluster_queue=\"team-a\",status="
+                         "\"inadmissible\"}"] ==
+                   1 &&
+               s["tessera_admitted_active_workloads{cluster_queue=\"team-a\"}"] == 1 &&
+               s["tessera_gpus_allocated{flavor=\"default\"}"] == 16;
+      },
+      kTimeout))
+      << Scrape();
+  EXPECT_EQ(s["tessera_admitted_workloads_total{cluster_queue=\"team-a\"}"], 2);
+  EXPECT_EQ(s["tessera_admitted_workloads_total{cluster_queue=\"team-b\"}"], 1);
+  EXPECT_EQ(s["tessera_admitted_active_workloads{cluster_queue=\"team-b\"}"], 1);
+  EXPECT_EQ(s["tessera_preempted_workloads_total{preempting_cluster_queue=\"team-b\",reason="
+              "\"InCohortReclamation\"}"],
+            1);
+  EXPECT_EQ(s["tessera_evicted_workloads_total{cluster_queue=\"team-a\",reason=\"Preempted\"}"], 1);
+  EXPECT_EQ(s["tessera_admission_wait_time_seconds_count{cluster_queue=\"team-a\"}"], 2);
+  EXPECT_GE(s["tessera_admission_attempts_total{result=\"success\"}"], 3);
+  EXPECT_EQ(s["tessera_cluster_queue_nominal_quota" + a_gpu], 8);
+  EXPECT_EQ(s["tessera_cluster_queue_resource_usage" + a_gpu], 8);
+  EXPECT_EQ(s["tessera_cluster_queue_weighted_share{cluster_queue=\"team-a\"}"], 0);
+  EXPECT_EQ(s["tessera_gpus{flavor=\"default\"}"], 16);
+  EXPECT_EQ(s["tessera_gpu_allocation_ratio{flavor=\"default\"}"], 1);
+  EXPECT_EQ(s["tessera_idle_nodes{flavor=\"default\"}"], 0);
+  EXPECT_EQ(s.count("tessera_idle_node_seconds_total{flavor=\"default\"}"), 1u);
+  // GPU time and its cost by team, in proportion: $0.001 per GPU-second.
+  const std::string a = "{cluster_queue=\"team-a\",namespace=\"team-a\",label_team=\"alpha\"}";
+  const std::string b = "{cluster_queue=\"team-b\",namespace=\"team-b\",label_team=\"beta\"}";
+  EXPECT_GT(s["tessera_gpu_seconds_total" + a], 0);
+  EXPECT_GT(s["tessera_gpu_seconds_total" + b], 0);
+  EXPECT_NEAR(s["tessera_cost_dollars_total" + a], s["tessera_gpu_seconds_total" + a] / 1000, 1e-6);
+  // Every metric of the exporter's list is served, with HELP and TYPE; no empty label value.
+  const std::string text = Scrape();
+  for (const std::string& name : Metrics::Names())
+    EXPECT_TRUE(std::regex_search(text, std::regex("\n# TYPE " + name + " ")) ||
+                text.rfind("# HELP " + name, 0) == 0)
+        << name;
+  EXPECT_EQ(text.find("=\"\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
