@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "fmt/format.h"
+#include "k8s/utf8.h"
 
 namespace tessera::k8s::proto {
 namespace {
@@ -101,40 +102,9 @@ bool Fields(std::string_view b, const char* message, Err& err, Fn&& fn) {
 bool IsBytes(const Field& f) { return f.wire == 2; }
 bool IsVarint(const Field& f) { return f.wire == 0; }
 
-// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlongs, no
-// surrogates, at most U+10FFFF); 0 when it is not one.
-size_t Utf8Sequence(std::string_view s) {
-  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-  if (n == 0 || c > 0xf4 || s.size() < n) return 0;
-  for (size_t i = 1; i < n; ++i)
-    if ((b(i) & 0xc0) != 0x80) return 0;
-  if ((c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) >= 0xa0) || (c == 0xf0 && b(1) < 0x90) ||
-      (c == 0xf4 && b(1) >= 0x90))
-    return 0;
-  return n;
-}
-
 // A string field as JSON can hold it: bytes that are not UTF-8 (no API server sends them; a
 // broken stream can) become U+FFFD, so that the object can still be dumped and compared.
-std::string Str(const Field& f) {
-  std::string_view in = f.bytes;
-  std::string out;
-  out.reserve(in.size());
-  while (!in.empty()) {
-    const size_t n = Utf8Sequence(in);
-    if (n == 0) {
-      out += "\xef\xbf\xbd";
-      in.remove_prefix(1);
-    } else {
-      out.append(in.data(), n);
-      in.remove_prefix(n);
-    }
-  }
-  return out;
-}
+std::string Str(const Field& f) { return ToValidUtf8(f.bytes); }
 
 // Go's int32 and int64 fields are varints of the two's complement value.
 int64_t Int(const Field& f) { return static_cast<int64_t>(f.varint); }

@@ -73,13 +73,80 @@ double PeakRssMiB() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux: kilobytes
 }
 
-int RunReplayCommand(const ReplayFlags& f) {
+// The trace: synthetic, or read from --nodes and --jobs (broken rows said on stderr), cut to
+// --limit, with --ignore-times applied. False (said) when it cannot be read.
+bool ReadTrace(const ReplayFlags& f, trace::Trace& tr, trace::ReadLog& log) {
   using trace::BadRows;
+  const BadRows bad = f.bad_rows == "fail" ? BadRows::kFail : BadRows::kSkip;
+  if (f.synthetic_jobs > 0) {
+    trace::SyntheticOptions so;
+    so.jobs = f.synthetic_jobs;
+    so.nodes = f.synthetic_nodes;
+    so.seed = f.seed;
+    so.queues = f.synthetic_queues;
+    so.load = f.synthetic_load;
+    so.mix = f.synthetic_mix == "gangs" ? trace::SyntheticMix::kGangs : trace::SyntheticMix::kMixed;
+    tr = trace::GenerateSynthetic(so);
+  } else {
+    for (const auto& n : f.nodes) {
+      if (auto s = trace::ReadNodes(n, bad, tr, log); !s.ok()) {
+        std::cerr << EscapeNonPrintable(std::string(s.message())) << "\n";
+        return false;
+      }
+    }
+    if (!f.jobs.empty()) {
+      if (auto s = trace::ReadJobs(f.jobs, bad, tr, log); !s.ok()) {
+        std::cerr << EscapeNonPrintable(std::string(s.message())) << "\n";
+        return false;
+      }
+    }
+  }
+  // Rows quote the file as written; a terminal must not interpret what they hold.
+  for (const auto& w : log.warnings) std::cerr << EscapeNonPrintable(w) << "\n";
+  if (log.warning_count > static_cast<int64_t>(log.warnings.size()))
+    std::cerr << fmt::format("... and {} more warnings\n",
+                             log.warning_count - static_cast<int64_t>(log.warnings.size()));
+  if (log.skipped_rows > 0)
+    std::cerr << fmt::format("{} broken rows skipped (--bad-rows fail stops at the first)\n",
+                             log.skipped_rows);
+  if (f.limit >= 0 && static_cast<int64_t>(tr.jobs.size()) > f.limit)
+    tr.jobs.resize(static_cast<size_t>(f.limit));
+  if (f.ignore_times) {
+    // The FGD experiments' arrival process: one job a second in file order, none leaving.
+    for (size_t i = 0; i < tr.jobs.size(); ++i) {
+      tr.jobs[i].arrival = static_cast<double>(i);
+      tr.jobs[i].duration = -1;
+    }
+  }
+
+  return true;
+}
+
+// The model builder's options from the flags. False (said) when --estimates is bad.
+bool BuildOptionsOf(const ReplayFlags& f, trace::BuildOptions& bo) {
+  bo.unqueued = f.unqueued;
+  bo.preemption = !f.no_preemption;
+  if (f.placement == "binpack") bo.placement = PlacementPolicy::kBinpack;
+  if (f.placement == "spread") bo.placement = PlacementPolicy::kSpread;
+  if (f.fair_sharing) bo.fair_sharing = true;
+  if (!f.backfill.empty()) bo.backfill = f.backfill == "on";
+  if (f.strategy == "StrictFIFO") bo.strategy = QueueingStrategy::kStrictFIFO;
+  if (f.strategy == "BestEffortFIFO") bo.strategy = QueueingStrategy::kBestEffortFIFO;
+  auto estimates = trace::ParseEstimates(f.estimates);
+  if (!estimates.ok()) {  // the flag's check has said so already; kept for callers without it
+    std::cerr << "tessera sim replay: --estimates: " << estimates.status().message() << "\n";
+    return false;
+  }
+  bo.estimates = *estimates;
+  bo.estimates.seed = f.seed;
+  return true;
+}
+
+int RunReplayCommand(const ReplayFlags& f) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  const BadRows bad = f.bad_rows == "fail" ? BadRows::kFail : BadRows::kSkip;
   if (f.synthetic_jobs > 0 && (!f.nodes.empty() || !f.jobs.empty())) {
     std::cerr << "tessera sim replay: --synthetic-jobs makes its own nodes and jobs; leave out "
                  "--nodes and --jobs\n";
@@ -118,63 +185,9 @@ int RunReplayCommand(const ReplayFlags& f) {
 
   trace::Trace tr;
   trace::ReadLog log;
-  if (f.synthetic_jobs > 0) {
-    trace::SyntheticOptions so;
-    so.jobs = f.synthetic_jobs;
-    so.nodes = f.synthetic_nodes;
-    so.seed = f.seed;
-    so.queues = f.synthetic_queues;
-    so.load = f.synthetic_load;
-    so.mix = f.synthetic_mix == "gangs" ? trace::SyntheticMix::kGangs : trace::SyntheticMix::kMixed;
-    tr = trace::GenerateSynthetic(so);
-  } else {
-    for (const auto& n : f.nodes) {
-      if (auto s = trace::ReadNodes(n, bad, tr, log); !s.ok()) {
-        std::cerr << EscapeNonPrintable(std::string(s.message())) << "\n";
-        return 1;
-      }
-    }
-    if (!f.jobs.empty()) {
-      if (auto s = trace::ReadJobs(f.jobs, bad, tr, log); !s.ok()) {
-        std::cerr << EscapeNonPrintable(std::string(s.message())) << "\n";
-        return 1;
-      }
-    }
-  }
-  // Rows quote the file as written; a terminal must not interpret what they hold.
-  for (const auto& w : log.warnings) std::cerr << EscapeNonPrintable(w) << "\n";
-  if (log.warning_count > static_cast<int64_t>(log.warnings.size()))
-    std::cerr << fmt::format("... and {} more warnings\n",
-                             log.warning_count - static_cast<int64_t>(log.warnings.size()));
-  if (log.skipped_rows > 0)
-    std::cerr << fmt::format("{} broken rows skipped (--bad-rows fail stops at the first)\n",
-                             log.skipped_rows);
-  if (f.limit >= 0 && static_cast<int64_t>(tr.jobs.size()) > f.limit)
-    tr.jobs.resize(static_cast<size_t>(f.limit));
-  if (f.ignore_times) {
-    // The FGD experiments' arrival process: one job a second in file order, none leaving.
-    for (size_t i = 0; i < tr.jobs.size(); ++i) {
-      tr.jobs[i].arrival = static_cast<double>(i);
-      tr.jobs[i].duration = -1;
-    }
-  }
-
+  if (!ReadTrace(f, tr, log)) return 1;
   trace::BuildOptions bo;
-  bo.unqueued = f.unqueued;
-  bo.preemption = !f.no_preemption;
-  if (f.placement == "binpack") bo.placement = PlacementPolicy::kBinpack;
-  if (f.placement == "spread") bo.placement = PlacementPolicy::kSpread;
-  if (f.fair_sharing) bo.fair_sharing = true;
-  if (!f.backfill.empty()) bo.backfill = f.backfill == "on";
-  if (f.strategy == "StrictFIFO") bo.strategy = QueueingStrategy::kStrictFIFO;
-  if (f.strategy == "BestEffortFIFO") bo.strategy = QueueingStrategy::kBestEffortFIFO;
-  auto estimates = trace::ParseEstimates(f.estimates);
-  if (!estimates.ok()) {  // the flag's check has said so already; kept for callers without it
-    std::cerr << "tessera sim replay: --estimates: " << estimates.status().message() << "\n";
-    return 1;
-  }
-  bo.estimates = *estimates;
-  bo.estimates.seed = f.seed;
+  if (!BuildOptionsOf(f, bo)) return 1;
   std::vector<std::string> notes;
   Model model = std::move(manifests.model);
   auto conv = trace::BuildModel(tr, bo, model, notes);
