@@ -111,6 +111,19 @@ if grep -q "$(printf '\033')" "$tmp/err"; then
   fails=$((fails + 1))
 fi
 
+# An empty input is not "ok" (validate) and not an empty simulation without a word (sim); a
+# scenario without nodes or without workloads is simulated with a warning saying so.
+printf '# nothing here\n---\n' >"$tmp/empty.yaml"
+expect_fail "no objects in the input" validate "$tmp/empty.yaml"
+expect_fail "no objects in the input; nothing to simulate" sim "$tmp/empty.yaml"
+printf 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {spec: {containers: [{name: c, image: x}]}}}\n' >"$tmp/no-nodes.yaml"
+if ! "$tessera" sim "$tmp/no-nodes.yaml" >"$tmp/out" 2>"$tmp/err" ||
+   ! grep -q "warning: the input has no nodes; every workload will wait" "$tmp/err"; then
+  echo "FAIL: a scenario without nodes is simulated without a warning"
+  cat "$tmp/err"
+  fails=$((fails + 1))
+fi
+
 # The replay with a cycle interval whose multiples round below an event ends.
 if ! timeout 300 "$tessera" $replay --cycle-interval 0.7 >"$tmp/out" 2>"$tmp/err"; then
   echo "FAIL: the example replay with --cycle-interval 0.7 did not end with exit 0"

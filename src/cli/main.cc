@@ -35,8 +35,22 @@ void PrintDiagnostics(const std::vector<Diagnostic>& diags, bool notices) {
   }
 }
 
+// The number of objects the loader read into `m` (every kind it keeps).
+size_t ObjectCount(const Model& m) {
+  return m.nodes.size() + m.flavors.size() + m.cluster_queues.size() + m.cohorts.size() +
+         m.local_queues.size() + m.priority_classes.size() + m.workload_priority_classes.size() +
+         m.workloads.size();
+}
+
 int Validate(const std::vector<std::string>& files) {
   LoadResult r = LoadManifestFiles(files);
+  if (r.ok() && ObjectCount(r.model) == 0) {
+    // As kubectl apply says "no objects passed to apply": an empty file is a mistake, not "ok".
+    PrintDiagnostics(r.diagnostics, true);
+    std::cerr << "tessera validate: no objects in the input (empty files, or only comments and "
+                 "kinds Tessera does not read)\n";
+    return 1;
+  }
   auto refs = CheckReferences(r.model);
   r.diagnostics.insert(r.diagnostics.end(), refs.begin(), refs.end());
   PrintDiagnostics(r.diagnostics, true);
@@ -93,6 +107,16 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
     std::cerr << "tessera sim: the input has errors; nothing was simulated\n";
     return 1;
   }
+  if (ObjectCount(r.model) == 0) {
+    std::cerr << "tessera sim: no objects in the input; nothing to simulate\n";
+    return 1;
+  }
+  // Said, not silently simulated: a scenario without workloads or without nodes is most likely
+  // a file missing from the command line.
+  if (r.model.workloads.empty())
+    std::cerr << "tessera sim: warning: the input has no workloads; nothing will be scheduled\n";
+  if (r.model.nodes.empty() && !r.model.workloads.empty())
+    std::cerr << "tessera sim: warning: the input has no nodes; every workload will wait\n";
   SimOptions options;
   options.verify = verify == Verify::kEveryCycle;
   options.progress = ProgressPrinter();
