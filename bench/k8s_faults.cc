@@ -3,7 +3,8 @@
 // and PodGroup gangs (each deleted a few seconds after it was seen bound, as if it finished),
 // while the run kills the API server with SIGKILL and starts it again, kills the leading
 // replica with SIGKILL (binds in flight) and starts it again, and hands the lease over with
-// SIGTERM. Counted, and printed as a table (docs/kubernetes.md keeps the figures):
+// SIGTERM, and kills etcd with SIGKILL and starts it again on its data. Counted, and printed as a
+// table (docs/kubernetes.md keeps the figures):
 //   pods lost       pods that never got bound although the cluster had room for them by the end
 //   GPUs twice      a GPU index of a node held by two bound pods at the same time
 //   gangs partial   a PodGroup seen with some but not all of its minMember pods bound, for longer
@@ -45,7 +46,7 @@ struct Flags {
   double seconds = 90;
   int nodes = 4;
   int gpus = 8;
-  int rounds = 2;  // each round: API server SIGKILL, leader SIGKILL, lease hand-over
+  int rounds = 2;  // each round: API server SIGKILL, leader SIGKILL, hand-over, etcd SIGKILL
 };
 
 double Since(Clock::time_point t0) {
@@ -215,14 +216,22 @@ int FaultRun::Run() {
   // The faults, spread over the run: per round, the API server killed, the leader killed, the
   // lease handed over.
   std::vector<std::pair<double, std::function<void()>>> plan;
-  const double step = flags_.seconds / (3.0 * flags_.rounds + 1);
+  const double step = flags_.seconds / (4.0 * flags_.rounds + 1);
   for (int r = 0; r < flags_.rounds; ++r) {
-    const double base = step * (3 * r + 1);
+    const double base = step * (4 * r + 1);
     plan.emplace_back(base, [this] {
       Fault("kube-apiserver killed (SIGKILL) and started again", [this] {
         kill(ReadPid(cluster_.dir() + "/apiserver.pid"), SIGKILL);
         std::this_thread::sleep_for(std::chrono::seconds(1));
         cluster_.StartApiServer();
+      });
+    });
+    plan.emplace_back(base + 3 * step, [this] {
+      Fault("etcd killed (SIGKILL) and started again on its data", [this] {
+        const std::string cmd =
+            fmt::format("'{}/scripts/k8s/cluster.sh' restart-etcd '{}' >> '{}' 2>&1",
+                        TestCluster::RepoRoot(), cluster_.dir(), cluster_.dir() + "/faults.log");
+        if (std::system(cmd.c_str()) != 0) std::cerr << "restart-etcd failed: " << cmd << "\n";
       });
     });
     plan.emplace_back(base + step, [this] {
@@ -252,6 +261,8 @@ int FaultRun::Run() {
             });
     });
   }
+  std::stable_sort(plan.begin(), plan.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   size_t next_fault = 0;
   for (int tick = 0; Since(t0_) < flags_.seconds; ++tick) {
     if (next_fault < plan.size() && Since(t0_) >= plan[next_fault].first)

@@ -7,6 +7,8 @@
 #   cluster.sh stop DIR       stop both (SIGTERM, then SIGKILL) and keep DIR
 #   cluster.sh stop-apiserver DIR | start-apiserver DIR   restart only the API server (etcd and
 #                             its data stay: nothing is lost)
+#   cluster.sh restart-etcd DIR   kill etcd (SIGKILL) and start it again on its data, then wait
+#                             until the API server is ready again (bench/k8s_faults.cc)
 #   cluster.sh nodes DIR N GPUS [PREFIX]   create N fake nodes with GPUS nvidia.com/gpu each
 #
 # TESSERA_K8S_PROFILING=true serves the API server's /debug/pprof (for `go tool pprof`).
@@ -20,7 +22,7 @@ CACHE="${CACHE:-$ROOT/.cache/k8s}"
 APISERVER="${KUBE_APISERVER:-$CACHE/bin/kube-apiserver}"
 cmd="${1:-}"
 DIR="${2:-}"
-[ -n "$cmd" ] && [ -n "$DIR" ] || { sed -n '2,14p' "$0"; exit 2; }
+[ -n "$cmd" ] && [ -n "$DIR" ] || { sed -n '2,16p' "$0"; exit 2; }
 mkdir -p "$DIR"
 DIR="$(cd "$DIR" && pwd)"
 
@@ -53,6 +55,20 @@ stop_pid() {
     kill -9 "$pid" 2>/dev/null || true
   fi
   rm -f "$f"
+}
+
+start_etcd() {
+  # shellcheck disable=SC1091
+  source "$DIR/env"
+  etcd --name default --data-dir "$ETCD_DATA" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
+    --initial-cluster "default=http://127.0.0.1:$PEER_PORT" \
+    --quota-backend-bytes=8589934592 --snapshot-count=100000 \
+    >>"$DIR/etcd.log" 2>&1 &
+  echo $! >"$DIR/etcd.pid"
 }
 
 start_apiserver() {
@@ -90,21 +106,15 @@ case "$cmd" in
     fi
     cat >"$DIR/env" <<ENV
 ETCD_PORT=$ETCD_PORT
+PEER_PORT=$PEER_PORT
 API_PORT=$API_PORT
 TOKEN=$TOKEN
 ETCD_DATA=$DATA
 ENV
     echo "$TOKEN,admin,admin,system:masters" >"$DIR/tokens.csv"
     [ -f "$DIR/sa.key" ] || openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
-    etcd --name default --data-dir "$DATA" \
-      --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-      --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-      --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
-      --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
-      --initial-cluster "default=http://127.0.0.1:$PEER_PORT" \
-      --quota-backend-bytes=8589934592 --snapshot-count=100000 \
-      >"$DIR/etcd.log" 2>&1 &
-    echo $! >"$DIR/etcd.pid"
+    : >"$DIR/etcd.log"
+    start_etcd
     cat >"$DIR/kubeconfig" <<KC
 apiVersion: v1
 kind: Config
@@ -135,6 +145,14 @@ KC
     ;;
   stop-apiserver) stop_pid "$DIR/apiserver.pid" ;;
   start-apiserver) start_apiserver ;;
+  restart-etcd)
+    # shellcheck disable=SC1091
+    source "$DIR/env"
+    kill -9 "$(cat "$DIR/etcd.pid")" 2>/dev/null || true
+    sleep 0.5
+    start_etcd
+    wait_ready "https://127.0.0.1:$API_PORT" "$TOKEN"
+    ;;
   nodes)
     # shellcheck disable=SC1091
     source "$DIR/env"
@@ -160,5 +178,5 @@ with cf.ThreadPoolExecutor(16) as ex:
     list(ex.map(make, range(n)))
 PY
     ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,16p' "$0"; exit 2 ;;
 esac
