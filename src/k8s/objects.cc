@@ -63,6 +63,12 @@ absl::Status ReadResources(const json& list, const std::string& path, Resources&
     if (!id.ok())
       return absl::InvalidArgumentError(
           fmt::format("{}.{}: {}", path, it.key(), std::string(id.status().message())));
+    // As the loader (and the API server's own validation): "0.0001" nvidia.com/gpu is not a
+    // GPU, though ParseQuantity would round it up to one.
+    if (IsExtendedResourceName(it.key()))
+      if (absl::Status whole = CheckWholeQuantity(text); !whole.ok())
+        return absl::InvalidArgumentError(
+            fmt::format("{}.{}: {}", path, it.key(), std::string(whole.message())));
     auto q = ParseQuantity(text, *id == kCpu);
     if (!q.ok())
       return absl::InvalidArgumentError(
@@ -121,6 +127,13 @@ absl::Status ReadRequirements(const json& list, const std::string& path,
     if (values.is_array())
       for (const auto& v : values)
         if (v.is_string()) r.values.push_back(v.get<std::string>());
+    // Gt and Lt compare one 64-bit integer (as the loader checks): "8Gi" would match nothing.
+    int64_t number = 0;
+    if ((r.op == SelectorOp::kGt || r.op == SelectorOp::kLt) &&
+        (r.values.size() != 1 || !absl::SimpleAtoi(r.values[0], &number)))
+      return absl::InvalidArgumentError(fmt::format(
+          "{}[{}].values: operator {} needs exactly one whole number (a 64-bit integer)", path, i,
+          op));
     out.push_back(std::move(r));
   }
   return absl::OkStatus();

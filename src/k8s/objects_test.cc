@@ -319,6 +319,29 @@ TEST(ParseJob, RefusesAParallelismBeyondThePodsOfAWorkload) {
   EXPECT_FALSE(ParseVolcanoPodGroup(pg).ok());
 }
 
+// What the loader refuses in a manifest is refused in an object from the API server too (a
+// real one validates both; a broken one may not): a fractional GPU count, which ParseQuantity
+// would round up to one GPU, and a Gt value that is not one integer.
+TEST(ParsePod, RefusesFractionalGpusAndGtValuesThatAreNotIntegers) {
+  json pod = Pod();
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "0.0001";
+  auto p = ParsePod(pod);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("nvidia.com/gpu"), std::string::npos) << p.status();
+  pod = Pod(R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "nvidia.com/gpu.count", "operator": "Gt", "values": ["8Gi"]}]}]}}}})");
+  p = ParsePod(pod);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("operator Gt needs exactly one whole number"),
+            std::string::npos)
+      << p.status();
+  pod = Pod(R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "nvidia.com/gpu.count", "operator": "Gt", "values": ["8"]}]}]}}}})");
+  EXPECT_TRUE(ParsePod(pod).ok());
+}
+
 // A PodGroup the cache refuses is not used (it was kept in its last good version, or never
 // said anything): the cache logs it, and the gang's pods say why they wait.
 TEST(ParseJob, ARefusedPodGroupIsNotUsedAndItsPodsSayWhy) {
