@@ -27,18 +27,6 @@ const char* OpName(SelectorOp op) {
   return "?";
 }
 
-const char* EffectName(TaintEffect e) {
-  switch (e) {
-    case TaintEffect::kNoSchedule:
-      return "NoSchedule";
-    case TaintEffect::kPreferNoSchedule:
-      return "PreferNoSchedule";
-    case TaintEffect::kNoExecute:
-      return "NoExecute";
-  }
-  return "?";
-}
-
 // The rule of the required node affinity that `labels` fail: the first failing expression of
 // the only term, or "none of its N terms" when there are several (they are ORed).
 std::string FailedAffinity(const NodeAffinity& a, const Labels& labels) {
@@ -83,8 +71,9 @@ std::string ExplainNodeExclusions(const Model& m, const PodSet& set,
     } else if (!Matches(set.affinity, node.labels)) {
       ++affinity[FailedAffinity(set.affinity, node.labels)];
     } else if (const Taint* t = FirstUntolerated(node.taints, tolerations)) {
-      ++taint[t->value.empty() ? fmt::format("{}:{}", t->key, EffectName(t->effect))
-                               : fmt::format("{}={}:{}", t->key, t->value, EffectName(t->effect))];
+      ++taint[t->value.empty()
+                  ? fmt::format("{}:{}", t->key, TaintEffectName(t->effect))
+                  : fmt::format("{}={}:{}", t->key, t->value, TaintEffectName(t->effect))];
     } else {
       if (!set.requests.FitsIn(node.allocatable)) ++too_small;
       continue;
