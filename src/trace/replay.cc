@@ -15,9 +15,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
+#include "accounting/recorder.h"
 #include "engine/scheduler.h"
 #include "fmt/format.h"
-#include "accounting/recorder.h"
 #include "trace/ledger.h"
 #include "trace/size_classes.h"
 

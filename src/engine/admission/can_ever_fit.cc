@@ -101,12 +101,11 @@ std::string Admission::CanEverFit(WorkloadId id) const {
       // rule excluded how many nodes (of the first flavor combination's pool).
       const Combo none;
       const Combo& combo = combos.empty() ? none : combos.front();
-      if (std::string why = ExplainNodeExclusions(
-              s_.model, w.pod_sets[ps], s_.pools[e_.flavors.PoolFor(id, combo)],
-              FlavorTolerations(rec.cq, combo));
+      if (std::string why = ExplainNodeExclusions(s_.model, w.pod_sets[ps],
+                                                  s_.pools[e_.flavors.PoolFor(id, combo)],
+                                                  FlavorTolerations(rec.cq, combo));
           !why.empty())
-        return fmt::format("pod set {}: no node can ever take a pod; {}", w.pod_sets[ps].name,
-                           why);
+        return fmt::format("pod set {}: no node can ever take a pod; {}", w.pod_sets[ps].name, why);
       Resources shown = w.pod_sets[ps].requests;
       shown[kPods] = 0;  // every pod asks for one; saying so adds nothing
       return fmt::format("pod set {} needs {} per pod and no node can ever hold that",

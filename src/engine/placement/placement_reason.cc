@@ -46,8 +46,8 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
       const std::string rules = ExplainNodeExclusions(
           s_.model, set, s_.pools[pool], e_.admission.FlavorTolerations(s_.recs[id].cq, combo));
       return fmt::format(
-          "no node of {} matches pod set {}'s node selector, affinity{}{} and tolerations{}",
-          where, set.name,
+          "no node of {} matches pod set {}'s node selector, affinity{}{} and tolerations{}", where,
+          set.name,
           set.anti_affinity == HostnameAntiAffinity::kRequired
               ? ", hostname anti-affinity (one pod per node)"
               : "",
