@@ -12,6 +12,7 @@
 #include "k8s/controller.h"
 #include "k8s/kube_client.h"
 #include "k8s/leader_election.h"
+#include "k8s/log_escape.h"
 #include "k8s/metrics.h"
 #include "spdlog/spdlog.h"
 
@@ -45,6 +46,7 @@ struct ServeFlags {
 };
 
 int Serve(const ServeFlags& f) {
+  k8s::InstallEscapingLogFormatter();
   spdlog::set_level(spdlog::level::from_str(f.log_level));
   absl::StatusOr<k8s::KubeConfig> config =
       f.kubeconfig.empty() ? k8s::InClusterConfig() : k8s::LoadKubeconfig(f.kubeconfig, f.context);
