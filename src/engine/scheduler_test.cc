@@ -43,8 +43,11 @@ TEST(SchedulerTest, GangIsAllOrNothing) {
   EXPECT_EQ(State(*s, 0), WorkloadState::kAdmitted);
   EXPECT_EQ(State(*s, 1), WorkloadState::kPending);
   EXPECT_TRUE(s->status(1).pods.empty());
-  EXPECT_NE(s->status(1).reason.find("largest free on any eligible node"), std::string::npos)
+  // Each pod fits on a node (6 GPUs free, 1 per pod): the count is the news, not the largest
+  // free, which would read "6 of 1 per pod".
+  EXPECT_NE(s->status(1).reason.find("6 of 8 pods of main fit"), std::string::npos)
       << s->status(1).reason;
+  EXPECT_EQ(s->status(1).reason.find("largest free"), std::string::npos) << s->status(1).reason;
   s->Finish(0, 10);
   auto d = s->RunCycle(10);
   ASSERT_EQ(d.size(), 1u);

@@ -56,13 +56,25 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
     }
     std::string s =
         fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);
-    if (g > 0) {
+    if (g > 0 && max_free_gpus < g) {
       s += fmt::format("; largest free on any eligible node is {} of {} nvidia.com/gpu per pod",
                        max_free_gpus, g);
     }
+    // The count above is per node; a required spread constraint can only lower it.
+    const std::string spread = SpreadFilter::Describe(set);
+    if (!spread.empty()) s += fmt::format("; topology spread ({}) may allow fewer", spread);
     return s;
   }
-  return fmt::format("the pods do not fit together on the nodes of {}", where);
+  // Every pod set fits node by node, but not all of them at once: name the rules that couple the
+  // pods, since they are what keeps them apart.
+  std::string coupled;
+  for (const PodSet& set : w.pod_sets) {
+    const std::string spread = SpreadFilter::Describe(set);
+    if (!spread.empty()) coupled += fmt::format("; pod set {} spreads ({})", set.name, spread);
+    if (set.anti_affinity == HostnameAntiAffinity::kRequired)
+      coupled += fmt::format("; pod set {} wants one pod per node", set.name);
+  }
+  return fmt::format("the pods do not fit together on the nodes of {}{}", where, coupled);
 }
 
 }  // namespace tessera
