@@ -54,6 +54,7 @@ struct Acc {
   void Add(const RunRecord& r) {
     row.gpu_hours += r.gpu_hours;
     AddDollars(row.dollars, r.allocated_dollars);
+    AddDollars(row.effective_dollars, r.effective_dollars);
     ++row.runs;
     JobCost& j = jobs[r.ns + "/" + r.name];
     j.gpu_hours += r.gpu_hours;

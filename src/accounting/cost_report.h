@@ -50,6 +50,9 @@ struct GroupCost {
   std::string group;  // "(none)" for runs without a queue or the label
   double gpu_hours = 0;
   std::optional<double> dollars;  // sum of the priced runs; none when no run was priced
+  // Sum of the runs' effective dollars (allocated x measured utilization, docs/cost.md); none
+  // when no run had both prices and a measurement.
+  std::optional<double> effective_dollars;
   int64_t jobs = 0;
   int64_t runs = 0;
   std::vector<JobCost> top_jobs;  // at most five: dollars, then GPU-hours, descending, then name

@@ -26,7 +26,7 @@ std::optional<RunEnd> ParseRunEnd(std::string_view name);
 
 struct RunRecord {
   int64_t id = 0;      // the store's row id; 0 until written
-  std::string source;  // who wrote it: "sim", "sim replay" (later "serve")
+  std::string source;  // who wrote it: "sim", "sim replay", "serve"
   std::string ns;      // namespace
   std::string name;
   std::string local_queue;    // LocalQueue name (in `ns`); empty: none
@@ -48,9 +48,15 @@ struct RunRecord {
   double gpu_hours = 0;     // GPUs held x hours, over this run
   // Allocated cost of the run (docs/cost.md): std::nullopt when no prices were given.
   std::optional<double> allocated_dollars;
-  // Mean GPU utilization over the run in [0, 1]; std::nullopt where not measured (always, so
-  // far: it needs dcgm-exporter).
+  // Mean GPU utilization over the run in [0, 1], weighted by GPU-hours, over the part of the
+  // run dcgm-exporter measured (tessera serve --dcgm-url); std::nullopt where nothing was.
   std::optional<double> utilization;
+  // Effective cost (docs/cost.md): allocated dollars x utilization over the measured part of
+  // the run; std::nullopt without prices or without a measurement.
+  std::optional<double> effective_dollars;
+  // tessera serve's key of a run it keeps open in the store while it runs (the workload's
+  // group, "Kind:namespace/name"); empty for records written when their run ended.
+  std::string run_key;
 };
 
 // Where records go as they are made: the store's batching writer, or a vector in tests.

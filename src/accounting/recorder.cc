@@ -27,40 +27,46 @@ RunRecorder::RunRecorder(const Model& model, RecordSink& sink, RecorderOptions o
       options_(std::move(options)),
       ledger_(model, /*by_workload=*/false) {}
 
-int32_t RunRecorder::PriorityOf(const Workload& w) const {
+int32_t PriorityOf(const Model& model, const Workload& w) {
   // As the engine resolves it: the workload priority class wins, then the PriorityClass, then
   // the global default.
-  for (const auto& c : model_.workload_priority_classes)
+  for (const auto& c : model.workload_priority_classes)
     if (!w.workload_priority_class.empty() && c.name == w.workload_priority_class) return c.value;
-  for (const auto& c : model_.priority_classes)
+  for (const auto& c : model.priority_classes)
     if (!w.priority_class.empty() && c.name == w.priority_class) return c.value;
-  for (const auto& c : model_.priority_classes)
+  for (const auto& c : model.priority_classes)
     if (c.global_default) return c.value;
   return 0;
 }
 
-RunRecord RunRecorder::Start(WorkloadId id, int32_t cluster_queue,
-                             const std::vector<int32_t>& flavors) const {
-  const Workload& w = model_.workloads[static_cast<size_t>(id)];
+RunRecord DescribeRun(const Model& model, WorkloadId id, int32_t cluster_queue,
+                      const std::vector<int32_t>& flavors) {
+  const Workload& w = model.workloads[static_cast<size_t>(id)];
   RunRecord r;
-  r.source = options_.source;
   r.ns = w.ns;
   r.name = w.name;
   r.local_queue = w.queue_name;
-  if (cluster_queue >= 0 && cluster_queue < static_cast<int32_t>(model_.cluster_queues.size())) {
-    r.cluster_queue = model_.cluster_queues[static_cast<size_t>(cluster_queue)].name;
-    r.cohort = model_.cluster_queues[static_cast<size_t>(cluster_queue)].cohort;
+  if (cluster_queue >= 0 && cluster_queue < static_cast<int32_t>(model.cluster_queues.size())) {
+    r.cluster_queue = model.cluster_queues[static_cast<size_t>(cluster_queue)].name;
+    r.cohort = model.cluster_queues[static_cast<size_t>(cluster_queue)].cohort;
   }
   r.labels = nlohmann::json(w.labels).dump();
-  r.priority = PriorityOf(w);
+  r.priority = PriorityOf(model, w);
   std::vector<std::string> names;  // in resource-group order, each once
   for (int32_t f : flavors) {
-    if (f < 0 || f >= static_cast<int32_t>(model_.flavors.size())) continue;
-    const std::string& n = model_.flavors[static_cast<size_t>(f)].name;
+    if (f < 0 || f >= static_cast<int32_t>(model.flavors.size())) continue;
+    const std::string& n = model.flavors[static_cast<size_t>(f)].name;
     if (std::find(names.begin(), names.end(), n) != names.end()) continue;
     r.flavors += (names.empty() ? "" : ",") + n;
     names.push_back(n);
   }
+  return r;
+}
+
+RunRecord RunRecorder::Start(WorkloadId id, int32_t cluster_queue,
+                             const std::vector<int32_t>& flavors) const {
+  RunRecord r = DescribeRun(model_, id, cluster_queue, flavors);
+  r.source = options_.source;
   return r;
 }
 

@@ -33,6 +33,15 @@ struct RecorderOptions {
   double epoch = 0;
 };
 
+// The record of a run of workload `id` admitted to `cluster_queue` with `flavors`, with what
+// the model says of it: namespace, name, queues, cohort, labels (JSON), the priority as the
+// engine resolves it and the flavors; the run's times and figures are the caller's.
+RunRecord DescribeRun(const Model& model, WorkloadId id, int32_t cluster_queue,
+                      const std::vector<int32_t>& flavors);
+// The priority of `w` as the engine resolves it (workload priority class, PriorityClass, the
+// global default).
+int32_t PriorityOf(const Model& model, const Workload& w);
+
 class RunRecorder {
  public:
   RunRecorder(const Model& model, RecordSink& sink, RecorderOptions options);
@@ -63,7 +72,6 @@ class RunRecorder {
   };
   void Hold(Open& run, WorkloadId id, const std::vector<PodPlacement>& pods, double now);
   RunRecord Start(WorkloadId id, int32_t cluster_queue, const std::vector<int32_t>& flavors) const;
-  int32_t PriorityOf(const Workload& w) const;
 
   const Model& model_;
   RecordSink& sink_;

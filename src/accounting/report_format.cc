@@ -32,6 +32,7 @@ nlohmann::json GroupJson(const GroupCost& g) {
   return {{"group", g.group},
           {"gpuHours", Round6(g.gpu_hours)},
           {"dollars", OrNull(g.dollars)},
+          {"effectiveDollars", OrNull(g.effective_dollars)},
           {"jobs", g.jobs},
           {"runs", g.runs},
           {"utilization", OrNull(g.utilization)},

@@ -41,7 +41,17 @@ CREATE TABLE runs (
 CREATE INDEX runs_by_end_time ON runs (end_time);
 )sql";
 
-constexpr Migration kMigrations[] = {{1, kV1}};
+// Version 2 (tessera serve, issue 16): the effective cost of a run (allocated x the GPU
+// utilization dcgm-exporter measured; NULL where nothing was measured), and the key under which
+// serve keeps a run open while it runs (NULL for the simulator's records, which are written
+// when they end): a restarted serve, or a new leader, finds the runs it must carry on by it.
+constexpr std::string_view kV2 = R"sql(
+ALTER TABLE runs ADD COLUMN effective_dollars REAL;
+ALTER TABLE runs ADD COLUMN run_key TEXT;
+CREATE INDEX runs_open ON runs (source, state) WHERE state = 'running' AND run_key IS NOT NULL;
+)sql";
+
+constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}};
 
 // Tables that the database holds, other than SQLite's own.
 absl::Status CountTables(sqlite3* db, const std::string& path, int& tables) {

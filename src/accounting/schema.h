@@ -24,7 +24,7 @@ struct Migration {
   std::string_view sql;
 };
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Every step from an empty database to kSchemaVersion, in order.
 std::span<const Migration> Migrations();

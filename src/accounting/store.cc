@@ -16,7 +16,8 @@ constexpr int kBusyTimeoutMs = 5000;
 constexpr const char* kColumns =
     "source, namespace, name, local_queue, cluster_queue, cohort, labels, priority, attempt, "
     "pods, gpus, gpu_model, flavors, submit_time, start_time, end_time, state, reason, "
-    "preemptions, gpu_hours, allocated_dollars, utilization";
+    "preemptions, gpu_hours, allocated_dollars, utilization, effective_dollars, run_key";
+constexpr int kNumColumns = 24;
 
 // Empty text is NULL in the store: "no queue" reads as NULL in SQL, not as ''.
 void BindText(sqlite3_stmt* st, int i, const std::string& s, bool null_if_empty) {
@@ -59,6 +60,15 @@ void Bind(sqlite3_stmt* st, const RunRecord& r) {
   sqlite3_bind_double(st, ++i, r.gpu_hours);
   BindOptional(st, ++i, r.allocated_dollars);
   BindOptional(st, ++i, r.utilization);
+  BindOptional(st, ++i, r.effective_dollars);
+  BindText(st, ++i, r.run_key, true);
+}
+
+// "?, ?, ..." for every column.
+std::string Placeholders() {
+  std::string s;
+  for (int i = 0; i < kNumColumns; ++i) s += i == 0 ? "?" : ", ?";
+  return s;
 }
 
 std::string Text(sqlite3_stmt* st, int col) {
@@ -97,6 +107,8 @@ RunRecord Row(sqlite3_stmt* st) {
   r.gpu_hours = sqlite3_column_double(st, c++);
   r.allocated_dollars = OptionalDouble(st, c++);
   r.utilization = OptionalDouble(st, c++);
+  r.effective_dollars = OptionalDouble(st, c++);
+  r.run_key = Text(st, c++);
   return r;
 }
 
@@ -200,10 +212,8 @@ absl::Status AccountingStore::Append(const std::vector<RunRecord>& records) {
   };
   {
     Statement insert;
-    const std::string sql = fmt::format(
-        "INSERT INTO runs ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?)",
-        kColumns);
+    const std::string sql =
+        fmt::format("INSERT INTO runs ({}) VALUES ({})", kColumns, Placeholders());
     int rc = insert.Prepare(db_, sql.c_str());
     if (rc != SQLITE_OK) return fail(SqliteError(db_, rc, path_, "cannot write records"));
     for (const RunRecord& r : records) {
@@ -231,6 +241,59 @@ absl::StatusOr<std::vector<RunRecord>> AccountingStore::Read(double from, double
   std::vector<RunRecord> out;
   while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) out.push_back(Row(select.get()));
   if (rc != SQLITE_DONE) return SqliteError(db_, rc, path_, "cannot read records");
+  return out;
+}
+
+absl::Status AccountingStore::Write(std::vector<RunRecord>& records) {
+  if (records.empty()) return absl::OkStatus();
+  if (auto st = Exec(db_, path_, "BEGIN IMMEDIATE", "cannot write records"); !st.ok()) return st;
+  auto fail = [&](absl::Status st) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  };
+  std::vector<int64_t> ids;
+  {
+    Statement insert, update;
+    std::string sql = fmt::format("INSERT INTO runs ({}) VALUES ({})", kColumns, Placeholders());
+    int rc = insert.Prepare(db_, sql.c_str());
+    sql = fmt::format("UPDATE runs SET ({}) = ({}) WHERE id = ?{}", kColumns, Placeholders(),
+                      kNumColumns + 1);
+    if (rc == SQLITE_OK) rc = update.Prepare(db_, sql.c_str());
+    if (rc != SQLITE_OK) return fail(SqliteError(db_, rc, path_, "cannot write records"));
+    for (const RunRecord& r : records) {
+      sqlite3_stmt* st = r.id > 0 ? update.get() : insert.get();
+      Bind(st, r);
+      if (r.id > 0) sqlite3_bind_int64(st, kNumColumns + 1, r.id);
+      rc = sqlite3_step(st);
+      if (rc != SQLITE_DONE) return fail(SqliteError(db_, rc, path_, "cannot write records"));
+      if (r.id > 0 && sqlite3_changes(db_) != 1) {
+        return fail(absl::NotFoundError(fmt::format(
+            "accounting store {}: record {} ({}/{}) is gone", path_, r.id, r.ns, r.name)));
+      }
+      ids.push_back(r.id > 0 ? r.id : sqlite3_last_insert_rowid(db_));
+      sqlite3_reset(st);
+      sqlite3_clear_bindings(st);
+    }
+  }
+  const int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return fail(SqliteError(db_, rc, path_, "cannot commit records"));
+  for (size_t i = 0; i < records.size(); ++i) records[i].id = ids[i];
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RunRecord>> AccountingStore::ReadOpen(const std::string& source) const {
+  Statement select;
+  const std::string sql = fmt::format(
+      "SELECT id, {} FROM runs WHERE source = ?1 AND state = 'running' AND run_key IS NOT NULL "
+      "ORDER BY id",
+      kColumns);
+  int rc = select.Prepare(db_, sql.c_str());
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, path_, "cannot read open runs");
+  sqlite3_bind_text(select.get(), 1, source.data(), static_cast<int>(source.size()),
+                    SQLITE_TRANSIENT);
+  std::vector<RunRecord> out;
+  while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) out.push_back(Row(select.get()));
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, path_, "cannot read open runs");
   return out;
 }
 

@@ -48,6 +48,14 @@ class AccountingStore {
   // (the store numbers rows).
   [[nodiscard]] absl::Status Append(const std::vector<RunRecord>& records);
 
+  // Writes `records` in one transaction, all or none: those with `id` 0 are inserted (and get
+  // their row id), the others replace the row of that id (an error when it is gone). What
+  // tessera serve uses to keep a run open in the store while it runs and close it at its end.
+  [[nodiscard]] absl::Status Write(std::vector<RunRecord>& records);
+
+  // The runs of `source` still open (state running, with a run_key), in the order written.
+  [[nodiscard]] absl::StatusOr<std::vector<RunRecord>> ReadOpen(const std::string& source) const;
+
   // The records whose run ended in [from, to) (seconds since the epoch), in the order written.
   [[nodiscard]] absl::StatusOr<std::vector<RunRecord>> Read(
       double from = -std::numeric_limits<double>::infinity(),

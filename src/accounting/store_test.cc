@@ -12,6 +12,7 @@
 #include <string>
 
 #include "accounting/schema.h"
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 
 namespace tessera::accounting {
@@ -171,8 +172,8 @@ TEST_F(StoreTest, EmptyDatabaseIsMigratedToTheCurrentSchema) {
   EXPECT_EQ(RawInt(path, "PRAGMA application_id"), kApplicationId);
 }
 
-// The path from an older version: a v1 store with records, migrated by a (test-only) second
-// step, keeps them; the current build then refuses the v2 file and leaves it as it is.
+// The path from an older version: a store with records, migrated by a (test-only) next step,
+// keeps them; the current build then refuses the newer file and leaves it as it is.
 TEST_F(StoreTest, MigrationsRunInOrderKeepRecordsAndANewerFileIsRefused) {
   const std::string path = Path("v1.db");
   {
@@ -180,8 +181,9 @@ TEST_F(StoreTest, MigrationsRunInOrderKeepRecordsAndANewerFileIsRefused) {
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE((*store)->Append({Record("a", 1, 1), Record("b", 2, 2)}).ok());
   }
-  const Migration steps[] = {Migrations()[0],
-                             {2, "ALTER TABLE runs ADD COLUMN cluster TEXT NOT NULL DEFAULT 'x'"}};
+  std::vector<Migration> steps(Migrations().begin(), Migrations().end());
+  steps.push_back(
+      {kSchemaVersion + 1, "ALTER TABLE runs ADD COLUMN cluster TEXT NOT NULL DEFAULT 'x'"});
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -189,18 +191,93 @@ TEST_F(StoreTest, MigrationsRunInOrderKeepRecordsAndANewerFileIsRefused) {
     EXPECT_TRUE(Migrate(db, path, steps).ok());  // nothing left to do
     sqlite3_close(db);
   }
-  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), kSchemaVersion + 1);
   EXPECT_EQ(RawInt(path, "SELECT count(*) FROM runs WHERE cluster = 'x'"), 2);
 
   for (bool read_only : {false, true}) {
     auto store = AccountingStore::Open(path, {.read_only = read_only});
     ASSERT_FALSE(store.ok());
     EXPECT_NE(store.status().message().find(path), std::string::npos) << store.status();
-    EXPECT_NE(store.status().message().find("schema version 2 is newer"), std::string::npos)
+    EXPECT_NE(store.status().message().find(
+                  fmt::format("schema version {} is newer", kSchemaVersion + 1)),
+              std::string::npos)
         << store.status();
   }
-  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), kSchemaVersion + 1);
   EXPECT_EQ(RawInt(path, "SELECT count(*) FROM runs"), 2);
+}
+
+// A version-1 file (as tessera sim wrote it before serve's columns) with records is migrated in
+// place: its records stay, with no effective cost and no run key.
+TEST_F(StoreTest, VersionOneStoreIsMigratedToVersionTwoKeepingItsRecords) {
+  const std::string path = Path("v1.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(Migrate(db, path, Migrations().first(1)).ok());
+    sqlite3_close(db);
+  }
+  RawExec(
+      path,
+      "INSERT INTO runs (source, namespace, name, submit_time, start_time, end_time, state, "
+      "gpu_hours, allocated_dollars) VALUES ('sim', 'ns', 'old', 0, 10, 3610, 'finished', 2, 4)");
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 1);
+  auto store = AccountingStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 2);
+  auto all = (*store)->Read();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].name, "old");
+  EXPECT_EQ((*all)[0].allocated_dollars, 4);
+  EXPECT_FALSE((*all)[0].effective_dollars.has_value());
+  EXPECT_EQ((*all)[0].run_key, "");
+}
+
+// serve's open runs: inserted with a run key, read back as open, updated in place by id, and no
+// longer open once closed; an update of a row that is gone is an error and writes nothing.
+TEST_F(StoreTest, OpenRunsAreWrittenUpdatedInPlaceAndClosed) {
+  const std::string path = Path("serve.db");
+  auto store = AccountingStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<RunRecord> runs = {Record("a", 100, 1.0), Record("b", 100, 2.0)};
+  for (RunRecord& r : runs) {
+    r.source = "serve";
+    r.how = RunEnd::kRunning;
+    r.run_key = "Job:team/" + r.name;
+  }
+  runs[1].effective_dollars = 0.5;
+  ASSERT_TRUE((*store)->Write(runs).ok());
+  EXPECT_GT(runs[0].id, 0);
+  EXPECT_GT(runs[1].id, runs[0].id);
+  auto open = (*store)->ReadOpen("serve");
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), 2u);
+  EXPECT_EQ((*open)[1].run_key, "Job:team/b");
+  EXPECT_EQ((*open)[1].effective_dollars, 0.5);
+  EXPECT_TRUE((*store)->ReadOpen("sim")->empty());
+
+  runs[0].end = 200;
+  runs[0].gpu_hours = 3;
+  runs[0].how = RunEnd::kFinished;
+  std::vector<RunRecord> close = {runs[0]};
+  ASSERT_TRUE((*store)->Write(close).ok());
+  EXPECT_EQ(close[0].id, runs[0].id);
+  open = (*store)->ReadOpen("serve");
+  ASSERT_EQ(open->size(), 1u);
+  EXPECT_EQ((*open)[0].name, "b");
+  auto all = (*store)->Read();
+  ASSERT_EQ(all->size(), 2u);  // updated, not appended
+  EXPECT_EQ((*all)[0].gpu_hours, 3);
+  EXPECT_EQ((*all)[0].how, RunEnd::kFinished);
+
+  std::vector<RunRecord> gone = {runs[1], runs[0]};
+  gone[0].gpu_hours = 99;
+  gone[1].id = 12345;
+  absl::Status st = (*store)->Write(gone);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("record 12345"), std::string::npos) << st;
+  EXPECT_NE((*store)->Read()->at(1).gpu_hours, 99);  // the whole transaction rolled back
 }
 
 TEST_F(StoreTest, FutureVersionIsRefusedAndLeftUntouched) {
@@ -211,7 +288,7 @@ TEST_F(StoreTest, FutureVersionIsRefusedAndLeftUntouched) {
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             "accounting store " + path +
-                ": schema version 9 is newer than this tessera understands (1); it was written by "
+                ": schema version 9 is newer than this tessera understands (2); it was written by "
                 "a newer Tessera and is left untouched: use that version");
   EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 9);
   EXPECT_EQ(RawInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'runs'"), 0);
