@@ -383,11 +383,24 @@ std::string Metrics::Render() const {
       events_queued.load());
   return out;
 }
+
+bool BearerTokenMatches(std::string_view authorization, std::string_view token) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (token.empty() || authorization.size() != kBearer.size() + token.size()) return false;
+  if (authorization.substr(0, kBearer.size()) != kBearer) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < token.size(); ++i)
+    diff |= static_cast<unsigned char>(authorization[kBearer.size() + i] ^ token[i]);
+  return diff == 0;
+}
+
 struct MetricsServer::Impl {
   const Metrics* metrics;
   std::function<bool()> healthy, ready;
   httplib::Server server;
   std::thread thread;
+  std::string token;
+  std::vector<std::string> token_prefixes;
 };
 
 MetricsServer::MetricsServer(const Metrics* metrics, std::function<bool()> healthy,
@@ -413,6 +426,29 @@ MetricsServer::MetricsServer(const Metrics* metrics, std::function<bool()> healt
 }
 
 MetricsServer::~MetricsServer() { Stop(); }
+
+void MetricsServer::AddRoutes(const std::function<void(httplib::Server&)>& add) {
+  add(impl_->server);
+}
+
+void MetricsServer::RequireToken(std::string token, std::vector<std::string> prefixes) {
+  impl_->token = std::move(token);
+  impl_->token_prefixes = std::move(prefixes);
+  if (impl_->token.empty()) return;
+  Impl* impl = impl_.get();
+  impl->server.set_pre_routing_handler([impl](const httplib::Request& req, httplib::Response& res) {
+    bool guarded = std::any_of(impl->token_prefixes.begin(), impl->token_prefixes.end(),
+                               [&](const std::string& p) { return req.path.starts_with(p); });
+    if (!guarded || BearerTokenMatches(req.get_header_value("Authorization"), impl->token))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer");
+    res.set_content(
+        R"json({"error": "a bearer token is needed (Authorization: Bearer <token>)"})json",
+        "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+}
 
 int MetricsServer::Start(const std::string& address, int port) {
   int bound = port == 0 ? impl_->server.bind_to_any_port(address)

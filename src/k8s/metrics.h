@@ -22,6 +22,11 @@
 #include <thread>
 #include <vector>
 
+namespace httplib {
+class Server;
+struct Request;
+}  // namespace httplib
+
 namespace tessera::k8s {
 
 class Histogram {
@@ -95,11 +100,20 @@ class Metrics {
   std::map<std::string, std::unique_ptr<Family>, std::less<>> families_;  // GUARDED_BY(mu_)
 };
 
-// Serves /metrics, /healthz and /readyz on `address:port` (port 0 picks a free one).
+// Serves /metrics, /healthz and /readyz on `address:port` (port 0 picks a free one), and the
+// routes others add: the read-only JSON API (api_routes.h), the dashboard's pages.
 class MetricsServer {
  public:
   MetricsServer(const Metrics* metrics, std::function<bool()> healthy, std::function<bool()> ready);
   ~MetricsServer();
+  // More routes: `add` registers them on the server (Get(pattern, handler), GET only: nothing
+  // served here writes). Call before Start. The handlers run on the server's threads.
+  void AddRoutes(const std::function<void(httplib::Server&)>& add);
+  // With a non-empty token, a request whose path starts with one of `prefixes` (e.g. "/api/")
+  // needs the header `Authorization: Bearer <token>`; without it, or with another token, it is
+  // answered 401 with {"error": "..."} before any route runs. /metrics, /healthz and /readyz are
+  // never behind it. Call before Start.
+  void RequireToken(std::string token, std::vector<std::string> prefixes);
   // Binds and starts serving on a thread; returns the port, or -1 when it cannot bind.
   int Start(const std::string& address, int port);
   void Stop();
@@ -108,5 +122,9 @@ class MetricsServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Whether `authorization` (the Authorization header's value) is "Bearer <token>" for this token,
+// compared in constant time. An empty token authorizes nothing.
+bool BearerTokenMatches(std::string_view authorization, std::string_view token);
 
 }  // namespace tessera::k8s

@@ -1,5 +1,7 @@
 #include "k8s/metrics.h"
 
+#include <httplib.h>
+
 #include <regex>
 #include <set>
 #include <sstream>
@@ -135,6 +137,54 @@ TEST(Histogram, QuantileIsABucketBound) {
   EXPECT_EQ(h.Quantile(0.5), 2);
   EXPECT_EQ(h.Quantile(1.0), 8);
   EXPECT_EQ(h.count(), 10);
+}
+
+TEST(BearerToken, MatchesOnlyTheExactBearerHeader) {
+  EXPECT_TRUE(BearerTokenMatches("Bearer s3cret", "s3cret"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer s3cre", "s3cret"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer s3cretX", "s3cret"));
+  EXPECT_FALSE(BearerTokenMatches("bearer s3cret", "s3cret"));
+  EXPECT_FALSE(BearerTokenMatches("Basic s3cret", "s3cret"));
+  EXPECT_FALSE(BearerTokenMatches("s3cret", "s3cret"));
+  EXPECT_FALSE(BearerTokenMatches("", "s3cret"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer ", ""));  // an empty token authorizes nothing
+}
+
+// Added routes are served beside /metrics; with a token, the guarded prefixes answer 401 without
+// it and the probes and /metrics stay open.
+TEST(MetricsServer, AddedRoutesAndTheTokenGuard) {
+  Metrics metrics;
+  MetricsServer server(
+      &metrics, [] { return true; }, [] { return true; });
+  server.AddRoutes([](httplib::Server& s) {
+    s.Get("/api/v1/ping", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"pong": true})", "application/json");
+    });
+    s.Get("/ui/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("<html></html>", "text/html");
+    });
+  });
+  server.RequireToken("s3cret", {"/api/"});
+  int port = server.Start("127.0.0.1", 0);
+  ASSERT_GT(port, 0);
+  httplib::Client client("127.0.0.1", port);
+  auto no_token = client.Get("/api/v1/ping");
+  ASSERT_TRUE(no_token);
+  EXPECT_EQ(no_token->status, 401);
+  EXPECT_NE(no_token->body.find("\"error\""), std::string::npos);
+  auto wrong = client.Get("/api/v1/ping", {{"Authorization", "Bearer nope"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  auto ok = client.Get("/api/v1/ping", {{"Authorization", "Bearer s3cret"}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->body, R"({"pong": true})");
+  for (const char* open : {"/metrics", "/healthz", "/readyz", "/ui/"}) {
+    auto r = client.Get(open);
+    ASSERT_TRUE(r) << open;
+    EXPECT_EQ(r->status, 200) << open;
+  }
+  server.Stop();
 }
 
 }  // namespace
