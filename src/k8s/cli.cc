@@ -7,9 +7,11 @@
 #include <iostream>
 #include <thread>
 
+#include "accounting/store.h"
 #include "cli/command.h"
 #include "fmt/format.h"
 #include "k8s/controller.h"
+#include "k8s/dcgm_scraper.h"
 #include "k8s/kube_client.h"
 #include "k8s/leader_election.h"
 #include "k8s/log_escape.h"
@@ -43,6 +45,12 @@ struct ServeFlags {
   bool json_only = false;
   bool http2 = false;
   std::string log_level = "info";
+  std::vector<std::string> dcgm_urls;
+  double dcgm_interval_s = 15;
+  double dcgm_timeout_s = 5;
+  double underuse_threshold = 0.1;
+  double underuse_for_s = 1800;
+  std::string accounting_db;
 };
 
 int Serve(const ServeFlags& f) {
@@ -68,7 +76,30 @@ int Serve(const ServeFlags& f) {
   }
 
   k8s::Metrics metrics;
+  for (const std::string& url : f.dcgm_urls) {
+    if (auto u = k8s::ParseHttpUrl(url); !u.ok()) {
+      std::cerr << "tessera serve: " << u.status().message() << "\n";
+      return 1;
+    }
+  }
+  k8s::DcgmScraperOptions dcgm_options;
+  dcgm_options.urls = f.dcgm_urls;
+  dcgm_options.interval_s = f.dcgm_interval_s;
+  dcgm_options.timeout_s = f.dcgm_timeout_s;
+  k8s::DcgmScraper dcgm(dcgm_options, &metrics);
+  std::unique_ptr<accounting::AccountingStore> store;
+  if (!f.accounting_db.empty()) {
+    auto opened = accounting::AccountingStore::Open(f.accounting_db);
+    if (!opened.ok()) {
+      std::cerr << "tessera serve: --accounting-db: " << opened.status().message() << "\n";
+      return 1;
+    }
+    store = std::move(*opened);
+  }
   k8s::ControllerOptions options;
+  if (!f.dcgm_urls.empty()) options.dcgm = &dcgm;
+  options.underuse = {f.underuse_threshold, f.underuse_for_s};
+  options.accounting = store.get();
   options.scheduler_name = f.scheduler_name;
   options.bind_workers = f.bind_workers;
   options.scheduled_events = !f.no_scheduled_events;
@@ -112,6 +143,7 @@ int Serve(const ServeFlags& f) {
     server.Stop();
     return 0;
   }
+  dcgm.Start();
   controller.Start();
   if (elector) elector->Start();
   spdlog::info("tessera: scheduling pods with schedulerName '{}' through {}", f.scheduler_name,
@@ -126,6 +158,7 @@ int Serve(const ServeFlags& f) {
   const auto stop_start = std::chrono::steady_clock::now();
   spdlog::info("tessera: shutting down ({})", lost_lease ? "lost the lease" : "signal");
   controller.Stop();
+  dcgm.Stop();
   if (elector) elector->Stop();
   server.Stop();
   spdlog::info(
@@ -170,6 +203,28 @@ Command AddServeCommand(CLI::App& app) {
   s->add_flag("--json-only", flags->json_only,
               "read pods and nodes, and send Bindings, as JSON (default: protobuf where the "
               "server offers it)");
+  s->add_option("--dcgm-url", flags->dcgm_urls,
+                "scrape this NVIDIA dcgm-exporter (http://HOST:PORT/metrics) for GPU utilization; "
+                "repeatable (docs/observability.md)");
+  s->add_option("--dcgm-interval", flags->dcgm_interval_s,
+                "seconds between scrapes of one exporter")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  s->add_option("--dcgm-timeout", flags->dcgm_timeout_s,
+                "seconds to connect, and then for each read, of a scrape")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 60.0));
+  s->add_option("--underuse-threshold", flags->underuse_threshold,
+                "GPU utilization (0-1) below which a workload barely uses its GPUs")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  s->add_option("--underuse-for", flags->underuse_for_s,
+                "seconds a workload must stay below the threshold to be reported as underused")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
+  s->add_option("--accounting-db", flags->accounting_db,
+                "write one accounting record per workload run to this SQLite file (leader only; "
+                "docs/accounting.md)");
   s->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
   c.run = [flags] { return Serve(*flags); };

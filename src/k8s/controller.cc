@@ -36,6 +36,9 @@ void Controller::Impl::AddInformer(const std::string& resource, const std::strin
 }
 
 void Controller::Impl::Start() {
+  if (options.accounting)
+    accounting = std::make_unique<accounting::LiveRecorder>(options.accounting,
+                                                            options.accounting_checkpoint_s);
   status_writer = std::make_unique<StatusWriter>(client, options, stop);
   // The binder's workers hand their results back to the loop, as events.
   Binder::Callbacks done;
@@ -123,7 +126,8 @@ void Controller::Impl::Loop() {
     }
     if (!was_active) {
       was_active = true;
-      need_rebuild = true;  // a new leader trusts only what the server says
+      need_rebuild = true;                        // a new leader trusts only what the server says
+      accounting_resume = accounting != nullptr;  // ... and only what the store holds
     }
     auto t0 = Clock::now();
     if (need_rebuild &&
@@ -424,6 +428,8 @@ bool Controller::ready() const {
     if (!i->healthy()) return false;
   return true;
 }
+
+const UtilizationTracker& Controller::utilization() const { return impl_->utilization; }
 
 ControllerSnapshot Controller::snapshot() const {
   std::lock_guard<std::mutex> l(impl_->snap_mu);

@@ -15,8 +15,14 @@
 #include <memory>
 #include <string>
 
+#include "k8s/dcgm_scraper.h"
 #include "k8s/kube_client.h"
 #include "k8s/metrics.h"
+#include "k8s/utilization.h"
+
+namespace tessera::accounting {
+class AccountingStore;
+}
 
 namespace tessera::k8s {
 
@@ -36,6 +42,15 @@ struct ControllerOptions {
   // Stop() gives binds and writes in flight this long to be answered, then cuts them: a stalled
   // API server cannot hold a shutdown up for a request timeout (60 s).
   double stop_drain_s = 3;
+  // GPU utilization (docs/observability.md, "GPU utilization from DCGM"): the readings of these
+  // dcgm-exporters are joined to the running workloads every status period (not owned; null:
+  // none), and workloads below `underuse.threshold` for `underuse.for_s` are reported.
+  const DcgmScraper* dcgm = nullptr;
+  UnderuseOptions underuse;
+  // The accounting store serve writes its records to (docs/accounting.md; not owned; null:
+  // none). Only while leading; open runs are rewritten every `accounting_checkpoint_s`.
+  accounting::AccountingStore* accounting = nullptr;
+  double accounting_checkpoint_s = 10;
 };
 
 struct ControllerSnapshot {
@@ -78,6 +93,9 @@ class Controller {
   // /readyz says. After an outage the informers relist and it is true again once they have.
   bool ready() const;
   ControllerSnapshot snapshot() const;
+  // Per-GPU utilization and the underused workloads, as of the last status period (empty
+  // without --dcgm-url); thread-safe (UtilizationTracker's accessors), for the JSON API.
+  const UtilizationTracker& utilization() const;
 
  private:
   struct Impl;

@@ -192,6 +192,9 @@ void Controller::Impl::Carry(const Decision& d) {
       collector.OnPreempt(*engine, d);
       std::string preemptor;
       if (Group* p = GroupOf(d.preemptor)) preemptor = p->key;
+      if (accounting)
+        preempted_runs[g->key] =
+            d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason;
       for (const auto& k : g->pods) {
         const std::string* node = BoundNode(k);
         if (!node) continue;
@@ -367,7 +370,7 @@ void Controller::Impl::WriteStatuses() {
   std::vector<MetricsCollector::Tracked> tracked;
   for (const auto& [k, g] : groups) {
     if (g.state != Group::State::kInEngine || g.id < 0) continue;
-    tracked.push_back({g.id, g.foreign});
+    tracked.push_back({g.id, g.foreign, std::nullopt});
     if (g.foreign) continue;
     const WorkloadStatus& st = engine->status(g.id);
     if (st.cluster_queue < 0) continue;
@@ -375,6 +378,9 @@ void Controller::Impl::WriteStatuses() {
     if (st.state == WorkloadState::kAdmitted) ++cq_admitted[st.cluster_queue];
   }
   status_writer->ClusterQueueStatuses(*engine, cq_pending, cq_admitted);
+  const std::unordered_map<WorkloadId, double> used = TrackUsage();
+  for (MetricsCollector::Tracked& t : tracked)
+    if (auto u = used.find(t.id); u != used.end()) t.utilization = u->second;
   collector.Collect(*engine, tracked, Now());
 }
 

@@ -33,6 +33,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "accounting/live_recorder.h"
 #include "engine/scheduler.h"
 #include "k8s/binder.h"
 #include "k8s/controller.h"
@@ -99,6 +100,7 @@ struct Controller::Impl {
   const ControllerOptions options;
   Metrics* const metrics;
   MetricsCollector collector;  // loop-owned: the labelled metrics (metrics_collector.h)
+  UtilizationTracker utilization{options.underuse};  // its accessors are thread-safe
   const Clock::time_point start = Clock::now();
   // The wall-clock time of the engine's 0 (`start`): expected starts are said in it.
   const WallClock::time_point wall_start = WallClock::now();
@@ -145,6 +147,11 @@ struct Controller::Impl {
   Clock::time_point last_group_count{};
   int64_t waiting_groups = 0, pending_workloads = 0;  // as of last_group_count
   double decision_seconds = 0;
+  // serve's accounting records (controller_usage.cc); null without an accounting store.
+  std::unique_ptr<accounting::LiveRecorder> accounting;
+  bool accounting_resume = false;  // became the leader: read the open runs before writing
+  std::string accounting_error;    // the last error logged (said once per change)
+  std::map<std::string, std::string> preempted_runs;  // group key -> reason, until recorded
 
   double Now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -212,6 +219,15 @@ struct Controller::Impl {
   // PodGroups: phase and how many of their pods are bound.
   void WritePodGroupStatuses();
   void WriteStatuses();
+
+  // ---------------------------------------------------------------- controller_usage.cc
+  // What the admitted workloads use: joins the DCGM readings to them (utilization.h), reports
+  // the underused (gauges, an Event each), and writes the accounting records (leader only).
+  // Returns the utilization of each measured workload, by engine id, for the cost counters.
+  std::unordered_map<WorkloadId, double> TrackUsage();
+  void RecordAccounting(const std::vector<HeldGpus>& held,
+                        const std::map<std::string, WorkloadUsage>& usage);
+  void SayUnderused(const std::string& key, const WorkloadUsage& u);
 };
 
 }  // namespace tessera::k8s

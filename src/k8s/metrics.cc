@@ -169,6 +169,31 @@ const std::vector<Declared>& Declarations() {
        {"cluster_queue", "namespace"},
        "Allocated cost in dollars (GPU, CPU and memory held x SchedulerConfig spec.pricing), per "
        "team; only when prices are given."},
+      // GPU utilization from dcgm-exporter (serve --dcgm-url; docs/observability.md).
+      {"tessera_effective_gpu_seconds_total",
+       Type::kCounter,
+       {"cluster_queue", "namespace"},
+       "GPU-seconds held x the GPU utilization dcgm-exporter measured, per team, over the time "
+       "a measurement existed (labels as tessera_gpu_seconds_total)."},
+      {"tessera_effective_cost_dollars_total",
+       Type::kCounter,
+       {"cluster_queue", "namespace"},
+       "Effective cost: allocated dollars x measured GPU utilization, per team, over the time a "
+       "measurement existed; only when prices are given."},
+      {"tessera_underused_workloads",
+       Type::kGauge,
+       {"cluster_queue", "namespace"},
+       "Running workloads whose GPU utilization stayed below the underuse threshold for the "
+       "underuse period (serve --underuse-threshold, --underuse-for), per team."},
+      {"tessera_underused_gpus",
+       Type::kGauge,
+       {"cluster_queue", "namespace"},
+       "GPUs held by underused workloads, per team."},
+      {"tessera_dcgm_scrapes_total",
+       Type::kCounter,
+       {"result"},
+       "Scrapes of dcgm-exporters (serve --dcgm-url): success, or error (down, timed out, too "
+       "large, not a Prometheus exposition)."},
   };
   return d;
 }

@@ -204,6 +204,8 @@ void MetricsCollector::CollectCost(const Scheduler& engine, const std::vector<Tr
   for (const std::string& key : pricing.rollup_labels) names.push_back(PrometheusLabelName(key));
   metrics_->SetLabelNames("tessera_gpu_seconds_total", names);
   metrics_->SetLabelNames("tessera_cost_dollars_total", names);
+  metrics_->SetLabelNames("tessera_effective_gpu_seconds_total", names);
+  metrics_->SetLabelNames("tessera_effective_cost_dollars_total", names);
   if (dt <= 0) return;
   // What each workload holds now, priced as the ledger prices a run (docs/cost.md), charged for
   // the `dt` seconds since the last call.
@@ -224,6 +226,14 @@ void MetricsCollector::CollectCost(const Scheduler& engine, const std::vector<Tr
     metrics_->Add("tessera_gpu_seconds_total", labels, line->gpu_hours * 3600);
     if (pricing.present)
       metrics_->Add("tessera_cost_dollars_total", labels, line->allocated_dollars());
+    // Effective (docs/cost.md): what it held x the utilization measured now, for `dt`.
+    if (t.utilization) {
+      metrics_->Add("tessera_effective_gpu_seconds_total", labels,
+                    line->gpu_hours * 3600 * *t.utilization);
+      if (pricing.present)
+        metrics_->Add("tessera_effective_cost_dollars_total", labels,
+                      line->allocated_dollars() * *t.utilization);
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 // Thread-safety: one thread (the controller's loop); Metrics is thread-safe for the scrapes.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,9 @@ class MetricsCollector {
   struct Tracked {
     WorkloadId id = -1;
     bool foreign = false;
+    // Its GPU utilization as dcgm-exporter measures it now (utilization.h); std::nullopt when
+    // not measured. What the effective GPU-seconds and cost grow by.
+    std::optional<double> utilization;
   };
   // Recomputes the gauges from the engine and grows the time-integrated counters by what held
   // since the last call; `now` is the engine's clock (seconds).

@@ -33,7 +33,7 @@ class MetricsCollectorTest : public ::testing::Test {
     w.ns = "default";
     WorkloadId id = engine_->AddWorkload(std::move(w));
     engine_->Submit(id, now);
-    tracked_.push_back({id, false});
+    tracked_.push_back({id, false, std::nullopt});
     return id;
   }
 
@@ -122,6 +122,29 @@ TEST_F(MetricsCollectorTest, ValuesAfterBorrowReclaimAndAWaitingWorkload) {
   if (a2.expected_start >= 0) {
     EXPECT_EQ(V("tessera_expected_wait_seconds", {"team-a", "1"}), a2.expected_start - 20);
   }
+}
+
+// Effective cost (allocated x measured utilization): a1 (8 GPUs, $0.001 a GPU-second) measured
+// at 25 % for 10 s, then not measured for 10 s, then at 50 % for 20 s. By hand: GPU-seconds
+// 8 x 40 = 320, allocated $0.32; effective GPU-seconds 8 x (10 x 0.25 + 20 x 0.5) = 100,
+// effective $0.10.
+TEST_F(MetricsCollectorTest, EffectiveCostIsAllocatedTimesMeasuredUtilization) {
+  Workload a1 = WL("a1").Queue("team-a").Pods(2, 4).Obj();
+  a1.labels["team"] = "alpha";
+  Submit(a1, 0);
+  Cycle(0);
+  collector_.Collect(*engine_, tracked_, 0);
+  const LabelValues team = {"team-a", "default", "alpha"};
+  tracked_[0].utilization = 0.25;
+  collector_.Collect(*engine_, tracked_, 10);
+  tracked_[0].utilization.reset();
+  collector_.Collect(*engine_, tracked_, 20);
+  tracked_[0].utilization = 0.5;
+  collector_.Collect(*engine_, tracked_, 40);
+  EXPECT_EQ(V("tessera_gpu_seconds_total", team), 320);
+  EXPECT_NEAR(V("tessera_cost_dollars_total", team), 0.32, 1e-9);
+  EXPECT_NEAR(V("tessera_effective_gpu_seconds_total", team), 100, 1e-9);
+  EXPECT_NEAR(V("tessera_effective_cost_dollars_total", team), 0.10, 1e-9);
 }
 
 TEST(PrometheusLabelName, KubernetesKeysBecomeLabelNames) {
