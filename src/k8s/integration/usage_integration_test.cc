@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -176,6 +177,16 @@ TEST_F(K8sUsage, DcgmExporterReadingsMakeAnUnderusedWorkloadAndItsEffectiveCost)
   o.underuse = {.threshold = 0.1, .for_s = 1};
   controller_ = std::make_unique<Controller>(&cluster_->client(), o, &metrics_);
   controller_->Start();
+  // Whatever fails below: the loop stops before the scraper it reads goes, the exporter's
+  // thread is joined.
+  struct Cleanup {
+    std::function<void()> f;
+    ~Cleanup() { f(); }
+  } cleanup{[&] {
+    controller_->Stop();
+    exporter.stop();
+    if (exporter_thread.joinable()) exporter_thread.join();
+  }};
   server_ = std::make_unique<MetricsServer>(
       &metrics_, [] { return true; }, [] { return true; });
   port_ = server_->Start("127.0.0.1", 0);
@@ -192,23 +203,8 @@ TEST_F(K8sUsage, DcgmExporterReadingsMakeAnUnderusedWorkloadAndItsEffectiveCost)
         return s["tessera_underused_workloads" + team] == 1;
       },
       kTimeout);
-  const std::string scraped = Scrape();
-  scraper.Stop();
-  exporter.stop();
-  exporter_thread.join();
-  ASSERT_TRUE(underused) << scraped;
+  ASSERT_TRUE(underused) << Scrape();
   EXPECT_EQ(s["tessera_underused_gpus" + team], 2);
-  EXPECT_GE(s["tessera_dcgm_scrapes_total{result=\"success\"}"], 1);
-  EXPECT_EQ(s["tessera_dcgm_scrapes_total{result=\"error\"}"], 0);
-  // Effective cost: the allocated cost x 1.75 % over the time it was measured, never more.
-  const double gpu_s = s["tessera_gpu_seconds_total" + team];
-  const double dollars = s["tessera_cost_dollars_total" + team];
-  const double eff_s = s["tessera_effective_gpu_seconds_total" + team];
-  const double eff_dollars = s["tessera_effective_cost_dollars_total" + team];
-  EXPECT_GT(eff_s, 0) << scraped;
-  EXPECT_LE(eff_s, gpu_s * 0.0175 + 1e-9);
-  EXPECT_NEAR(eff_dollars, eff_s / 1000, 1e-9);  // $0.001 a GPU-second
-  EXPECT_NEAR(dollars, gpu_s / 1000, 1e-9);
 
   // Per GPU, for the JSON API: GPUs 0 and 1 of gpu-0 (the exposition's labels), underused.
   const UtilizationTracker& u = controller_->utilization();
@@ -234,6 +230,24 @@ TEST_F(K8sUsage, DcgmExporterReadingsMakeAnUnderusedWorkloadAndItsEffectiveCost)
   EXPECT_NE(message.find("GPU utilization 2% on 2 of its 2 GPUs, below 10% for at least 1s"),
             std::string::npos)
       << message;
+
+  // The counters, once the loop has stopped (a scrape between two of their updates would see
+  // one grown and not yet the other).
+  controller_->Stop();
+  scraper.Stop();
+  const std::string scraped = Scrape();
+  s = Samples(scraped);
+  EXPECT_GE(s["tessera_dcgm_scrapes_total{result=\"success\"}"], 1);
+  EXPECT_EQ(s["tessera_dcgm_scrapes_total{result=\"error\"}"], 0);
+  // Effective cost: the allocated cost x 1.75 % over the time it was measured, never more.
+  const double gpu_s = s["tessera_gpu_seconds_total" + team];
+  const double dollars = s["tessera_cost_dollars_total" + team];
+  const double eff_s = s["tessera_effective_gpu_seconds_total" + team];
+  const double eff_dollars = s["tessera_effective_cost_dollars_total" + team];
+  EXPECT_GT(eff_s, 0) << scraped;
+  EXPECT_LE(eff_s, gpu_s * 0.0175 + 1e-9);
+  EXPECT_NEAR(eff_dollars, eff_s / 1000, 1e-9);  // $0.001 a GPU-second
+  EXPECT_NEAR(dollars, gpu_s / 1000, 1e-9);
 }
 
 // `tessera serve --accounting-db`: two replicas with leader election; only the leader writes.
