@@ -12,6 +12,10 @@
 // whose layout Tessera chooses shows as DEVICE@FIRST_SLICE.)
 //   state NAMESPACE/NAME STATE [queue=Q] [reason~"..."]
 //   cost ROLLUP NAME [gpuHours=H] [allocatedDollars=D] [dollars=D]
+//   pool NAME [nodeHours=H] [idleNodeHours=H] [peakNodes=N] [nodesAtEnd=N] [cost=D] [idleCost=D]
+//   pool - waitingGangGpuHours=H
+// (NodePools, docs/autoscaling.md; node events read `event TIME node-added NODE [pool=P]
+// [reason~"..."]`, likewise node-removed and node-interrupted.)
 // (with SchedulerConfig spec.pricing, docs/cost.md: ROLLUP is clusterQueue, cohort, namespace,
 // localQueue, workload or label:KEY with its row's NAME; `cost idle -` and `cost total -`;
 // figures rounded to a millionth.)
@@ -65,6 +69,14 @@ std::vector<Actual> ActualEvents(const Simulator& sim) {
   std::vector<Actual> out;
   for (const auto& e : sim.events()) {
     Actual a;
+    if (e.node >= 0) {
+      const Node& node = m.nodes[e.node];
+      a.head = fmt::format("event {} {} {}", e.time, SimEventTypeName(e.type), node.name);
+      if (node.pool >= 0) a.keys["pool"] = m.node_pools[node.pool].name;
+      if (!e.reason.empty()) a.keys["reason"] = e.reason;
+      out.push_back(std::move(a));
+      continue;
+    }
     a.head = fmt::format("event {} {} {}", e.time, SimEventTypeName(e.type),
                          m.workloads[e.workload].Key());
     if (e.cluster_queue >= 0) a.keys["queue"] = m.cluster_queues[e.cluster_queue].name;
@@ -134,6 +146,33 @@ std::map<std::string, Actual> ActualCosts(const Simulator& sim) {
   return out;
 }
 
+// Node-hours per NodePool (docs/autoscaling.md), keyed by pool name; "-" for the run's figures.
+std::map<std::string, Actual> ActualPools(const Simulator& sim) {
+  std::map<std::string, Actual> out;
+  const SimSummary& sum = sim.summary();
+  auto num = [](double x) { return fmt::format("{}", std::round(x * 1e6) / 1e6); };
+  for (const PoolUsage& u : sum.node_pools) {
+    Actual a;
+    a.head = "pool " + u.pool;
+    a.keys["nodeHours"] = num(u.node_hours);
+    a.keys["idleNodeHours"] = num(u.idle_node_hours);
+    a.keys["peakNodes"] = fmt::format("{}", u.peak_nodes);
+    a.keys["nodesAtEnd"] = fmt::format("{}", u.nodes_at_end);
+    if (u.cost) {
+      a.keys["cost"] = num(*u.cost);
+      a.keys["idleCost"] = num(*u.idle_cost);
+    }
+    out[u.pool] = std::move(a);
+  }
+  if (sum.elastic) {
+    Actual a;
+    a.head = "pool -";
+    a.keys["waitingGangGpuHours"] = num(sum.waiting_gang_gpu_hours);
+    out["-"] = std::move(a);
+  }
+  return out;
+}
+
 std::string Print(const Actual& a) {
   std::string s = a.head;
   for (const auto& [k, v] : a.keys) {
@@ -147,7 +186,7 @@ std::string Print(const Actual& a) {
 
 // Compares an expected line (tokens) with an actual record; returns "" or what differs.
 std::string Compare(const std::vector<std::string>& want, const Actual& got) {
-  size_t head_tokens = want[0] == "event" ? 4 : 3;
+  size_t head_tokens = want[0] == "event" ? 4 : want[0] == "pool" ? 2 : 3;
   if (want.size() < head_tokens) return "malformed line";
   std::string head;
   for (size_t i = 0; i < head_tokens; ++i) head += (i ? " " : "") + want[i];
@@ -196,10 +235,12 @@ int Main(int argc, char** argv) {
   auto events = ActualEvents(**sim);
   auto states = ActualStates(**sim);
   auto costs = ActualCosts(**sim);
+  auto pools = ActualPools(**sim);
   if (std::string(argv[2]) == "--print") {
     for (const auto& e : events) std::cout << Print(e) << "\n";
     for (const auto& [k, s] : states) std::cout << Print(s) << "\n";
     for (const auto& [k, c] : costs) std::cout << Print(c) << "\n";
+    for (const auto& [k, p] : pools) std::cout << Print(p) << "\n";
     return 0;
   }
   std::ifstream in(argv[2]);
@@ -224,6 +265,9 @@ int Main(int argc, char** argv) {
     } else if (tokens[0] == "state" && tokens.size() >= 3) {
       auto it = states.find(tokens[1]);
       diff = it == states.end() ? "no workload " + tokens[1] : Compare(tokens, it->second);
+    } else if (tokens[0] == "pool" && tokens.size() >= 2) {
+      auto it = pools.find(tokens[1]);
+      diff = it == pools.end() ? "no NodePool " + tokens[1] : Compare(tokens, it->second);
     } else if (tokens[0] == "cost" && tokens.size() >= 3) {
       auto it = costs.find(tokens[1] + " " + tokens[2]);
       diff = it == costs.end() ? "no cost row " + tokens[1] + " " + tokens[2]

@@ -75,6 +75,9 @@ int64_t RecordSimulation(const Simulator& sim, RecordSink& sink, RecorderOptions
         break;
       case SimEvent::Type::kRejected:
       case SimEvent::Type::kWaitLimitExceeded:
+      case SimEvent::Type::kNodeAdded:  // node events: no workload run
+      case SimEvent::Type::kNodeRemoved:
+      case SimEvent::Type::kNodeInterrupted:
         break;
     }
   }

@@ -91,7 +91,7 @@ std::function<void(const SimProgress&)> ProgressPrinter() {
 }
 
 int Sim(const std::vector<std::string>& files, const std::string& output, Verify verify,
-        double until, const std::string& accounting_db) {
+        double until, const std::string& accounting_db, const std::string& scale_up) {
   LoadResult r;
   if (files.empty()) {
     LoadManifestText(kEmbeddedQuickstart, "examples/quickstart.yaml (embedded)", r);
@@ -121,6 +121,8 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
   options.verify = verify == Verify::kEveryCycle;
   options.progress = ProgressPrinter();
   if (until >= 0) options.until = until;
+  if (scale_up == "gang-aware") options.scale_up = ScaleUpMode::kGangAware;
+  if (scale_up == "pod-by-pod") options.scale_up = ScaleUpMode::kPodByPod;
   auto sim = Simulator::Create(std::move(r.model), options);
   if (!sim.ok()) {
     std::cerr << "tessera sim: " << sim.status().message() << "\n";
@@ -185,6 +187,12 @@ int main(int argc, char** argv) {
                   "stop the simulation at this time (seconds); pending workloads then show "
                   "their expected start")
       ->check(CLI::Range(0.0, 1e12));
+  std::string scale_up;
+  sim->add_option("--scale-up", scale_up,
+                  "how elastic NodePools grow: gang-aware (a gang's nodes only when all of it "
+                  "then fits) or pod-by-pod (like today's autoscalers); default: SchedulerConfig "
+                  "spec.autoscaler.scaleUp (docs/autoscaling.md)")
+      ->check(CLI::IsMember({"gang-aware", "pod-by-pod"}));
 
   const tessera::cli::Command module_commands[] = {
       tessera::cli::AddFgdCommand(*sim),
@@ -203,7 +211,7 @@ int main(int argc, char** argv) {
     const Verify v = verify_every_cycle ? Verify::kEveryCycle
                      : no_verify        ? Verify::kNone
                                         : Verify::kAtEnd;
-    return tessera::Sim(sim_files, output, v, until, accounting_db);
+    return tessera::Sim(sim_files, output, v, until, accounting_db, scale_up);
   }
   return 1;
 }

@@ -554,7 +554,12 @@ class Loader {
       to.insert(to.end(), std::make_move_iterator(from.begin()),
                 std::make_move_iterator(from.end()));
     };
+    // A NodePool's nodes and pool index move to where they land in the whole model.
+    for (Node& n : s.nodes)
+      if (n.pool >= 0) n.pool += static_cast<int32_t>(m.node_pools.size());
+    for (NodePoolSpec& p : s.node_pools) p.first_node += static_cast<NodeId>(m.nodes.size());
     append(m.nodes, s.nodes);
+    append(m.node_pools, s.node_pools);
     append(m.flavors, s.flavors);
     append(m.topologies, s.topologies);
     append(m.cluster_queues, s.cluster_queues);

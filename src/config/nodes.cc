@@ -4,6 +4,7 @@
 #include <variant>
 #include <vector>
 
+#include "config/autoscaling_fields.h"
 #include "config/gpu_fields.h"
 #include "config/kinds.h"
 #include "fmt/format.h"
@@ -197,12 +198,29 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     return;
   }
   if (!ExpectMap(ctx, spec, "spec")) return;
+  NodePoolSpec pool;
+  pool.name = meta.name;
+  pool.source = meta.source;
+  ReadNodePoolElasticity(ctx, spec, pool);
+  if (ctx.failed()) return;
   YAML::Node count_node = Child(spec, "count");
-  if (IsNullish(count_node)) {
+  std::optional<int64_t> count;
+  if (pool.autoscaling) {
+    // Elastic: spec.count is how many nodes exist at the start (default minNodes); all maxNodes
+    // are expanded, the others not provisioned yet.
+    const NodePoolAutoscaling& a = *pool.autoscaling;
+    count = IsNullish(count_node)
+                ? std::optional<int64_t>(a.min_nodes)
+                : ScalarInt(ctx, count_node, "spec.count", a.min_nodes, a.max_nodes);
+    if (!count) return;
+  } else if (IsNullish(count_node)) {
     ctx.Error(spec, "spec.count", "required field is missing");
     return;
+  } else {
+    count = ScalarInt(ctx, count_node, "spec.count", 0, kMaxNodePoolSize);
   }
-  auto count = ScalarInt(ctx, count_node, "spec.count", 0, kMaxNodePoolSize);
+  const int64_t provisioned = count.value_or(0);
+  if (pool.autoscaling) count = pool.autoscaling->max_nodes;
   std::string prefix =
       GetString(ctx, spec, "namePrefix", "spec.namePrefix").value_or(meta.name + "-");
   auto gpu_model = GetString(ctx, spec, "gpuModel", "spec.gpuModel");
@@ -232,7 +250,8 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (!count || ctx.failed()) return;
   if (!CheckGpuCount(ctx, capacity, "spec.capacity", base)) return;
   if (*count * base.allocatable[kGpu] > kMaxClusterGpuSlots) {
-    ctx.Error(count_node, "spec.count",
+    ctx.Error(pool.autoscaling ? spec : count_node,
+              pool.autoscaling ? "spec.autoscaling.maxNodes" : "spec.count",
               fmt::format("{} nodes of {} GPUs are {} device slots, more than the {} a cluster "
                           "may have",
                           *count, base.allocatable[kGpu], *count * base.allocatable[kGpu],
@@ -258,6 +277,10 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   bool pods_named = Contains(named, kPods);
   std::optional<std::string> mig = GetString(ctx, spec, "mig", "spec.mig");
 
+  pool.first_node = static_cast<NodeId>(out.model.nodes.size());
+  pool.num_nodes = static_cast<int32_t>(*count);
+  base.pool = static_cast<int32_t>(out.model.node_pools.size());
+  out.model.node_pools.push_back(std::move(pool));
   out.model.nodes.reserve(out.model.nodes.size() + *count);
   out.node_names.reserve(out.node_names.size() + *count);
   for (int64_t i = 0; i < *count; ++i) {
@@ -278,6 +301,7 @@ void ReadNodePool(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     node.gpu_memory_mib = base.gpu_memory_mib;
     if (mig && !ReadMigMode(ctx, Child(spec, "mig"), "spec.mig", *mig, node)) return;
     FinishNode(node, pods_named);
+    node.provisioned = i < provisioned;
     out.node_names.push_back(node.name);
     out.model.nodes.push_back(std::move(node));
   }

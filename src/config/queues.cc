@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "config/autoscaling_fields.h"
 #include "config/controller_fields.h"
 #include "config/fair_usage.h"
 #include "config/kinds.h"
@@ -552,6 +553,7 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   ReadRuntimeEstimates(ctx, spec, config.estimates);
   ReadAdmissionFairSharing(ctx, spec, config.admission_fair_sharing);
   ReadPricing(ctx, spec, config.pricing);
+  ReadAutoscalerConfig(ctx, spec, config.autoscaler);
   if (ctx.failed()) return;
   out.model.config = config;
   out.has_config = true;

@@ -160,7 +160,8 @@ CostReport CostLedger::Report(double end, double start) const {
   const PricingConfig& pricing = model_.config.pricing;
   for (size_t n = 0; n < model_.nodes.size(); ++n) {
     const Node& node = model_.nodes[n];
-    const double capacity = static_cast<double>(node.gpu_count()) * std::max(0.0, end - start);
+    const double up = uptime_.empty() ? std::max(0.0, end - start) : uptime_[n];
+    const double capacity = static_cast<double>(node.gpu_count()) * up;
     const double idle_hours = std::max(0.0, capacity - node_gpu_seconds[n]) / kSecondsPerHour;
     if (idle_hours <= 0) continue;
     report.idle.gpu_hours += idle_hours;

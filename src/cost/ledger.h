@@ -88,6 +88,9 @@ class CostLedger {
   // [start, end] (the replay starts at its first arrival). REQUIRES: `end` is at or after every
   // time passed to Hold and Release, `start` at or before every time passed to Hold.
   CostReport Report(double end, double start = 0) const;
+  // Elastic clusters (docs/autoscaling.md): the seconds each node was up, in place of
+  // [start, end], for the idle GPUs of Report. Empty: every node was up the whole time.
+  void SetNodeUptime(std::vector<double> seconds) { uptime_ = std::move(seconds); }
   // What workload `id`'s current run (what it holds now, since it last held nothing) has cost
   // from its start up to `now`; std::nullopt when it holds nothing. The accounting store's
   // per-run records (docs/accounting.md). REQUIRES: `now` as for Report's `end`.
@@ -124,6 +127,7 @@ class CostLedger {
   std::map<WorkloadId, Run> open_;        // workloads holding something now
   CostReport closed_;                     // runs released so far
   std::vector<double> node_gpu_seconds_;  // per node: GPU-seconds of released runs
+  std::vector<double> uptime_;            // per node, seconds up; empty: all of [start, end]
 };
 
 }  // namespace tessera::cost

@@ -85,6 +85,55 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
   for (NodeId node : pool_members.empty() ? std::vector<NodeId>{} : pool_members[0])
     total_gpus_ += nodes[node].gpu_count();
   free_gpus_ = total_gpus_;
+  online_.assign(n, true);
+}
+
+void ClusterState::SetOnline(NodeId n, bool online) {
+  if (online_[n] == online) return;
+  online_[n] = online;
+  const bool counted = !member_[n].empty() && member_[n][0].pool == 0;
+  if (!online) {
+    const int k = free_gpus(n);
+    assert(k == gpu_count(n));
+    for (Membership& m : member_[n]) {
+      Pool& pool = pools_[m.pool];
+      auto& bucket = pool.buckets[k];
+      NodeId last = bucket.back();
+      bucket[m.pos] = last;
+      bucket.pop_back();
+      if (last != n) {
+        for (Membership& lm : member_[last]) {
+          if (lm.pool == m.pool) {
+            lm.pos = m.pos;
+            break;
+          }
+        }
+      }
+      m.pos = -1;
+      pool.free_gpus -= k;
+    }
+    offline_free_[n] = free_[n];
+    free_[n] = Resources();
+    if (counted) {
+      total_gpus_ -= gpu_count(n);
+      free_gpus_ -= gpu_count(n);
+    }
+    return;
+  }
+  auto it = offline_free_.find(n);
+  free_[n] = it->second;
+  offline_free_.erase(it);
+  const int k = free_gpus(n);
+  for (Membership& m : member_[n]) {
+    Pool& pool = pools_[m.pool];
+    m.pos = static_cast<int32_t>(pool.buckets[k].size());
+    pool.buckets[k].push_back(n);
+    pool.free_gpus += k;
+  }
+  if (counted) {
+    total_gpus_ += gpu_count(n);
+    free_gpus_ += gpu_count(n);
+  }
 }
 
 void ClusterState::Move(NodeId n, int from_k, int to_k) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "model/mig.h"
 #include "model/node.h"
 #include "model/resources.h"
@@ -136,6 +137,13 @@ class ClusterState {
   const absl::btree_set<NodeId>& SharedNodes(int pool) const { return pools_[pool].shared; }
   int64_t PoolFreeGpus(int pool) const { return pools_[pool].free_gpus; }
 
+  // Elastic clusters (docs/autoscaling.md): a node that is not provisioned is offline: it is in
+  // no bucket, offers nothing (free(n) is all zero, so no placement path can use it) and its
+  // GPUs are not counted in total_gpus(). Bringing it online gives it back its whole capacity.
+  // REQUIRES for going offline: nothing placed on node n.
+  void SetOnline(NodeId n, bool online);
+  bool online(NodeId n) const { return online_[n]; }
+
   int64_t total_gpus() const { return total_gpus_; }
   int64_t allocated_gpus() const { return total_gpus_ - free_gpus_; }
 
@@ -160,6 +168,8 @@ class ClusterState {
   }
 
   std::vector<Resources> free_;
+  std::vector<bool> online_;
+  absl::flat_hash_map<NodeId, Resources> offline_free_;  // an offline node's free when empty
   std::vector<int32_t> gpu_offset_;
   std::vector<int32_t> gpu_owner_;
   std::vector<int32_t> gpu_used_;

@@ -120,6 +120,9 @@ struct EngineState {
   std::unique_ptr<QuotaTree> quota;
   std::unique_ptr<ClusterState> cluster;
   std::vector<std::vector<NodeId>> pools;  // pool 0: all schedulable nodes; f+1: flavor f
+  // Nodes that take no new pods (a spot node under its interruption notice, docs/autoscaling.md);
+  // empty until the first is cordoned.
+  std::vector<bool> cordoned;
   int32_t default_priority = 0;
   bool default_preempt_never = false;
 

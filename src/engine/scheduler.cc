@@ -17,6 +17,7 @@
 
 #include "engine/actions/action.h"
 #include "engine/admission/stop_policy.h"
+#include "engine/elastic/elastic.h"
 #include "engine/engine.h"
 #include "engine/reasons.h"
 #include "engine/restore.h"
@@ -80,6 +81,27 @@ class SchedulerImpl : public Scheduler {
   Resources ClusterQueueUsage(int32_t cq, int32_t flavor) const override;
   ClusterQueueStats cluster_queue_stats(int32_t cq) const override;
   absl::Status Verify() const override { return VerifyEngine(e_); }
+  void SetNodeOnline(NodeId n, bool online) override { tessera::SetNodeOnline(e_, n, online); }
+  bool node_online(NodeId n) const override { return s_.cluster->online(n); }
+  bool node_empty(NodeId n) const override {
+    return s_.cluster->online(n) && s_.cluster->free(n) == s_.model.nodes[n].allocatable;
+  }
+  void SetNodeCordoned(NodeId n, bool cordoned) override {
+    if (s_.cordoned.empty()) s_.cordoned.assign(s_.model.nodes.size(), false);
+    if (s_.cordoned[n] && !cordoned) ++s_.release_epoch;  // room again: parked ones retry
+    s_.cordoned[n] = cordoned;
+  }
+  std::vector<WorkloadId> WorkloadsOnNode(NodeId n) const override {
+    return tessera::WorkloadsOnNode(s_, n);
+  }
+  Decision EvictForNode(WorkloadId id, std::string reason) override {
+    return tessera::EvictForNode(e_, id, std::move(reason));
+  }
+  std::vector<NodeRequest> PlanScaleUp(const std::vector<NodeGroupOffer>& groups,
+                                       const std::vector<NodeId>& coming, ScaleUpMode mode,
+                                       int32_t max_workloads) override {
+    return tessera::PlanScaleUp(e_, groups, coming, mode, max_workloads);
+  }
 
  private:
   // Resolves a workload's references (priority class, queue, namespace selector) and its
@@ -143,6 +165,8 @@ absl::Status SchedulerImpl::Init() {
         s_.pools[f + 1].push_back(static_cast<NodeId>(n));
   }
   s_.cluster = std::make_unique<ClusterState>(s_.model.nodes, s_.pools);
+  for (size_t n = 0; n < s_.model.nodes.size(); ++n)
+    if (!s_.model.nodes[n].provisioned) s_.cluster->SetOnline(static_cast<NodeId>(n), false);
   const int num_cqs = static_cast<int>(s_.model.cluster_queues.size());
   e_.pending.Init(num_cqs, s_.quota->num_nodes());
   s_.admitted_by_cq.resize(num_cqs);

@@ -71,6 +71,18 @@ struct Decision {
   std::vector<PodPlacement> pods;
 };
 
+// Elastic clusters (docs/autoscaling.md): what an autoscaler may add, and what it is told to.
+struct NodeGroupOffer {
+  std::vector<NodeId> addable;  // offline nodes it may add, in the order it adds them
+  double node_price = 0;        // per node-hour: among groups that serve a gang, the cheapest
+};
+struct NodeRequest {
+  WorkloadId workload = -1;   // the pending workload the nodes are for
+  int32_t group = -1;         // index into the offers
+  std::vector<NodeId> nodes;  // nodes to add (a prefix of the group's addable ones)
+  bool whole_gang = true;     // pod-by-pod: false when the nodes place only part of its gang
+};
+
 // One action of the cycle (SchedulerConfig.actions): how often it ran and, with
 // SchedulerConfig::time_actions, its wall time.
 struct ActionStats {
@@ -146,6 +158,25 @@ class Scheduler {
   virtual Resources ClusterQueueUsage(int32_t cq, int32_t flavor) const = 0;
   // REQUIRES: 0 <= cq < model().cluster_queues.size().
   virtual ClusterQueueStats cluster_queue_stats(int32_t cq) const = 0;
+
+  // Elastic clusters (engine/elastic/elastic.h, docs/autoscaling.md). A node that is not
+  // provisioned (Node::provisioned false) starts offline.
+  // Brings node n online or takes it offline. REQUIRES for offline: WorkloadsOnNode(n) empty.
+  virtual void SetNodeOnline(NodeId n, bool online) = 0;
+  virtual bool node_online(NodeId n) const = 0;
+  // Online with nothing placed on it.
+  virtual bool node_empty(NodeId n) const = 0;
+  // A cordoned node takes no new pods; what runs on it stays.
+  virtual void SetNodeCordoned(NodeId n, bool cordoned) = 0;
+  // Admitted workloads with a pod on node n.
+  virtual std::vector<WorkloadId> WorkloadsOnNode(NodeId n) const = 0;
+  // The caller takes an admitted workload's pods away (its node is interrupted): it returns to
+  // its queue pending, as a preemption victim does. Returns the kPreempt decision to report.
+  virtual Decision EvictForNode(WorkloadId id, std::string reason) = 0;
+  // Which nodes to add for which pending workloads (elastic.h's PlanScaleUp); changes nothing.
+  virtual std::vector<NodeRequest> PlanScaleUp(const std::vector<NodeGroupOffer>& groups,
+                                               const std::vector<NodeId>& coming, ScaleUpMode mode,
+                                               int32_t max_workloads) = 0;
 
   // Checks every invariant (capacity, GPU booking, quota, gangs); returns the first broken one.
   // Tests and the simulator's --verify call it after each cycle.

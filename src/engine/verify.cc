@@ -136,6 +136,14 @@ absl::Status CheckNodes(const EngineState& s, const Counts& c) {
   const auto& [used, owners, milli, mig, usage] = c;
   for (int n = 0; n < nn; ++n) {
     const Node& node = s.model.nodes[n];
+    if (!s.cluster->online(n)) {
+      // Not provisioned (docs/autoscaling.md): nothing on it, nothing offered.
+      if (!(used[n] == Resources()) || !(s.cluster->free(n) == Resources()))
+        return absl::InternalError(
+            fmt::format("node {} is not provisioned but uses {} and offers {}", node.name,
+                        used[n].ToString(), s.cluster->free(n).ToString()));
+      continue;
+    }
     if (!used[n].FitsIn(node.allocatable))
       return absl::InternalError(fmt::format("node {} over capacity: uses {} of {}", node.name,
                                              used[n].ToString(), node.allocatable.ToString()));

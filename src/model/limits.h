@@ -23,6 +23,11 @@ inline constexpr int64_t kMaxPodsPerWorkload = 1'000'000;
 inline constexpr int64_t kMaxDeploymentReplicas = 100'000;
 // spec.count of a NodePool.
 inline constexpr int64_t kMaxNodePoolSize = 500'000;
+// An elastic NodePool (docs/autoscaling.md): spec.pricePerNodeHour at most, and
+// spec.spot.interruptionsPerNodeHour at most (one a second: the simulator draws one event per
+// interruption, so the rate bounds the events of a run).
+inline constexpr double kMaxNodePricePerHour = 1e6;
+inline constexpr double kMaxInterruptionsPerNodeHour = 3600;
 
 // Input sizes (model/bounded_read.h). A file beyond its limit is refused before it is read whole:
 // `/dev/zero` or an endless pipe is cut at the limit.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/node.h"
+#include "model/node_pool.h"
 #include "model/pricing.h"
 #include "model/queues.h"
 #include "model/workload.h"
@@ -66,6 +67,20 @@ struct AdmissionFairSharingConfig {
   std::vector<std::pair<ResourceId, double>> resource_weights;
 };
 
+// How the simulator's autoscaler adds nodes to elastic NodePools (SchedulerConfig
+// spec.autoscaler; docs/autoscaling.md).
+enum class ScaleUpMode {
+  kGangAware,  // nodes for a pending workload only when its whole gang then fits, in one request
+  kPodByPod,   // nodes for whichever pending pods do not fit, gang or not (today's autoscalers)
+};
+struct AutoscalerConfig {
+  ScaleUpMode scale_up = ScaleUpMode::kGangAware;  // spec.autoscaler.scaleUp
+  uint64_t seed = 1;  // spec.autoscaler.seed: spot interruptions are drawn from it
+  // spec.autoscaler.maxWorkloadsPerPlan: pending workloads one scale-up decision looks at, in
+  // queue order (bounds the work of an instant on a long backlog).
+  int32_t max_workloads_per_plan = 256;
+};
+
 // tessera.dev/v1alpha1 SchedulerConfig. Defaults are the documented ones.
 struct SchedulerConfig {
   bool fair_sharing = false;  // spec.fairSharing.enable
@@ -82,7 +97,8 @@ struct SchedulerConfig {
   BackfillConfig backfill;
   EstimatorConfig estimates;
   AdmissionFairSharingConfig admission_fair_sharing;
-  PricingConfig pricing;  // spec.pricing (docs/cost.md)
+  PricingConfig pricing;        // spec.pricing (docs/cost.md)
+  AutoscalerConfig autoscaler;  // spec.autoscaler (docs/autoscaling.md)
   // spec.quotaCheckStrategy (Kueue's resources.quotaCheckStrategy): BlockUndeclared (true)
   // keeps a workload that asks for a resource its ClusterQueue does not cover pending, as Kueue
   // does by default; IgnoreUndeclared (false, Tessera's default: its examples quota GPUs only)
@@ -93,6 +109,7 @@ struct SchedulerConfig {
 
 struct Model {
   std::vector<Node> nodes;
+  std::vector<NodePoolSpec> node_pools;  // every NodePool, in manifest order
   std::vector<ResourceFlavor> flavors;
   std::vector<Topology> topologies;
   std::vector<ClusterQueue> cluster_queues;

@@ -40,6 +40,11 @@ struct Node {
   // so that the lowest slots are one replica of each GPU. 1: no time-slicing.
   int32_t gpu_replicas = 1;
   std::string source;  // "file:line" where it was declared, for messages
+  // Index in Model::node_pools of the NodePool it came from; -1: a Node object.
+  int32_t pool = -1;
+  // False for a node of an elastic NodePool (docs/autoscaling.md) that is not provisioned at the
+  // start: the engine offers nothing on it until Scheduler::SetNodeOnline brings it.
+  bool provisioned = true;
 
   int gpu_count() const { return static_cast<int>(allocatable[kGpu]); }  // device slots
   int physical_gpus() const { return gpu_count() / gpu_replicas; }

@@ -29,6 +29,12 @@ const char* SimEventTypeName(SimEvent::Type t) {
       return "failed";
     case SimEvent::Type::kWaitLimitExceeded:
       return "wait-limit-exceeded";
+    case SimEvent::Type::kNodeAdded:
+      return "node-added";
+    case SimEvent::Type::kNodeRemoved:
+      return "node-removed";
+    case SimEvent::Type::kNodeInterrupted:
+      return "node-interrupted";
   }
   return "?";
 }
@@ -40,6 +46,7 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(Model model, SimOpt
 }
 
 std::string Simulator::WorkloadKey(WorkloadId id) const {
+  if (id < 0) return "";
   return scheduler_->model().workloads[id].Key();
 }
 
@@ -59,6 +66,7 @@ class SimRun {
     started_.assign(n, -1);
     gpus_.assign(n, 0);
     if (s_.model().config.pricing.present) ledger_.emplace(s_.model());
+    if (!s_.model().node_pools.empty()) autoscaler_.emplace(s_, opt_.scale_up);
   }
   absl::Status Run();
 
@@ -71,6 +79,10 @@ class SimRun {
   using Ev = std::tuple<double, int, WorkloadId, int64_t>;
 
   absl::Status Settle(double now);
+  // One instant: the queue's events at `now`, the autoscaler's, the cycles; again while the
+  // autoscaler has more due at `now` (nodes that provision in no time).
+  absl::Status Instant(double now, SimProgress& progress);
+  double NextTime() const;
   void Record(const Decision& d, double now);
   void OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, double now);
   void OnStopped(WorkloadId id, double now);  // preempted or failed: progress and loss
@@ -93,6 +105,10 @@ class SimRun {
   double alloc_area_ = 0;
   double lost_gpu_seconds_ = 0;
   std::optional<cost::CostLedger> ledger_;  // with spec.pricing: what each workload held
+  std::optional<Autoscaler> autoscaler_;    // with NodePools: node-hours; elastic ones scale
+  bool plan_ = false;         // something arrived, ended or was preempted: scale-up may be needed
+  double capacity_area_ = 0;  // GPUs up x seconds
+  int64_t last_capacity_ = 0;
 };
 
 double SimRun::PodGpus(WorkloadId id, const std::vector<PodPlacement>& pods) const {
@@ -107,6 +123,9 @@ double SimRun::PodGpus(WorkloadId id, const std::vector<PodPlacement>& pods) con
 
 void SimRun::RecordAlloc(double now) {
   alloc_area_ += static_cast<double>(last_alloc_) * (now - last_time_);
+  capacity_area_ += static_cast<double>(last_capacity_) * (now - last_time_);
+  last_capacity_ = s_.gpus_total();
+  sum_.gpus_total = std::max(sum_.gpus_total, last_capacity_);
   last_time_ = now;
   if (s_.gpus_allocated() != last_alloc_) {
     last_alloc_ = s_.gpus_allocated();
@@ -154,9 +173,11 @@ void SimRun::Record(const Decision& d, double now) {
     case Decision::Type::kAdmit:
       e.type = SimEvent::Type::kAdmitted;
       OnAdmitted(d.workload, d.pods, now);
+      if (autoscaler_) autoscaler_->Placed(d.workload, d.pods, now);
       break;
     case Decision::Type::kScaleUp:
       e.type = SimEvent::Type::kScaledUp;
+      if (autoscaler_) autoscaler_->Placed(d.workload, d.pods, now);
       gpus_[d.workload] += PodGpus(d.workload, d.pods);
       if (ledger_)
         ledger_->Hold(d.workload, e.cluster_queue, s_.status(d.workload).flavors, d.pods, now);
@@ -165,6 +186,8 @@ void SimRun::Record(const Decision& d, double now) {
       e.type = SimEvent::Type::kPreempted;
       ++sum_.preemptions;
       OnStopped(d.workload, now);
+      if (autoscaler_) autoscaler_->Released(d.workload, now);
+      plan_ = true;
       break;
     case Decision::Type::kReject:
       e.type = SimEvent::Type::kRejected;
@@ -208,6 +231,7 @@ void SimRun::Pop(double now) {
   queue_.pop();
   if (kind == kArrive) {
     s_.Submit(id, now);
+    plan_ = true;
     return;
   }
   if (kind == kTimer) {
@@ -215,6 +239,8 @@ void SimRun::Pop(double now) {
     return;
   }
   if (s_.status(id).state != WorkloadState::kAdmitted || admission != admissions_[id]) return;
+  plan_ = true;
+  if (autoscaler_) autoscaler_->Released(id, now);
   SimEvent e;
   e.time = now;
   e.workload = id;
@@ -246,6 +272,7 @@ absl::Status SimRun::Run() {
     }
   }
   sum_.gpus_total = s_.gpus_total();
+  last_capacity_ = s_.gpus_total();
   sum_.gpu_allocation.emplace_back(0, 0);
   if (!at_start.empty()) {
     for (WorkloadId id : at_start) s_.Submit(id, 0);
@@ -259,34 +286,76 @@ absl::Status SimRun::Run() {
     }
     RecordAlloc(0);
   }
+  if (autoscaler_) autoscaler_->AfterCycles(0, plan_ || !at_start.empty());
+  plan_ = false;
   SimProgress progress;
   progress.workloads = s_.num_workloads();
   progress.arrived = static_cast<int64_t>(at_start.size());
-  for (int64_t instant = 0; !queue_.empty(); ++instant) {
-    const double now = std::get<0>(queue_.top());
-    if (now > opt_.until) break;
+  for (int64_t instant = 0;; ++instant) {
+    const double now = NextTime();
+    if (!std::isfinite(now) || now > opt_.until) break;
     if (opt_.progress && instant % 256 == 255) {
       progress.now = now;
       progress.cycles = sum_.cycles;
       opt_.progress(progress);
     }
-    RecordAlloc(now);
-    while (!queue_.empty() && std::get<0>(queue_.top()) == now) {
-      progress.arrived += std::get<1>(queue_.top()) == kArrive;
-      Pop(now);
-    }
-    if (auto st = Settle(now); !st.ok()) return st;
-    RecordAlloc(now);
+    if (auto st = Instant(now, progress); !st.ok()) return st;
   }
-  if (std::isfinite(opt_.until) && opt_.until > last_time_) RecordAlloc(opt_.until);
+  if (std::isfinite(opt_.until) && opt_.until > last_time_) {
+    if (autoscaler_) autoscaler_->Account(opt_.until);
+    RecordAlloc(opt_.until);
+  }
   sum_.end_time = last_time_;
-  sum_.mean_gpu_allocation = (last_time_ > 0 && sum_.gpus_total > 0)
-                                 ? alloc_area_ / (last_time_ * static_cast<double>(sum_.gpus_total))
-                                 : (sum_.gpus_total > 0 ? static_cast<double>(last_alloc_) /
-                                                              static_cast<double>(sum_.gpus_total)
+  // Allocation over the GPUs that were up (an elastic cluster's capacity changes).
+  sum_.mean_gpu_allocation = capacity_area_ > 0
+                                 ? alloc_area_ / capacity_area_
+                                 : (s_.gpus_total() > 0 ? static_cast<double>(last_alloc_) /
+                                                              static_cast<double>(s_.gpus_total())
                                                         : 0);
   sum_.gpu_hours_lost = lost_gpu_seconds_ / 3600;
+  if (autoscaler_) {
+    sum_.node_pools = autoscaler_->Usage();
+    sum_.elastic = autoscaler_->elastic();
+    sum_.scale_up = autoscaler_->mode();
+    sum_.waiting_gang_gpu_hours = autoscaler_->waiting_gang_gpu_hours();
+    if (ledger_) ledger_->SetNodeUptime(autoscaler_->NodeUptime(last_time_));
+  }
   if (ledger_) sum_.cost = ledger_->Report(last_time_);
+  return absl::OkStatus();
+}
+
+double SimRun::NextTime() const {
+  double t = queue_.empty() ? std::numeric_limits<double>::infinity() : std::get<0>(queue_.top());
+  if (!autoscaler_) return t;
+  // Nodes coming or going keep the run going; a spot interruption only while something else
+  // does (else an idle spot pool would be interrupted and replaced forever).
+  t = std::min(t, autoscaler_->Next(false));
+  if (!std::isfinite(t)) return t;
+  return std::min(t, autoscaler_->Next(true));
+}
+
+absl::Status SimRun::Instant(double now, SimProgress& progress) {
+  if (autoscaler_) autoscaler_->Account(now);
+  RecordAlloc(now);
+  while (!queue_.empty() && std::get<0>(queue_.top()) == now) {
+    progress.arrived += std::get<1>(queue_.top()) == kArrive;
+    Pop(now);
+  }
+  for (int round = 0;; ++round) {
+    if (round >= opt_.max_cycles_per_instant)
+      return absl::InternalError(fmt::format("nodes did not settle at t={}", now));
+    if (autoscaler_) {
+      std::vector<Decision> evicted;
+      if (autoscaler_->Advance(now, sim_.events_, evicted)) plan_ = true;
+      for (const Decision& d : evicted) Record(d, now);
+    }
+    if (auto st = Settle(now); !st.ok()) return st;
+    if (!autoscaler_) break;
+    autoscaler_->AfterCycles(now, plan_);
+    plan_ = false;
+    if (autoscaler_->Next(true) > now) break;
+  }
+  RecordAlloc(now);
   return absl::OkStatus();
 }
 
@@ -342,6 +411,15 @@ std::string Simulator::ToJson() const {
   const Model& m = s.model();
   nlohmann::json events = nlohmann::json::array();
   for (const auto& e : events_) {
+    if (e.node >= 0) {
+      const Node& node = m.nodes[e.node];
+      events.push_back({{"time", e.time},
+                        {"type", SimEventTypeName(e.type)},
+                        {"node", node.name},
+                        {"pool", node.pool >= 0 ? m.node_pools[node.pool].name : ""},
+                        {"reason", e.reason}});
+      continue;
+    }
     nlohmann::json j = {{"time", e.time},
                         {"type", SimEventTypeName(e.type)},
                         {"workload", WorkloadKey(e.workload)}};
@@ -390,6 +468,34 @@ std::string Simulator::ToJson() const {
                             {"deadlinesExceeded", summary_.deadlines_exceeded},
                             {"cycles", summary_.cycles}};
   if (summary_.cost) summary["cost"] = cost::CostJson(*summary_.cost);
+  if (!summary_.node_pools.empty()) {
+    nlohmann::json pools = nlohmann::json::array();
+    for (const PoolUsage& u : summary_.node_pools) {
+      nlohmann::json p = {{"pool", u.pool},
+                          {"elastic", u.elastic},
+                          {"spot", u.spot},
+                          {"peakNodes", u.peak_nodes},
+                          {"nodesAtEnd", u.nodes_at_end},
+                          {"nodeHours", u.node_hours},
+                          {"idleNodeHours", u.idle_node_hours},
+                          {"gpuHours", u.gpu_hours},
+                          {"nodesAdded", u.added},
+                          {"nodesRemoved", u.removed},
+                          {"interruptions", u.interrupted}};
+      if (u.price_per_node_hour) {
+        p["pricePerNodeHour"] = *u.price_per_node_hour;
+        p["cost"] = *u.cost;
+        p["idleCost"] = *u.idle_cost;
+      }
+      pools.push_back(std::move(p));
+    }
+    summary["nodePools"] = std::move(pools);
+    if (summary_.elastic) {
+      summary["scaleUp"] =
+          summary_.scale_up == ScaleUpMode::kGangAware ? "gang-aware" : "pod-by-pod";
+      summary["waitingGangGpuHours"] = summary_.waiting_gang_gpu_hours;
+    }
+  }
   nlohmann::json doc = {{"events", events}, {"workloads", workloads}, {"summary", summary}};
   return doc.dump(2) + "\n";
 }
@@ -428,6 +534,12 @@ std::string Simulator::ToTable() const {
   const Scheduler& s = *scheduler_;
   std::string out = "Timeline\n";
   for (const auto& e : events_) {
+    if (e.node >= 0) {
+      out += fmt::format("  t={:>7.0f}s {:>7}  {:<10} node {}: {}\n", e.time,
+                         e.time >= 60 ? "(" + FormatSpan(e.time) + ")" : "",
+                         SimEventTypeName(e.type), s.model().nodes[e.node].name, e.reason);
+      continue;
+    }
     std::string line = fmt::format("  t={:>7.0f}s {:>7}  {:<10} {}", e.time,
                                    e.time >= 60 ? "(" + FormatSpan(e.time) + ")" : "",
                                    SimEventTypeName(e.type), WorkloadKey(e.workload));
@@ -444,6 +556,9 @@ std::string Simulator::ToTable() const {
         line += ": " + e.reason;
         break;
       case SimEvent::Type::kFinished:
+      case SimEvent::Type::kNodeAdded:
+      case SimEvent::Type::kNodeRemoved:
+      case SimEvent::Type::kNodeInterrupted:
         break;
     }
     out += line + "\n";
@@ -470,6 +585,23 @@ std::string Simulator::ToTable() const {
   for (const auto& qw : summary_.waits) {
     out += fmt::format("    {:<24} admitted {:>4}  mean {:>7}  max {:>7}\n", qw.queue, qw.admitted,
                        FormatSpan(qw.mean_wait), FormatSpan(qw.max_wait));
+  }
+  if (!summary_.node_pools.empty()) {
+    out += fmt::format("  node pools{}:\n", summary_.elastic
+                                                ? (summary_.scale_up == ScaleUpMode::kGangAware
+                                                       ? " (scale-up gang-aware)"
+                                                       : " (scale-up pod-by-pod)")
+                                                : "");
+    for (const PoolUsage& u : summary_.node_pools) {
+      out += fmt::format("    {:<16} {:<8} peak {:>4} nodes  {:>9.2f} node-hours  {:>9.2f} idle",
+                         u.pool, u.elastic ? (u.spot ? "spot" : "elastic") : "fixed", u.peak_nodes,
+                         u.node_hours, u.idle_node_hours);
+      if (u.cost) out += fmt::format("  ${:.2f} (idle ${:.2f})", *u.cost, *u.idle_cost);
+      out += "\n";
+    }
+    if (summary_.elastic)
+      out += fmt::format("  GPU-hours on nodes added for a gang that still waited: {:.2f}\n",
+                         summary_.waiting_gang_gpu_hours);
   }
   if (summary_.cost) out += cost::CostTable(*summary_.cost);
   return out;

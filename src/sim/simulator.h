@@ -16,6 +16,7 @@
 #include "cost/ledger.h"
 #include "engine/scheduler.h"
 #include "model/model.h"
+#include "sim/autoscaler.h"
 
 namespace tessera {
 
@@ -28,10 +29,16 @@ struct SimEvent {
     kScaledUp,
     kFailed,             // ended at its active deadline (reason DeadlineExceeded)
     kWaitLimitExceeded,  // waited past its wait limit: now ahead of its priority
+    // Elastic NodePools (sim/autoscaler.h): `node` came up, went, or got its spot notice;
+    // `workload` is -1.
+    kNodeAdded,
+    kNodeRemoved,
+    kNodeInterrupted,
   };
   double time = 0;
   Type type = Type::kAdmitted;
   WorkloadId workload = -1;
+  NodeId node = -1;  // node events only
   int32_t cluster_queue = -1;
   WorkloadId preemptor = -1;
   std::string reason;
@@ -57,6 +64,9 @@ struct SimOptions {
   // Stop here (`tessera sim --until`): what waits then is reported pending, with its expected
   // start; what runs, running.
   double until = std::numeric_limits<double>::infinity();
+  // Elastic NodePools: how nodes are added (`tessera sim --scale-up`); none: SchedulerConfig
+  // spec.autoscaler.scaleUp.
+  std::optional<ScaleUpMode> scale_up;
 };
 
 struct SimSummary {
@@ -80,6 +90,12 @@ struct SimSummary {
   // Cost in money over [0, end_time] (docs/cost.md); only when SchedulerConfig spec.pricing is
   // given.
   std::optional<cost::CostReport> cost;
+  // Per NodePool: node-hours paid, idle node-hours and their cost (docs/autoscaling.md).
+  std::vector<PoolUsage> node_pools;
+  bool elastic = false;  // some NodePool is elastic
+  ScaleUpMode scale_up = ScaleUpMode::kGangAware;
+  // GPU-hours of nodes added for a workload, up and empty while it still waited.
+  double waiting_gang_gpu_hours = 0;
 };
 
 class Simulator {

@@ -18,6 +18,7 @@ bool Placer::NodeEligible(WorkloadId id, int ps, const Combo& combo, NodeId n,
                           bool avoid_group_nodes, bool empty_cluster) const {
   const Node& node = s_.model.nodes[n];
   const PodSet& set = s_.model.workloads[id].pod_sets[ps];
+  if (!empty_cluster && !s_.cordoned.empty() && s_.cordoned[n]) return false;
   if (preferred_ && PreferenceOf(id, ps, n) != *preferred_) return false;
   if (!empty_cluster &&
       (set.anti_affinity == HostnameAntiAffinity::kRequired ||

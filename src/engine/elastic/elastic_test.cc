@@ -1,0 +1,199 @@
+// The engine's side of elastic clusters (engine/elastic/elastic.h): nodes offline and online,
+// a workload evicted for its node, and the scale-up planner's decisions in both modes.
+#include "engine/elastic/elastic.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/scheduler.h"
+#include "engine/test_builders.h"
+
+namespace tessera {
+namespace {
+
+using testing::CQ;
+using testing::MakeModel;
+using testing::MakeNode;
+using testing::WL;
+
+// `up` nodes of 8 GPUs online, then `off` more offline (an elastic pool's headroom).
+Model Cluster(int up, int off, int64_t quota) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < up + off; ++i) {
+    nodes.push_back(MakeNode("n" + std::to_string(i), 8));
+    nodes.back().provisioned = i < up;
+  }
+  return MakeModel(std::move(nodes), {CQ("cq").Gpus("gpu", quota).Obj()});
+}
+
+std::unique_ptr<Scheduler> Start(Model m) {
+  auto s = Scheduler::Create(std::move(m));
+  EXPECT_TRUE(s.ok()) << s.status();
+  for (WorkloadId id = 0; id < (*s)->num_workloads(); ++id) (*s)->Submit(id, 0);
+  (*s)->RunCycle(0);
+  EXPECT_TRUE((*s)->Verify().ok()) << (*s)->Verify();
+  return std::move(*s);
+}
+
+// One group: every offline node of the model, in id order.
+std::vector<NodeGroupOffer> Offline(const Scheduler& s, double price = 1) {
+  NodeGroupOffer g;
+  g.node_price = price;
+  for (NodeId n = 0; n < static_cast<NodeId>(s.model().nodes.size()); ++n)
+    if (!s.node_online(n)) g.addable.push_back(n);
+  return {g};
+}
+
+TEST(ElasticTest, OfflineNodesOfferNothingAndComeBackWhole) {
+  Model m = Cluster(1, 1, 100);
+  m.workloads.push_back(WL("two-nodes").Queue("cq").Pods(2, 8).Obj());
+  auto s = Start(m);
+  EXPECT_EQ(s->gpus_total(), 8);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kPending);
+  EXPECT_FALSE(s->node_empty(1));  // offline is not "empty": it is not there
+  s->SetNodeOnline(1, true);
+  EXPECT_EQ(s->gpus_total(), 16);
+  auto d = s->RunCycle(1);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kAdmitted);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+  EXPECT_EQ(s->WorkloadsOnNode(1), std::vector<WorkloadId>{0});
+  // Its node is interrupted: it goes back to its queue; the node can then go offline.
+  Decision e = s->EvictForNode(0, "spot node n1 was interrupted");
+  EXPECT_EQ(e.type, Decision::Type::kPreempt);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kPending);
+  EXPECT_EQ(s->status(0).preemptions, 1);
+  EXPECT_TRUE(s->node_empty(1));
+  s->SetNodeOnline(1, false);
+  EXPECT_EQ(s->gpus_total(), 8);
+  EXPECT_TRUE(s->RunCycle(2).empty());
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+TEST(ElasticTest, CordonedNodeTakesNoNewPods) {
+  Model m = Cluster(1, 0, 100);
+  m.workloads.push_back(WL("one").Queue("cq").Pods(1, 8).Obj());
+  auto s = Scheduler::Create(m);
+  ASSERT_TRUE(s.ok());
+  (*s)->SetNodeCordoned(0, true);
+  (*s)->Submit(0, 0);
+  EXPECT_TRUE((*s)->RunCycle(0).empty());
+  EXPECT_EQ((*s)->status(0).state, WorkloadState::kPending);
+  (*s)->SetNodeCordoned(0, false);  // the workload set aside retries
+  EXPECT_EQ((*s)->RunCycle(1).size(), 1u);
+}
+
+TEST(ElasticTest, GangAwareAsksForTheWholeGangInOneRequest) {
+  Model m = Cluster(1, 4, 100);
+  m.workloads.push_back(WL("train").Queue("cq").Pods(3, 8).Obj());
+  auto s = Start(m);
+  auto r = s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kGangAware, 100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].workload, 0);
+  EXPECT_EQ(r[0].nodes, (std::vector<NodeId>{1, 2}));  // n0 is up: 2 more suffice
+  EXPECT_TRUE(r[0].whole_gang);
+  // The plan changed nothing.
+  EXPECT_EQ(s->gpus_total(), 8);
+  EXPECT_FALSE(s->node_online(1));
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+  EXPECT_TRUE(s->RunCycle(1).empty());
+}
+
+TEST(ElasticTest, GangTooBigForTheHeadroomGetsNothingGangAwareButHalfPodByPod) {
+  Model m = Cluster(0, 4, 100);
+  m.workloads.push_back(WL("too-big").Queue("cq").Pods(5, 8).Obj());
+  auto s = Start(m);
+  EXPECT_TRUE(s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kGangAware, 100).empty());
+  auto r = s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kPodByPod, 100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].nodes.size(), 4u);
+  EXPECT_FALSE(r[0].whole_gang);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+}
+
+TEST(ElasticTest, QuotaLimitsBothModes) {
+  // The queue's 24 GPUs: 8 in use, the gang needs 24 more. Nodes would hold it; quota would not.
+  Model m = Cluster(1, 4, 24);
+  m.workloads.push_back(WL("running").Queue("cq").Pods(1, 8).Obj());
+  m.workloads.push_back(WL("train").Queue("cq").Pods(3, 8).Obj());
+  auto s = Start(m);
+  ASSERT_EQ(s->status(0).state, WorkloadState::kAdmitted);
+  ASSERT_EQ(s->status(1).state, WorkloadState::kPending);
+  EXPECT_TRUE(s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kGangAware, 100).empty());
+  EXPECT_TRUE(s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kPodByPod, 100).empty());
+  s->Finish(0, 1);  // the quota is free again: 3 nodes for the gang
+  auto r = s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kGangAware, 100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].nodes.size(), 2u);  // n0, up and now empty, holds one pod
+}
+
+TEST(ElasticTest, EarlierWorkloadsCountAgainstLaterOnes) {
+  Model m = Cluster(0, 3, 100);
+  m.workloads.push_back(WL("low").Queue("cq").Pods(2, 8).Priority("low").Obj());
+  m.workloads.push_back(WL("high").Queue("cq").Pods(2, 8).Priority("high").Obj());
+  auto s = Start(m);
+  auto r = s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kGangAware, 100);
+  // Queue order: high first gets 2 nodes; low would need 2 of the 1 left: nothing.
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].workload, 1);
+  EXPECT_EQ(r[0].nodes.size(), 2u);
+  // Nodes already coming count as there: high is served by them, low gets nothing more than
+  // the one node left could give (it needs 2).
+  auto again = s->PlanScaleUp(Offline(*s), r[0].nodes, ScaleUpMode::kGangAware, 100);
+  EXPECT_TRUE(again.empty());
+  // max_workloads bounds the look: only high is looked at.
+  EXPECT_EQ(s->PlanScaleUp(Offline(*s), {}, ScaleUpMode::kGangAware, 1).size(), 1u);
+}
+
+TEST(ElasticTest, CheapestGroupThatServesTheGang) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 4; ++i) {
+    nodes.push_back(MakeNode("small" + std::to_string(i), 4));
+    nodes.back().provisioned = false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    nodes.push_back(MakeNode("big" + std::to_string(i), 8));
+    nodes.back().provisioned = false;
+  }
+  Model m = MakeModel(std::move(nodes), {CQ("cq").Gpus("gpu", 100).Obj()});
+  m.workloads.push_back(WL("job").Queue("cq").Pods(2, 4).Obj());
+  auto s = Start(m);
+  NodeGroupOffer small{{0, 1, 2, 3}, 5};  // 2 nodes x $5
+  NodeGroupOffer big{{4, 5}, 8};          // 1 node x $8: cheaper
+  auto r = s->PlanScaleUp({small, big}, {}, ScaleUpMode::kGangAware, 100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].group, 1);
+  EXPECT_EQ(r[0].nodes, std::vector<NodeId>{4});
+  big.node_price = 20;  // now 2 small nodes ($10) are cheaper
+  r = s->PlanScaleUp({small, big}, {}, ScaleUpMode::kGangAware, 100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].group, 0);
+  EXPECT_EQ(r[0].nodes.size(), 2u);
+}
+
+TEST(ElasticTest, GangAwareHonoursNodeSelectors) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 2; ++i) {
+    nodes.push_back(MakeNode("a" + std::to_string(i), 8, {{"zone", "a"}}));
+    nodes.back().provisioned = false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    nodes.push_back(MakeNode("b" + std::to_string(i), 8, {{"zone", "b"}}));
+    nodes.back().provisioned = false;
+  }
+  Model m = MakeModel(std::move(nodes), {CQ("cq").Gpus("gpu", 100).Obj()});
+  m.workloads.push_back(WL("job").Queue("cq").Pods(2, 8).Selector("zone", "b").Obj());
+  auto s = Start(m);
+  NodeGroupOffer a{{0, 1}, 1};
+  NodeGroupOffer b{{2, 3}, 2};
+  auto r = s->PlanScaleUp({a, b}, {}, ScaleUpMode::kGangAware, 100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].group, 1);
+  EXPECT_EQ(r[0].nodes.size(), 2u);
+  // Pod by pod: the zone-a nodes hold no pod of it either.
+  r = s->PlanScaleUp({a, b}, {}, ScaleUpMode::kPodByPod, 100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].group, 1);
+}
+
+}  // namespace
+}  // namespace tessera
