@@ -42,7 +42,7 @@ void LiveRecorder::Charge(Open& o, const LiveRun& run, double now) {
 }
 
 absl::Status LiveRecorder::Observe(const std::vector<LiveRun>& running, double now,
-                                   const std::map<std::string, std::string>& preempted) {
+                                   const Endings& ended) {
   std::vector<RunRecord> batch = std::move(unwritten_);
   unwritten_.clear();
   std::vector<std::string> batch_keys(batch.size());  // run_key of open rows in `batch`
@@ -83,13 +83,14 @@ absl::Status LiveRecorder::Observe(const std::vector<LiveRun>& running, double n
     }
     Charge(it->second, it->second.held, now);
     RunRecord r = std::move(it->second.record);
-    if (auto p = preempted.find(it->first); p != preempted.end()) {
-      r.how = RunEnd::kPreempted;
-      r.reason = p->second;
-      ++r.preemptions;
-      ++preemptions_[it->first];
-    } else {
-      r.how = RunEnd::kFinished;
+    r.how = RunEnd::kFinished;
+    if (auto p = ended.find(it->first); p != ended.end()) {
+      r.how = p->second.first;
+      r.reason = p->second.second;
+      if (r.how == RunEnd::kPreempted) {
+        ++r.preemptions;
+        ++preemptions_[it->first];
+      }
     }
     batch.push_back(std::move(r));
     batch_keys.emplace_back();

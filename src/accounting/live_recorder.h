@@ -11,7 +11,7 @@
 //   dollars (allocated x utilization) and its GPU-hour-weighted utilization; open rows are
 //   rewritten at most every `checkpoint_s` (a crash of serve loses at most that much);
 // - one gone ends its run at `now` (charged for what it held when last seen, unmeasured):
-//   finished, or preempted when the caller says so; written at once.
+//   finished, or preempted or failed when the caller says so; written at once.
 // Resume (on becoming the leader, and at start) reads the runs left open in the store: the
 // first Observe after it carries on those still running (charging the time since their last
 // checkpoint, which they held through the restart) and closes the others as finished at their
@@ -47,12 +47,13 @@ class LiveRecorder {
 
   // Forgets what it holds and reads the runs left open in the store (source "serve").
   absl::Status Resume();
-  // The workloads running at `now` (seconds since the epoch). `preempted`: run keys of
-  // workloads no longer running that were preempted, with the reason; any other run that ends
-  // is finished. On an error of the store the closed runs are kept and written with the next
-  // call; nothing is lost unless serve stops first.
-  absl::Status Observe(const std::vector<LiveRun>& running, double now,
-                       const std::map<std::string, std::string>& preempted = {});
+  // How a run ended, where the caller knows better than "finished": preempted (by whom), failed
+  // (a pod of it failed, and why). By run key.
+  using Endings = std::map<std::string, std::pair<RunEnd, std::string>>;
+  // The workloads running at `now` (seconds since the epoch). A run no longer running ends as
+  // `ended` says, else finished. On an error of the store the closed runs are kept and written
+  // with the next call; nothing is lost unless serve stops first.
+  absl::Status Observe(const std::vector<LiveRun>& running, double now, const Endings& ended = {});
 
   int64_t open() const { return static_cast<int64_t>(open_.size()); }
   int64_t closed() const { return closed_; }

@@ -92,7 +92,9 @@ TEST_F(LiveRecorderTest, PreemptedRunAndItsNextAttempt) {
   ASSERT_TRUE(rec.Resume().ok());
   const double t0 = 1000;
   ASSERT_TRUE(rec.Observe({MakeRun("job", 2, t0, std::nullopt)}, t0 + 1800).ok());
-  ASSERT_TRUE(rec.Observe({}, t0 + 3600, {{"Job:team-a/job", "preempted by team-b/big"}}).ok());
+  ASSERT_TRUE(rec.Observe({}, t0 + 3600,
+                          {{"Job:team-a/job", {RunEnd::kPreempted, "preempted by team-b/big"}}})
+                  .ok());
   ASSERT_TRUE(rec.Observe({MakeRun("job", 2, t0 + 7200, std::nullopt)}, t0 + 7200).ok());
   ASSERT_TRUE(rec.Observe({}, t0 + 10800).ok());
   auto all = store->Read();

@@ -193,8 +193,9 @@ void Controller::Impl::Carry(const Decision& d) {
       std::string preemptor;
       if (Group* p = GroupOf(d.preemptor)) preemptor = p->key;
       if (accounting)
-        preempted_runs[g->key] =
-            d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason;
+        ended_runs[g->key] = {
+            accounting::RunEnd::kPreempted,
+            d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason};
       for (const auto& k : g->pods) {
         const std::string* node = BoundNode(k);
         if (!node) continue;

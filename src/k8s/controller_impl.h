@@ -151,7 +151,7 @@ struct Controller::Impl {
   std::unique_ptr<accounting::LiveRecorder> accounting;
   bool accounting_resume = false;  // became the leader: read the open runs before writing
   std::string accounting_error;    // the last error logged (said once per change)
-  std::map<std::string, std::string> preempted_runs;  // group key -> reason, until recorded
+  accounting::LiveRecorder::Endings ended_runs;  // group key -> preempted, until recorded
 
   double Now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
 

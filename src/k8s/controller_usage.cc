@@ -160,8 +160,8 @@ void Controller::Impl::RecordAccounting(const std::vector<HeldGpus>& held,
     if (auto u = usage.find(h.key); u != usage.end()) run.utilization = u->second.utilization;
     runs.push_back(std::move(run));
   }
-  say(accounting->Observe(runs, wall(Now()), preempted_runs));
-  preempted_runs.clear();
+  say(accounting->Observe(runs, wall(Now()), ended_runs));
+  ended_runs.clear();
 }
 
 }  // namespace tessera::k8s
