@@ -56,19 +56,21 @@ std::map<std::string, double> Samples(const std::string& text) {
   return out;
 }
 
-json ClusterQueue(const std::string& name) {
+json ClusterQueue(const std::string& name, int gpus = 8) {
   return {{"apiVersion", "tessera.dev/v1alpha1"},
           {"kind", "ClusterQueue"},
           {"metadata", {{"name", name}}},
           {"spec",
            {{"namespaceSelector", json::object()},
+            {"cohort", "org"},
+            {"preemption", {{"reclaimWithinCohort", "Any"}}},
             {"resourceGroups",
              {{{"coveredResources", {"cpu", "nvidia.com/gpu"}},
                {"flavors",
                 {{{"name", "default"},
                   {"resources",
                    {{{"name", "cpu"}, {"nominalQuota", 64}},
-                    {{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}};
+                    {{"name", "nvidia.com/gpu"}, {"nominalQuota", gpus}}}}}}}}}}}}};
 }
 
 class K8sUsage : public ::testing::Test {
@@ -95,7 +97,7 @@ class K8sUsage : public ::testing::Test {
                       {"kind", "LocalQueue"},
                       {"metadata", {{"name", "lq"}, {"namespace", "team-a"}}},
                       {"spec", {{"clusterQueue", "team-a"}}}});
-    cluster_->Create(ClusterQueue("team-a"));
+    cluster_->Create(ClusterQueue("team-a", 4));  // in cohort "org", which team-b joins
     cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
                       {"kind", "ResourceFlavor"},
                       {"metadata", {{"name", "default"}}},
@@ -114,21 +116,21 @@ class K8sUsage : public ::testing::Test {
   }
 
   // A PodGroup of `pods` pods of `gpus` GPUs each, named GROUP-i (or `names`).
-  void CreateGang(const std::string& group, int pods, int gpus) {
+  void CreateGang(const std::string& group, int pods, int gpus, const std::string& ns = "team-a") {
     cluster_->Create({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
                       {"kind", "PodGroup"},
-                      {"metadata", {{"name", group}, {"namespace", "team-a"}}},
+                      {"metadata", {{"name", group}, {"namespace", ns}}},
                       {"spec", {{"minMember", pods}}}});
     const json labels = {{"scheduling.x-k8s.io/pod-group", group},
                          {"kueue.x-k8s.io/queue-name", "lq"}};
     for (int i = 0; i < pods; ++i)
       cluster_->Create(
-          cluster_->PodSpec("team-a", fmt::format("{}-{}", group, i), gpus, "tessera", labels));
+          cluster_->PodSpec(ns, fmt::format("{}-{}", group, i), gpus, "tessera", labels));
   }
 
-  int Bound(const std::string& prefix) {
+  int Bound(const std::string& prefix, const std::string& ns = "team-a") {
     int n = 0;
-    for (const auto& p : cluster_->Pods("team-a"))
+    for (const auto& p : cluster_->Pods(ns))
       if (p["metadata"]["name"].get<std::string>().rfind(prefix, 0) == 0 &&
           !p["spec"].value("nodeName", "").empty())
         ++n;
@@ -363,6 +365,51 @@ TEST_F(K8sUsage, ServeAccountingRecordsSurviveARestartAndOnlyTheLeaderWrites) {
   EXPECT_EQ(report["groups"][0]["jobs"], 2);
   EXPECT_EQ(report["groups"][0]["runs"], 2);
   EXPECT_NEAR(report["groups"][0]["gpuHours"].get<double>(), total_gpu_hours, 1e-5);
+}
+
+// A run ended by a preemption on the real API server: team-a's gang borrows team-b's quota,
+// team-b's gang reclaims it; the record of team-a's run says preempted, with the reason, and
+// team-b's run is open.
+TEST_F(K8sUsage, ServeAccountingRecordsAPreemptionAsPreempted) {
+  cluster_->CreateNodes(1, 8, "gpu");
+  cluster_->Apply(R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: tessera.dev/v1alpha1
+kind: LocalQueue
+metadata: {name: lq, namespace: team-b}
+spec: {clusterQueue: team-b}
+)");
+  cluster_->Create(ClusterQueue("team-b", 4));
+  const std::string db = cluster_->dir() + "/acct.db";
+  auto store = accounting::AccountingStore::Open(db);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ControllerOptions o;
+  o.status_period_s = 0.2;
+  o.accounting = store->get();
+  controller_ = std::make_unique<Controller>(&cluster_->client(), o, &metrics_);
+  controller_->Start();
+  CreateGang("a1", 8, 1);  // borrows team-b's 4 GPUs
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("a1-") == 8; }, kTimeout));
+  CreateGang("b1", 4, 1, "team-b");  // reclaims them: a1 is preempted whole
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("b1-", "team-b") == 4; }, kTimeout));
+  std::vector<accounting::RunRecord> all;
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        all = *(*store)->Read();
+        return all.size() == 2 && all[0].how == accounting::RunEnd::kPreempted;
+      },
+      kTimeout));
+  controller_->Stop();
+  EXPECT_EQ(all[0].name, "a1");
+  EXPECT_EQ(all[0].preemptions, 1);
+  EXPECT_EQ(all[0].gpus, 8);
+  EXPECT_FALSE(all[0].reason.empty());
+  EXPECT_EQ(all[1].name, "b1");
+  EXPECT_EQ(all[1].how, accounting::RunEnd::kRunning);
+  EXPECT_EQ(all[1].cluster_queue, "team-b");
 }
 
 }  // namespace
