@@ -12,6 +12,9 @@ PACKAGES=(
   libcurl4-openssl-dev libcpp-httplib-dev
   etcd-server golang-go golang-github-modern-go-reflect2-dev dpkg-dev openssl ca-certificates
   curl python3
+  # The dashboard's browser test (src/k8s/integration/dashboard_browser_test.cc): headless
+  # Chromium driven over WebDriver by chromedriver.
+  chromium chromium-driver
   # The fuzz targets (scripts/fuzz.sh, ctest fuzz.run): clang with its libFuzzer runtime.
   clang libclang-rt-14-dev
 )

@@ -275,7 +275,8 @@ Command AddReplayCommand(CLI::App& sim) {
                   "seed of the synthetic generator and of --estimates random (default 1)");
   app->add_option("--bad-rows", flags->bad_rows, "skip (default: warn and go on) or fail")
       ->check(CLI::IsMember({"skip", "fail"}));
-  app->add_option("--report", flags->report, "write report.json, CSV files and index.html here");
+  app->add_option("--report", flags->report,
+                  "write report.json, CSV files, index.html and dashboard.html here");
   app->add_option("--placement", flags->placement, "override the SchedulerConfig: binpack|spread")
       ->check(CLI::IsMember({"binpack", "spread"}));
   app->add_flag("--fair-sharing", flags->fair_sharing, "enable fair sharing");

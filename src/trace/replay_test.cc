@@ -5,11 +5,14 @@
 #include <limits>
 
 #include "config/loader.h"
+#include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "trace/readers.h"
 #include "trace/report.h"
 #include "trace/synthetic.h"
 #include "trace/test_util.h"
+#include "ui/ui_assets.h"
 
 namespace tessera::trace {
 namespace {
@@ -199,6 +202,7 @@ TEST(Replay, SameSeedSameBytes) {
   EXPECT_EQ(ReportJson(a), ReportJson(b));
   EXPECT_EQ(ReportCsv(a), ReportCsv(b));
   EXPECT_EQ(ReportHtml(a, "t"), ReportHtml(b, "t"));
+  EXPECT_EQ(DashboardSnapshotJson(a), DashboardSnapshotJson(b));
   EXPECT_NE(ReportJson(a), ReportJson(c));
 }
 
@@ -206,8 +210,9 @@ TEST(Report, WritesEveryFile) {
   Replayed run = Replay("tiny_nodes.csv", "tiny_jobs.csv");
   std::string dir = ::testing::TempDir() + "replay-report";
   ASSERT_TRUE(WriteReport(run.result, dir, "tiny").ok());
-  for (const char* f : {"report.json", "summary.csv", "queues.csv", "timeseries.csv",
-                        "delay_histogram.csv", "typical_pods.csv", "index.html"}) {
+  for (const char* f :
+       {"report.json", "summary.csv", "queues.csv", "timeseries.csv", "delay_histogram.csv",
+        "typical_pods.csv", "index.html", "dashboard.html"}) {
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / f)) << f;
   }
   std::string html = ReportHtml(run.result, "tiny");
@@ -216,6 +221,41 @@ TEST(Report, WritesEveryFile) {
   auto csv = ReportCsv(run.result);
   EXPECT_NE(csv[0].second.find("queueing_delay_p50_s,80.000\n"), std::string::npos);
   EXPECT_NE(csv[0].second.find("mean_gpu_allocation_pct,93.333\n"), std::string::npos);
+}
+
+// The dashboard's snapshot of a replay: the API's documents a replay can fill, with the run's
+// figures (docs/observability.md, "Dashboard").
+TEST(Report, DashboardSnapshotHasTheRunsEndState) {
+  Replayed run = Replay("tiny_nodes.csv", "tiny_jobs.csv");
+  const ReplayResult& r = run.result;
+  nlohmann::json snap = nlohmann::json::parse(DashboardSnapshotJson(r));
+  EXPECT_EQ(snap["summary"]["nodes"], r.nodes);
+  EXPECT_EQ(snap["summary"]["gpus"], r.gpus_total);
+  const int end = static_cast<int>(r.end);  // simulated seconds: times since the epoch
+  ASSERT_LT(end, 86400);
+  EXPECT_EQ(snap["summary"]["time"],
+            fmt::format("1970-01-01T{:02}:{:02}:{:02}Z", end / 3600, end / 60 % 60, end % 60));
+  EXPECT_TRUE(snap["workloads"].is_null());
+  EXPECT_TRUE(snap["nodes"].is_null());
+  ASSERT_EQ(snap["queues"]["items"].size(), r.queues.size());
+  for (size_t i = 0; i < r.queues.size(); ++i) {
+    EXPECT_EQ(snap["queues"]["items"][i]["name"], r.queues[i].name);
+    EXPECT_EQ(snap["queues"]["items"][i]["pending"]["active"], r.queues[i].pending_at_end);
+    EXPECT_EQ(snap["queues"]["items"][i]["admitted"], r.queues[i].running_at_end);
+  }
+  // The allocation trend, weighted by the time each point covers, is the run's mean.
+  double weighted = 0, covered = 0;
+  for (int b = 0; b < r.series.size(); ++b) covered += r.series.Covered(b);
+  const auto& points = snap["trends"]["points"];
+  ASSERT_FALSE(points.empty());
+  int p = 0;
+  for (int b = 0; b < r.series.size(); ++b) {
+    if (r.series.Covered(b) <= 0) continue;
+    weighted += points[p++]["gpuAllocation"].get<double>() * r.series.Covered(b);
+  }
+  EXPECT_NEAR(100 * weighted / covered, r.mean_allocation_pct, 0.01);
+  const std::string page = ui::DashboardPage(DashboardSnapshotJson(r));
+  EXPECT_NE(page.find(R"("gpus":)" + std::to_string(r.gpus_total)), std::string::npos);
 }
 
 // The openb traces are optional (../shared/traces/openb); the replay of their first pods must run.

@@ -10,6 +10,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "trace/report_format.h"
+#include "ui/ui_assets.h"
 
 namespace tessera::trace {
 namespace {
@@ -527,7 +528,8 @@ absl::Status WriteReport(const ReplayResult& r, const std::string& dir, const st
   if (auto s = write("report.json", ReportJson(r)); !s.ok()) return s;
   for (const auto& [name, text] : ReportCsv(r))
     if (auto s = write(name, text); !s.ok()) return s;
-  return write("index.html", ReportHtml(r, title));
+  if (auto s = write("index.html", ReportHtml(r, title)); !s.ok()) return s;
+  return write("dashboard.html", ui::DashboardPage(DashboardSnapshotJson(r)));
 }
 
 }  // namespace tessera::trace

@@ -1,5 +1,6 @@
 // What a replay shows: a terminal summary table, and with --report DIR a JSON document, CSV
-// files of every metric and a self-contained HTML page with inline SVG charts. Everything is
+// files of every metric, a self-contained HTML page with inline SVG charts and the dashboard page
+// of `tessera serve` with the run's end state. Everything is
 // formatted with fixed rules and no clock or host information, so the same replay gives the same
 // bytes.
 //
@@ -23,8 +24,12 @@ std::string ReportJson(const ReplayResult& r);
 // delay_histogram.csv, typical_pods.csv.
 std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r);
 std::string ReportHtml(const ReplayResult& r, const std::string& title);
+// The documents of serve's JSON API that a replay can fill (summary, queues, cost, trends; no
+// workloads, no nodes), as one JSON object for the dashboard page (ui/ui_assets.h).
+std::string DashboardSnapshotJson(const ReplayResult& r);
 
-// Writes report.json, the CSV files and index.html into `dir` (created if missing).
+// Writes report.json, the CSV files, index.html and dashboard.html (the dashboard of `tessera
+// serve` with DashboardSnapshotJson) into `dir` (created if missing).
 [[nodiscard]] absl::Status WriteReport(const ReplayResult& r, const std::string& dir,
                                        const std::string& title);
 

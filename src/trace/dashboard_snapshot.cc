@@ -1,0 +1,129 @@
+// The dashboard's snapshot of a replay (docs/observability.md, "Dashboard"; docs/trace.md): the
+// documents of serve's JSON API that a replay can fill, so that `sim replay --report` writes the
+// same page as serve with the run's end state. Simulated seconds become times since
+// 1970-01-01T00:00:00Z. A replay keeps no per-workload or per-node state (a trace may hold a
+// million jobs), so the snapshot has no workloads and no nodes: the page leaves out the
+// Workloads tab and the GPU map.
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <string>
+
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "trace/report.h"
+#include "trace/report_format.h"
+
+namespace tessera::trace {
+namespace {
+
+using nlohmann::json;
+using report_internal::JNum;
+
+std::string Rfc3339(double seconds) {
+  const auto t = static_cast<std::time_t>(std::floor(std::max(0.0, seconds)));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int Channel(const ReplayResult& r, const std::string& name) {
+  auto it = std::find(r.channels.begin(), r.channels.end(), name);
+  return it == r.channels.end() ? -1 : static_cast<int>(it - r.channels.begin());
+}
+
+json Queues(const ReplayResult& r) {
+  json items = json::array();
+  for (const QueueResult& q : r.queues) {
+    if (q.name == "(none)") continue;
+    // A snapshot of a finished run would show no use at all: "used" is the mean over the run
+    // (the page says so), as the report's queue table has it.
+    const double used = std::round(q.mean_gpus * 1000) / 1000;
+    json resources = json::array();
+    if (q.quota_gpus > 0 || used > 0) {
+      resources.push_back({{"flavor", "(all)"},
+                           {"resource", "nvidia.com/gpu"},
+                           {"nominal", JNum(q.quota_gpus)},
+                           {"borrowingLimit", nullptr},
+                           {"lendingLimit", nullptr},
+                           {"used", used},
+                           {"borrowed", nullptr}});  // not kept by the replay
+    }
+    items.push_back({{"name", q.name},
+                     {"cohort", nullptr},
+                     {"strategy", nullptr},
+                     {"resources", resources},
+                     {"pending", {{"active", q.pending_at_end}, {"inadmissible", 0}}},
+                     {"pendingByReason", json::object()},
+                     {"admitted", q.running_at_end},
+                     {"weightedShare", nullptr},
+                     {"reservation", nullptr}});
+  }
+  return {{"items", items}};
+}
+
+json Cost(const ReplayResult& r) {
+  if (!r.cost) return nullptr;
+  json rows = json::array();
+  for (const auto& [key, line] : r.cost->by_cluster_queue) {
+    rows.push_back({{"key", key},
+                    {"gpuHours", JNum(line.gpu_hours)},
+                    {"allocatedDollars", JNum(line.allocated_dollars(), 2)},
+                    {"effectiveDollars",
+                     line.effective_dollars ? JNum(*line.effective_dollars, 2) : json(nullptr)},
+                    {"jobs", line.runs}});
+  }
+  return {
+      {"from", Rfc3339(r.start)},
+      {"to", Rfc3339(r.end)},
+      {"currency", "USD"},
+      {"rows", rows},
+      {"idle",
+       {{"gpuHours", JNum(r.cost->idle.gpu_hours)}, {"dollars", JNum(r.cost->idle.dollars, 2)}}}};
+}
+
+json Trends(const ReplayResult& r) {
+  const int alloc = Channel(r, "gpu_allocation_pct"), pending = Channel(r, "pending_jobs");
+  json points = json::array();
+  for (int b = 0; b < r.series.size(); ++b) {
+    if (r.series.Covered(b) <= 0) continue;
+    points.push_back(
+        {{"time", Rfc3339(r.series.origin() + b * r.series.width())},
+         {"gpuAllocation", alloc < 0 ? json(nullptr) : JNum(r.series.Mean(b, alloc) / 100, 4)},
+         {"waitP95Seconds", nullptr},
+         {"idleNodeSeconds", nullptr},
+         {"pendingWorkloads", pending < 0 ? json(nullptr) : JNum(r.series.Mean(b, pending), 1)}});
+  }
+  return {{"interval", JNum(r.series.width())}, {"points", points}};
+}
+
+}  // namespace
+
+std::string DashboardSnapshotJson(const ReplayResult& r) {
+  int64_t pending = 0, running = 0;
+  for (const QueueResult& q : r.queues) {
+    pending += q.pending_at_end;
+    running += q.running_at_end;
+  }
+  json snap = {{"summary",
+                {{"time", Rfc3339(r.end)},
+                 {"leader", nullptr},
+                 {"synced", true},
+                 {"schedulerName", "tessera"},
+                 {"nodes", r.nodes},
+                 {"gpus", r.gpus_total},
+                 {"gpusAllocated", JNum(r.final_allocation_pct / 100 * r.gpus_total, 1)},
+                 {"idleGpuNodes", nullptr},
+                 {"pendingWorkloads", pending},
+                 {"admittedWorkloads", running}}},
+               {"queues", Queues(r)},
+               {"workloads", nullptr},
+               {"nodes", nullptr},
+               {"cost", Cost(r)},
+               {"trends", Trends(r)}};
+  return snap.dump();
+}
+
+}  // namespace tessera::trace
