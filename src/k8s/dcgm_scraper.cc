@@ -59,6 +59,7 @@ void DcgmScraper::Start() {
 }
 
 void DcgmScraper::Stop() {
+  stopping_ = true;  // a scrape in flight stops at its next chunk
   {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
@@ -88,7 +89,11 @@ absl::StatusOr<std::vector<GpuReading>> DcgmScraper::Fetch(const Exporter& e) co
   client.set_write_timeout(sec, usec);
   std::string body;
   int status = 0;
-  bool too_big = false;
+  bool too_big = false, too_slow = false;
+  // A read timeout bounds each read, not the whole: an exporter that drips a byte at a time
+  // would hold the scraper (and serve's shutdown) for as long as it likes.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(2 * t * 1000));
   auto result = client.Get(
       e.parsed.path, httplib::Headers{{"Accept", "text/plain"}},
       [&](const httplib::Response& r) {
@@ -100,12 +105,19 @@ absl::StatusOr<std::vector<GpuReading>> DcgmScraper::Fetch(const Exporter& e) co
           too_big = true;
           return false;
         }
+        if (std::chrono::steady_clock::now() > deadline || stopping_) {
+          too_slow = true;
+          return false;
+        }
         body.append(data, n);
         return true;
       });
   if (too_big)
     return absl::ResourceExhaustedError(
         fmt::format("the body is larger than {} bytes; refused", options_.max_body_bytes));
+  if (too_slow)
+    return absl::DeadlineExceededError(
+        fmt::format("the body took longer than {:g} s; cut off", 2 * t));
   if (status != 0 && status != 200) return absl::UnavailableError(fmt::format("HTTP {}", status));
   if (!result)
     return absl::UnavailableError(

@@ -3,7 +3,8 @@
 // workloads (utilization.h) when it writes its statuses.
 //
 // Nothing here can hold the loop up or bring serve down: a request has a connection and a read
-// timeout, a body larger than `max_body_bytes` is cut off and refused, an exporter that is down
+// timeout, and the whole body must come within twice the timeout; a body larger than
+// `max_body_bytes` is cut off and refused, an exporter that is down
 // or serves garbage is a logged warning (once per change of its state, not per scrape) and
 // tessera_dcgm_scrapes_total{result="error"}; its last good readings are used until they are
 // older than `stale_after_s`, then dropped (a GPU without a reading has no utilization, which is
@@ -30,7 +31,7 @@ namespace tessera::k8s {
 struct DcgmScraperOptions {
   std::vector<std::string> urls;  // http://host:port/path (default path /metrics)
   double interval_s = 15;         // between scrapes of one exporter (its own update period)
-  double timeout_s = 5;           // connect, and then each read, of one scrape
+  double timeout_s = 5;  // connect, and each read, of one scrape; the whole body: twice this
   size_t max_body_bytes = 8 << 20;
   double stale_after_s = 0;  // 0: three intervals
   DcgmLimits limits;
@@ -54,7 +55,7 @@ class DcgmScraper {
   DcgmScraper& operator=(const DcgmScraper&) = delete;
 
   void Start();
-  // Returns within about timeout_s (a scrape in flight is not cut).
+  // Returns within about timeout_s (a scrape in flight stops at its next chunk or read timeout).
   void Stop();
 
   // The readings of every exporter whose last good scrape is not stale.
@@ -81,6 +82,7 @@ class DcgmScraper {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // GUARDED_BY(mu_)
+  std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -190,6 +191,33 @@ TEST(DcgmScraper, KeepsGoodReadingsThroughGarbageATooLargeBodyAndAnExporterThatI
   exporter.Serve(Fixture());
   scraper.ScrapeAll();
   EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"success"}), 2);
+}
+
+// An exporter that drips its body a byte at a time, each within the read timeout: the scrape
+// is cut off when the whole has taken twice the timeout, and counted as an error.
+TEST(DcgmScraper, ABodyThatDripsIsCutOff) {
+  httplib::Server server;
+  std::atomic<bool> done{false};
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/plain", [&](size_t, httplib::DataSink& sink) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return !done && sink.write("#", 1);
+    });
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Metrics metrics;
+  DcgmScraperOptions o;
+  o.urls = {"http://127.0.0.1:" + std::to_string(port) + "/metrics"};
+  o.timeout_s = 0.3;  // each read comes within 50 ms; the whole never ends
+  DcgmScraper scraper(o, &metrics);
+  scraper.ScrapeAll();
+  EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"error"}), 1);
+  EXPECT_TRUE(scraper.Readings().empty());
+  done = true;
+  server.stop();
+  t.join();
 }
 
 TEST(DcgmScraper, StaleReadingsAreDropped) {
