@@ -68,6 +68,7 @@ void ReadPod(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 void ReadPyTorchJob(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 void ReadTFJob(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 void ReadDeployment(DocContext& ctx, const ObjectMeta& meta, Staged& out);
+void ReadKueueWorkload(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 // Attaches pending pods to their PodGroup workloads in `model` (defined in this load or an
 // earlier one); pods whose group is never defined form a gang of their own, with a warning.
 void ResolvePodGroups(std::vector<GroupPod> pods, Model& model, std::vector<Diagnostic>& out);

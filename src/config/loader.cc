@@ -118,7 +118,7 @@ const std::vector<GroupSpec>& Groups() {
         {"WorkloadPriorityClass", ci::ReadWorkloadPriorityClass, false},
         {"Topology", ci::ReadTopology, false},
         {"AdmissionCheck", nullptr, false},
-        {"Workload", nullptr, true},
+        {"Workload", ci::ReadKueueWorkload, true},
         {"MultiKueueCluster", nullptr, false},
         {"MultiKueueConfig", nullptr, false},
         {"ProvisioningRequestConfig", nullptr, false}}},

@@ -292,6 +292,96 @@ spec:
   EXPECT_NE(Find(r, Sev::kWarning, "larger than the Job's 2 pods"), nullptr) << AllDiagnostics(r);
 }
 
+// Issue 18: Kueue's Workload object, per-pod-set minCount (Kueue's partial admission).
+TEST(WorkloadsTest, KueueWorkloadWithPerPodSetMinCount) {
+  LoadResult r = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w, namespace: ns}
+spec:
+  queueName: main
+  priorityClassName: urgent
+  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  podSets:
+  - name: one
+    count: 20
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  - name: two
+    count: 30
+    minCount: 10
+    template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "2"}}}]}}
+  - count: 15
+    minCount: 16
+    template: {spec: {containers: [{name: c}]}}
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  const Workload& w = r.model.workloads[0];
+  EXPECT_EQ(w.Key(), "ns/w");
+  EXPECT_EQ(w.kind, "Workload");
+  EXPECT_EQ(w.queue_name, "main");
+  EXPECT_EQ(w.workload_priority_class, "urgent");
+  EXPECT_EQ(w.priority_class, "");
+  ASSERT_EQ(w.pod_sets.size(), 3u);
+  EXPECT_EQ(w.pod_sets[0].name, "one");
+  EXPECT_EQ(w.pod_sets[2].name, "ps2");
+  EXPECT_EQ(w.pod_sets[1].requests[kGpu], 2);
+  EXPECT_EQ(w.pod_sets[0].min_count, -1);
+  EXPECT_EQ(w.pod_sets[1].min_count, 10);
+  EXPECT_EQ(w.pod_sets[2].min_count, -1);  // above count: ignored with a warning
+  EXPECT_NE(Find(r, Sev::kWarning, "spec.podSets[2].minCount: larger than count"), nullptr)
+      << AllDiagnostics(r);
+  // Per-pod-set minimums: each pod set its own (its count where it has none).
+  EXPECT_TRUE(w.PerSetMinimums());
+  EXPECT_EQ(w.MinOfSet(0), 20);
+  EXPECT_EQ(w.MinOfSet(1), 10);
+  EXPECT_EQ(w.MinOfSet(2), 15);
+  EXPECT_EQ(w.MinPods(), 45);
+}
+
+TEST(WorkloadsTest, KueueWorkloadOwnedByAJobIsSkipped) {
+  LoadResult r = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: job-train-1a2b3
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: train, uid: x}]
+spec:
+  queueName: main
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: bad}
+spec:
+  queueName: main
+  podSets: [{name: main, count: 1}]
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.model.workloads.empty());
+  EXPECT_NE(Find(r, Sev::kNotice, "t.yaml:5: notice: metadata.ownerReferences: skipped"), nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kError, "spec.podSets[0].template: required field is missing"), nullptr)
+      << AllDiagnostics(r);
+}
+
+// The workload's one minCount (a Volcano Job's minAvailable, a Job's min-parallelism) is filled
+// pod set by pod set in order.
+TEST(WorkloadsTest, WorkloadMinCountFillsPodSetsInOrder) {
+  Workload w;
+  w.pod_sets.resize(3);
+  w.pod_sets[0].count = 2;
+  w.pod_sets[1].count = 4;
+  w.pod_sets[2].count = 3;
+  w.min_count = 5;
+  EXPECT_FALSE(w.PerSetMinimums());
+  EXPECT_EQ(w.MinOfSet(0), 2);
+  EXPECT_EQ(w.MinOfSet(1), 3);
+  EXPECT_EQ(w.MinOfSet(2), 0);
+  EXPECT_EQ(w.MinPods(), 5);
+  w.min_count = -1;
+  EXPECT_EQ(w.MinOfSet(2), 3);
+  EXPECT_EQ(w.MinPods(), 9);
+}
+
 // Issue 15: fields users write that Tessera dropped without a word. Volcano's job controller
 // fields are noticed, one notice each, naming the line.
 TEST(WorkloadsTest, VolcanoControllerFieldsAreNoticed) {

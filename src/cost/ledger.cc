@@ -43,16 +43,19 @@ CostLedger::CostLedger(const Model& model, bool by_workload)
       node_gpu_seconds_(model.nodes.size(), 0) {}
 
 std::string CostLedger::FlavorFor(int32_t cluster_queue, const std::vector<int32_t>& flavors,
-                                  ResourceId r, NodeId node) const {
-  // The flavor admission chose for the resource group covering `r` (Kueue's first group that
-  // covers it); else the node's own.
+                                  int pod_set, ResourceId r, NodeId node) const {
+  // The flavor admission chose for the pod set in the resource group covering `r` (Kueue's
+  // first group that covers it); else the node's own.
   if (cluster_queue >= 0) {
     const auto& groups = model_.cluster_queues[cluster_queue].resource_groups;
-    for (size_t g = 0; g < groups.size() && g < flavors.size(); ++g) {
+    const size_t base = flavors.size() >= (static_cast<size_t>(pod_set) + 1) * groups.size()
+                            ? static_cast<size_t>(pod_set) * groups.size()
+                            : 0;
+    for (size_t g = 0; g < groups.size() && base + g < flavors.size(); ++g) {
       const auto& covered = groups[g].covered;
       if (std::find(covered.begin(), covered.end(), r) == covered.end()) continue;
-      if (flavors[g] >= 0 && flavors[g] < static_cast<int32_t>(model_.flavors.size()))
-        return model_.flavors[flavors[g]].name;
+      const int32_t f = flavors[base + g];
+      if (f >= 0 && f < static_cast<int32_t>(model_.flavors.size())) return model_.flavors[f].name;
       break;
     }
   }
@@ -73,17 +76,17 @@ CostLedger::Held CostLedger::Price(int32_t cluster_queue, const std::vector<int3
   if (h.gpus > 0) {
     // Shares are quota on tessera.dev/gpu-milli or gpu-memory, whole GPUs on nvidia.com/gpu.
     ResourceId gr = r[kGpu] > 0 ? kGpu : (r[kGpuMilli] > 0 ? kGpuMilli : kGpuMemory);
-    const std::string flavor = FlavorFor(cluster_queue, flavors, gr, p.node);
+    const std::string flavor = FlavorFor(cluster_queue, flavors, p.pod_set, gr, p.node);
     if (auto price = LookUpPrice(pricing.gpu_hour, flavor, node.gpu_model))
       h.gpu_price = *price * SpotFactor(pricing, flavor);
   }
   if (h.cpus > 0) {
-    const std::string flavor = FlavorFor(cluster_queue, flavors, kCpu, p.node);
+    const std::string flavor = FlavorFor(cluster_queue, flavors, p.pod_set, kCpu, p.node);
     h.cpu_price = LookUpPrice(pricing.cpu_hour, flavor, node.gpu_model).value_or(0) *
                   SpotFactor(pricing, flavor);
   }
   if (h.gib > 0) {
-    const std::string flavor = FlavorFor(cluster_queue, flavors, kMemory, p.node);
+    const std::string flavor = FlavorFor(cluster_queue, flavors, p.pod_set, kMemory, p.node);
     h.memory_price = LookUpPrice(pricing.memory_gib_hour, flavor, node.gpu_model).value_or(0) *
                      SpotFactor(pricing, flavor);
   }

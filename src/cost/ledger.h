@@ -113,8 +113,10 @@ class CostLedger {
   };
   Held Price(int32_t cluster_queue, const std::vector<int32_t>& flavors, const PodPlacement& p,
              const Workload& w, double now) const;
-  std::string FlavorFor(int32_t cluster_queue, const std::vector<int32_t>& flavors, ResourceId r,
-                        NodeId node) const;
+  // `flavors`: per pod set and resource group, flattened (WorkloadStatus::flavors), or one per
+  // resource group for all pod sets.
+  std::string FlavorFor(int32_t cluster_queue, const std::vector<int32_t>& flavors, int pod_set,
+                        ResourceId r, NodeId node) const;
   // The cost of `run` from its pods' starts to `end`; adds its GPU-seconds per node (when given).
   static CostLine Charge(const Run& run, double end, std::vector<double>* node_gpu_seconds);
   // Adds `line`, a run of workload `id` in `cluster_queue`, to every row it belongs to.

@@ -24,8 +24,10 @@
 
 namespace tessera {
 
-// One flavor combination: per resource group of the ClusterQueue, the index of the chosen
-// flavor in that group (-1: the group is not touched).
+// One flavor combination, pod set by pod set as Kueue assigns flavors: for pod set ps and
+// resource group g of the ClusterQueue, entry ps * groups + g is the index of the chosen flavor
+// in that group (-1: the pod set asks for nothing the group covers). Empty: no ClusterQueue, or
+// nothing covered. FlavorAssigner::FlavorIndex reads it.
 using Combo = std::vector<int32_t>;
 // Quota per flavor-resource, sorted by flavor-resource.
 using Need = std::vector<std::pair<FlavorResource, int64_t>>;
@@ -70,18 +72,20 @@ struct WorkloadRec {
   int32_t cq = -1;  // -1: not queued
   int32_t priority = 0;
   bool can_preempt = true;
-  std::string unresolved;               // a missing reference: pending with this reason
-  std::vector<int32_t> groups_touched;  // resource groups any pod set requests from
-  std::vector<Combo> combos;            // flavor combinations, computed once at Resolve
+  std::string unresolved;  // a missing reference: pending with this reason
+  // (pod set, resource group) pairs a pod set requests from: where a combination chooses
+  std::vector<std::pair<int32_t, int32_t>> slots;
+  std::vector<Combo> combos;   // flavor combinations, computed once at Resolve
   std::vector<Need> min_need;  // per combo: quota for minCount pods, nothing placed (at Resolve)
   int64_t gpus_placed = 0;     // GPUs held by placed pods (victim ordering)
-  Combo chosen;                // flavor per group (index into the queue's groups)
+  Combo chosen;                // the flavor combination admitted
   std::vector<PlacedPod> placed;
   std::vector<int32_t> placed_per_set;
   int32_t spread_group = -1;  // hostname anti-affinity scope (see Workload::spread_group)
-  // Pods an admission attempt aims to start together, when more than minCount (Kueue's partial
-  // admission preempting for more pods, admission/partial_admission.cc); -1: minCount.
-  int32_t target_pods = -1;
+  // Pods per pod set an admission attempt aims to start together, when more than the minimums
+  // (Kueue's partial admission preempting for more pods, admission/partial_admission.cc);
+  // empty: the minimums.
+  std::vector<int32_t> target_per_set;
   // Skip a retry while nothing that could help has happened since the last failure.
   int64_t failed_release_epoch = -1;
   int64_t failed_admit_epoch = -1;
@@ -148,9 +152,11 @@ struct EngineState {
            pc.reclaim_within_cohort != ReclaimPolicy::kNever ||
            pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
   }
-  // The pods an admission must start together: minCount, or the attempt's target.
-  int32_t MinPods(WorkloadId id) const {
-    return recs[id].target_pods >= 0 ? recs[id].target_pods : model.workloads[id].MinPods();
+  // The pods of pod set `ps` an admission must start together: its minimum
+  // (Workload::MinOfSet), or the attempt's target.
+  int32_t MinOfSet(WorkloadId id, size_t ps) const {
+    const auto& t = recs[id].target_per_set;
+    return t.empty() ? model.workloads[id].MinOfSet(ps) : t[ps];
   }
   // Hostname anti-affinity: pods of the workload's spread group on node n.
   bool GroupOnNode(WorkloadId id, NodeId n) const {

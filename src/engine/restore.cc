@@ -37,8 +37,9 @@ absl::Status CheckPods(const EngineState& s, const Workload& w,
   return absl::OkStatus();
 }
 
-// The flavor combination: the first whose flavors' node labels hold on every node used, with
-// the quota of all the pods within what the ClusterQueue may use.
+// The flavor combination, pod set by pod set: for each resource group a pod set asks from, the
+// first flavor whose node labels hold on every node its pods use (a pod set without pods: the
+// first defined flavor); the quota of all the pods must be within what the ClusterQueue may use.
 absl::Status ChooseCombo(Engine& e, WorkloadId id, const std::vector<PodPlacement>& pods,
                          Combo& combo) {
   const EngineState& s = e.st;
@@ -47,31 +48,32 @@ absl::Status ChooseCombo(Engine& e, WorkloadId id, const std::vector<PodPlacemen
   if (rec.cq >= 0) {
     if (!rec.unresolved.empty())
       return absl::FailedPreconditionError(fmt::format("{}: {}", w.Key(), rec.unresolved));
-    bool found = false;
-    for (const auto& c : rec.combos) {
-      bool ok = true;
-      const ResolvedQueue& q = s.queues[rec.cq];
-      for (const PodPlacement& p : pods) {
-        for (size_t g = 0; g < c.size() && ok; ++g) {
-          if (c[g] < 0) continue;
-          ok = MatchesNodeSelector(s.model.flavors[q.groups[g].flavors[c[g]]].node_labels,
-                                   s.model.nodes[p.node].labels);
+    const ResolvedQueue& q = s.queues[rec.cq];
+    combo.clear();
+    if (!rec.slots.empty()) combo.assign(q.groups.size() * w.pod_sets.size(), -1);
+    for (const auto& [ps, g] : rec.slots) {
+      const auto& flavors = q.groups[g].flavors;
+      for (size_t f = 0; f < flavors.size(); ++f) {
+        if (flavors[f] < 0) continue;
+        bool ok = true;
+        for (const PodPlacement& p : pods)
+          ok =
+              ok && (p.pod_set != ps || MatchesNodeSelector(s.model.flavors[flavors[f]].node_labels,
+                                                            s.model.nodes[p.node].labels));
+        if (ok) {
+          combo[ps * q.groups.size() + g] = static_cast<int32_t>(f);
+          break;
         }
-        if (!ok) break;
       }
-      if (ok) {
-        combo = c;
-        found = true;
-        break;
-      }
+      if (combo[ps * q.groups.size() + g] < 0)
+        return absl::FailedPreconditionError(
+            fmt::format("{}: no flavor of ClusterQueue {} matches the nodes the pods of {} run on",
+                        w.Key(), s.model.cluster_queues[rec.cq].name, w.pod_sets[ps].name));
     }
-    if (!found)
-      return absl::FailedPreconditionError(
-          fmt::format("{}: no flavor of ClusterQueue {} matches the nodes its pods run on", w.Key(),
-                      s.model.cluster_queues[rec.cq].name));
     std::vector<std::pair<FlavorResource, int64_t>> total;
     for (const PodPlacement& p : pods)
-      for (const auto& fq : e.flavors.QuotaFor(id, combo, w.pod_sets[p.pod_set].requests))
+      for (const auto& fq :
+           e.flavors.QuotaFor(id, combo, p.pod_set, w.pod_sets[p.pod_set].requests))
         total.push_back(fq);
     std::sort(total.begin(), total.end());
     std::vector<std::pair<FlavorResource, int64_t>> merged;
@@ -163,7 +165,7 @@ absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement>
     pp.placement.node = p.node;
     pp.placement.gpus = p.gpus;  // assigned above
     pp.placement.mig_starts = p.mig_starts;
-    pp.quota = e.flavors.QuotaFor(id, combo, req);
+    pp.quota = e.flavors.QuotaFor(id, combo, p.pod_set, req);
     for (const auto& [fr, q] : pp.quota) s.quota->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
     if (rec.spread_group >= 0) ++s.group_nodes[rec.spread_group][p.node];
@@ -179,9 +181,7 @@ absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement>
   e.reservations.OnAdmitted(id);
   st.pods.clear();
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);
-  st.flavors.clear();
-  for (size_t g = 0; g < combo.size(); ++g)
-    st.flavors.push_back(combo[g] < 0 ? -1 : s.queues[rec.cq].groups[g].flavors[combo[g]]);
+  st.flavors = e.flavors.FlavorIds(id, combo);
   if (static_cast<int>(rec.placed.size()) < w.TotalPods()) s.partial.insert(id);
   if (rec.cq >= 0) s.admitted_by_cq[rec.cq].insert({rec.priority, id});
   ++s.admit_epoch;

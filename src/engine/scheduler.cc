@@ -349,12 +349,13 @@ void SchedulerImpl::Resolve(WorkloadId id) {
   }
   if (rec.cq >= 0) {
     const ResolvedQueue& q = s_.queues[rec.cq];
-    std::vector<bool> touched(q.groups.size(), false);
-    for (const auto& ps : w.pod_sets)
+    for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
+      std::vector<bool> touched(q.groups.size(), false);
       for (int r = 0; r < kMaxResources; ++r)
-        if (ps.requests[r] > 0 && q.group_of[r] >= 0) touched[q.group_of[r]] = true;
-    for (size_t g = 0; g < touched.size(); ++g)
-      if (touched[g]) rec.groups_touched.push_back(static_cast<int32_t>(g));
+        if (w.pod_sets[ps].requests[r] > 0 && q.group_of[r] >= 0) touched[q.group_of[r]] = true;
+      for (size_t g = 0; g < touched.size(); ++g)
+        if (touched[g]) rec.slots.emplace_back(static_cast<int32_t>(ps), static_cast<int32_t>(g));
+    }
   }
   rec.placed_per_set.assign(w.pod_sets.size(), 0);
   rec.combos = e_.flavors.FlavorCombos(id);

@@ -33,7 +33,7 @@ void Statement::PlacePod(WorkloadId id, int ps, NodeChoice choice, const Combo& 
     p.placement.gpus.clear();
     p.placement.gpus = s_.cluster->Assign(node, req, id, &p.placement.mig_starts);
   }
-  p.quota = e_.flavors.QuotaFor(id, combo, req);
+  p.quota = e_.flavors.QuotaFor(id, combo, ps, req);
   for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, q);
   rec.gpus_placed += req[kGpu];
   if (rec.spread_group >= 0) ++s_.group_nodes[rec.spread_group][node];

@@ -5,6 +5,7 @@
 // Thread-safety: value types.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -56,6 +57,9 @@ struct PodSet {
   TopologyRequest topology;
   HostnameAntiAffinity anti_affinity = HostnameAntiAffinity::kNone;
   std::vector<TopologySpread> spread;  // topologySpreadConstraints
+  // Pods of this set that must start together (Kueue's per-pod-set minCount, a Kueue Workload's
+  // spec.podSets[].minCount); -1: none of its own (the workload's min_count applies).
+  int32_t min_count = -1;
 };
 
 struct Workload {
@@ -105,7 +109,29 @@ struct Workload {
     for (const auto& ps : pod_sets) n += ps.count;
     return n;
   }
-  int32_t MinPods() const { return min_count < 0 ? TotalPods() : min_count; }
+  // Whether some pod set has a minCount of its own: then every pod set's minimum is its own
+  // (its count where it has none), as in Kueue, and the workload's min_count is not used.
+  bool PerSetMinimums() const {
+    for (const auto& ps : pod_sets)
+      if (ps.min_count >= 0) return true;
+    return false;
+  }
+  // Pods of pod set `ps` that must start together: its own minimum (above), else the workload's
+  // minCount filled pod set by pod set in order.
+  int32_t MinOfSet(size_t ps) const {
+    if (PerSetMinimums())
+      return pod_sets[ps].min_count < 0 ? pod_sets[ps].count
+                                        : std::min(pod_sets[ps].min_count, pod_sets[ps].count);
+    int32_t left = min_count < 0 ? TotalPods() : min_count;
+    for (size_t i = 0; i < ps; ++i) left -= pod_sets[i].count;
+    return std::max(0, std::min(pod_sets[ps].count, left));
+  }
+  int32_t MinPods() const {
+    if (!PerSetMinimums()) return min_count < 0 ? TotalPods() : min_count;
+    int32_t n = 0;
+    for (size_t ps = 0; ps < pod_sets.size(); ++ps) n += MinOfSet(ps);
+    return n;
+  }
 };
 
 }  // namespace tessera

@@ -36,9 +36,7 @@ void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double n
   e_.placer.PlaceExtra(id);
   st.pods.clear();
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);
-  st.flavors.clear();
-  for (size_t g = 0; g < combo.size(); ++g)
-    st.flavors.push_back(combo[g] < 0 ? -1 : s_.queues[rec.cq].groups[g].flavors[combo[g]]);
+  st.flavors = e_.flavors.FlavorIds(id, combo);
   if (static_cast<int>(rec.placed.size()) < s_.model.workloads[id].TotalPods()) {
     s_.partial.insert(id);
   }
@@ -190,11 +188,12 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
   rec.failed_on_placement = false;
   PreemptionLook look;
   const Workload& w = s_.model.workloads[id];
-  // More pods than minCount by preemption only while no reservation is held: a search lifts
-  // them, and what fits must still be judged around them.
-  if (preemption_ && rec.can_preempt && rec.cq >= 0 && s_.HasPreemptionPolicy(rec.cq) &&
-      w.MinPods() < w.TotalPods() && !e_.reservations.any_held() &&
-      TryAdmitMorePods(id, now, why, look, out))
+  // More pods than the minimums (by preemption, or with per-pod-set minimums) only while no
+  // reservation is held: a search lifts them, and what fits must still be judged around them.
+  const bool may_preempt =
+      preemption_ && rec.can_preempt && rec.cq >= 0 && s_.HasPreemptionPolicy(rec.cq);
+  if ((may_preempt || w.PerSetMinimums()) && w.MinPods() < w.TotalPods() &&
+      !e_.reservations.any_held() && TryAdmitMorePods(id, may_preempt, now, why, look, out))
     return Outcome::kAdmitted;
   if (ChooseAndAdmit(id, now, why, look, out)) return Outcome::kAdmitted;
   if (!look.blocking_known)

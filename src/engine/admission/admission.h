@@ -36,8 +36,9 @@ class Admission {
   void Admit(WorkloadId id, const Combo& combo, double now, std::vector<Decision>& out);
   // Empty when the workload could be admitted in an empty cluster; else why never.
   std::string CanEverFit(WorkloadId id) const;
-  // The tolerations the flavors of `combo` add to a pod (none without a ClusterQueue).
-  std::vector<Toleration> FlavorTolerations(int32_t cq, const Combo& combo) const;
+  // The tolerations the flavors of `combo` add to a pod of pod set ps (none without a
+  // ClusterQueue).
+  std::vector<Toleration> FlavorTolerations(WorkloadId id, const Combo& combo, int ps) const;
   // Kueue's quotaCheckStrategy BlockUndeclared: why the workload waits because it asks for a
   // resource its ClusterQueue covers in no resource group; empty when it does not.
   std::string Uncovered(WorkloadId id) const;
@@ -57,15 +58,16 @@ class Admission {
   // (pending, with `why` for every combination) when none works.
   bool ChooseAndAdmit(WorkloadId id, double now, std::vector<ReasonPart>& why, PreemptionLook& look,
                       std::vector<Decision>& out);
-  // Kueue's partial admission with preemption (admission/partial_admission.cc): for a workload
-  // with pods beyond minCount that may preempt, admits the whole workload, else the largest
-  // count that can preempt its way in, when that takes a preemption; false: try the usual way.
-  bool TryAdmitMorePods(WorkloadId id, double now, std::vector<ReasonPart>& why,
+  // Kueue's partial admission (admission/partial_admission.cc): for a workload with pods beyond
+  // its minimums, admits the whole workload, else the largest counts that can preempt their way
+  // in, when that takes a preemption (or, with per-pod-set minimums, that fit); false: try the
+  // usual way.
+  bool TryAdmitMorePods(WorkloadId id, bool may_preempt, double now, std::vector<ReasonPart>& why,
                         PreemptionLook& look, std::vector<Decision>& out);
-  // Whether `count` pods could start now under some combination, fitting or by preempting
-  // (`by_preemption` says which); nothing is changed.
-  bool CountWorks(WorkloadId id, int32_t count, double now, PreemptionLook& look,
-                  bool& by_preemption);
+  // Whether `counts` pods per pod set could start now under some combination, fitting or by
+  // preempting (`by_preemption` says which); nothing is changed.
+  bool CountWorks(WorkloadId id, const std::vector<int32_t>& counts, bool may_preempt, double now,
+                  PreemptionLook& look, bool& by_preemption);
   std::optional<Preemptor::Found> FindPreemption(WorkloadId id, const Combo& combo, double now,
                                                  PreemptionLook& look);
   Engine& e_;

@@ -8,13 +8,16 @@
 
 namespace tessera {
 
-std::vector<Toleration> Admission::FlavorTolerations(int32_t cq, const Combo& combo) const {
+std::vector<Toleration> Admission::FlavorTolerations(WorkloadId id, const Combo& combo,
+                                                     int ps) const {
   std::vector<Toleration> out;
+  const int32_t cq = s_.recs[id].cq;
   if (cq < 0) return out;
   const ResolvedQueue& q = s_.queues[cq];
-  for (size_t g = 0; g < combo.size() && g < q.groups.size(); ++g) {
-    if (combo[g] < 0) continue;
-    const ResourceFlavor& f = s_.model.flavors[q.groups[g].flavors[combo[g]]];
+  for (size_t g = 0; g < q.groups.size(); ++g) {
+    const int32_t i = e_.flavors.FlavorIndex(id, combo, ps, static_cast<int>(g));
+    if (i < 0) continue;
+    const ResourceFlavor& f = s_.model.flavors[q.groups[g].flavors[i]];
     out.insert(out.end(), f.tolerations.begin(), f.tolerations.end());
   }
   return out;
@@ -65,12 +68,11 @@ std::string Admission::CanEverFit(WorkloadId id) const {
   }
   if (!any_quota) return quota_reason;
   // Nodes: every pod set with pods in the min set must fit on some empty eligible node.
-  int remaining = w.MinPods();
-  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
-    remaining -= w.pod_sets[ps].count;
+  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
+    if (w.MinOfSet(ps) <= 0) continue;
     bool found = false;
     for (const auto& combo : combos) {
-      int pool = e_.flavors.PoolFor(id, combo);
+      int pool = e_.flavors.PoolFor(id, combo, static_cast<int>(ps));
       for (NodeId n : s_.pools[pool]) {
         if (w.pod_sets[ps].requests.FitsIn(s_.model.nodes[n].allocatable) &&
             s_.cluster->ShareMilli(n, w.pod_sets[ps].requests) <= kMilliPerGpu &&
@@ -89,7 +91,7 @@ std::string Admission::CanEverFit(WorkloadId id) const {
         const auto& di = e_.topology.Domains(c.topology_key);
         bool any = false;
         for (const auto& combo : combos)
-          for (NodeId n : s_.pools[e_.flavors.PoolFor(id, combo)])
+          for (NodeId n : s_.pools[e_.flavors.PoolFor(id, combo, static_cast<int>(ps))])
             any = any || di.domain_of[n] >= 0;
         if (!any)
           return fmt::format(
@@ -101,9 +103,10 @@ std::string Admission::CanEverFit(WorkloadId id) const {
       // rule excluded how many nodes (of the first flavor combination's pool).
       const Combo none;
       const Combo& combo = combos.empty() ? none : combos.front();
-      if (std::string why = ExplainNodeExclusions(s_.model, w.pod_sets[ps],
-                                                  s_.pools[e_.flavors.PoolFor(id, combo)],
-                                                  FlavorTolerations(rec.cq, combo));
+      if (std::string why =
+              ExplainNodeExclusions(s_.model, w.pod_sets[ps],
+                                    s_.pools[e_.flavors.PoolFor(id, combo, static_cast<int>(ps))],
+                                    FlavorTolerations(id, combo, static_cast<int>(ps)));
           !why.empty())
         return fmt::format("pod set {}: no node can ever take a pod; {}", w.pod_sets[ps].name, why);
       Resources shown = w.pod_sets[ps].requests;

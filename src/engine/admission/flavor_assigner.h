@@ -1,8 +1,9 @@
 // Flavor assignment and quota arithmetic for one workload: which flavor combinations its
-// ClusterQueue offers (one flavor per resource group the workload touches, in the queue's
-// order), what each pod charges to which flavor-resource, whether the queue can give it now,
-// and the node pool a combination narrows placement to. Kueue's flavorassigner, without the
-// node search (placement/ does that).
+// ClusterQueue offers (for each pod set, one flavor per resource group the pod set asks from, as
+// Kueue assigns flavors pod set by pod set; in the queue's order), what each pod charges to
+// which flavor-resource, whether the queue can give it now, and the node pool a combination
+// narrows a pod set's placement to. Kueue's flavorassigner, without the node search (placement/
+// does that).
 //
 // Thread-safety: none; part of one engine.
 #pragma once
@@ -18,12 +19,20 @@ class FlavorAssigner {
  public:
   explicit FlavorAssigner(EngineState& s) : s_(s) {}
 
-  // Enumerates flavor combinations (one flavor per touched group) in order, at most 64.
+  // Enumerates flavor combinations in order: the choices (pod set, group) walked with the last
+  // fastest, so the first pod set keeps its first flavor longest. At most 64 of them, and when
+  // there are more, also every combination in which all pod sets take the same flavor of a group
+  // (so no workload is tried in fewer flavors than with one flavor for all its pod sets).
   std::vector<Combo> FlavorCombos(WorkloadId id) const;
-  int32_t FlavorFor(WorkloadId id, const Combo& combo, ResourceId r) const;
-  // What pods asking `req` charge to the queue under `combo`.
-  Need QuotaFor(WorkloadId id, const Combo& combo, const Resources& req) const;
-  // Quota for the pods still missing from minCount. The reference is valid until the next call.
+  // The index of pod set ps's flavor in group g under `combo` (-1: none).
+  int32_t FlavorIndex(WorkloadId id, const Combo& combo, int ps, int g) const;
+  // Pod set ps's flavor (a flavor id) for resource r under `combo` (-1: none).
+  int32_t FlavorFor(WorkloadId id, const Combo& combo, int ps, ResourceId r) const;
+  // The flavor ids of `combo`, flattened as the combination (WorkloadStatus::flavors).
+  std::vector<int32_t> FlavorIds(WorkloadId id, const Combo& combo) const;
+  // What pods of pod set ps asking `req` charge to the queue under `combo`.
+  Need QuotaFor(WorkloadId id, const Combo& combo, int ps, const Resources& req) const;
+  // Quota for the pods still missing from the minimums. Valid until the next call.
   const Need& MinQuotaNeed(WorkloadId id, const Combo& combo) const;
   Need ComputeMinQuotaNeed(WorkloadId id, const Combo& combo) const;
   bool QuotaFits(int32_t cq, const Need& need) const;
@@ -37,9 +46,9 @@ class FlavorAssigner {
   // the height of the lowest cohort whose subtree holds it without borrowing itself (the
   // root's when none does); the largest over the flavor-resources of `need`.
   int BorrowHeight(int32_t cq, const Need& need) const;
-  // The node pool of a combination: the flavor of the GPUs if any (it narrows most), else any
-  // flavor chosen, else all nodes (0).
-  int PoolFor(WorkloadId id, const Combo& combo) const;
+  // The node pool of pod set ps under a combination: the flavor of its GPUs if any (it narrows
+  // most), else any flavor chosen for it, else all nodes (0).
+  int PoolFor(WorkloadId id, const Combo& combo, int ps) const;
   // The quota a workload's placed pods hold, times `sign`.
   Need UsageOf(WorkloadId id, int sign) const;
   // The ClusterQueue's weighted dominant-resource share after `delta`.

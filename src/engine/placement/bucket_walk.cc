@@ -19,7 +19,7 @@ NodeChoice BucketWalkPlacement::FindNode(WorkloadId id, int ps, const Combo& com
 NodeId BucketWalkPlacement::FindNodeOnce(WorkloadId id, int ps, const Combo& combo,
                                          bool avoid_group_nodes) const {
   const Resources& req = s_.model.workloads[id].pod_sets[ps].requests;
-  int pool = e_.flavors.PoolFor(id, combo);
+  int pool = e_.flavors.PoolFor(id, combo, ps);
   const bool share = ClusterState::IsShare(req);
   // A share needs a device: one with room among the shared ones, else a free one (k >= 1).
   int g = share ? 1 : static_cast<int>(req[kGpu]);

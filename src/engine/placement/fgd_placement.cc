@@ -87,7 +87,7 @@ NodeChoice FgdPlacement::FindNodeFgd(WorkloadId id, int ps, const Combo& combo) 
   pod.gpu_milli = share ? static_cast<int32_t>(req[kGpuMilli]) : fgd::kMilliPerGpu;
   const fgd::FragmentationMeasure& measure = Measure();
   const fgd::Scorer scorer(policy_, &measure);  // cheap: a policy and a pointer
-  const int pool = e_.flavors.PoolFor(id, combo);
+  const int pool = e_.flavors.PoolFor(id, combo, ps);
   std::vector<NodeId> candidates;
   auto consider = [&](NodeId n) {
     if (!s_.cluster->Fits(n, req) || !e_.placer.NodeEligible(id, ps, combo, n)) return false;

@@ -12,16 +12,18 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
   const Workload& w = s_.model.workloads[id];
   for (const PodSet& ps : w.pod_sets)
     if (ps.topology.required && !e_.topology.reason().empty()) return e_.topology.reason();
-  int pool = e_.flavors.PoolFor(id, combo);
-  std::string where = pool == 0 ? "the cluster" : "flavor " + s_.model.flavors[pool - 1].name;
+  auto where_of = [&](int pool) {
+    return pool == 0 ? std::string("the cluster") : "flavor " + s_.model.flavors[pool - 1].name;
+  };
   // The first pod set whose pods do not all fit. Buckets are walked from the most free GPUs
   // down, so the largest free on an eligible node is the first eligible node met, and nodes
   // with too few GPUs are passed over once that is known (cheap in a full cluster).
-  int remaining = w.MinPods();
-  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
+  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
     const PodSet& set = w.pod_sets[ps];
-    int target = std::min(set.count, remaining);
-    remaining -= set.count;
+    const int target = s_.MinOfSet(id, ps);
+    if (target <= 0) continue;
+    const int pool = e_.flavors.PoolFor(id, combo, static_cast<int>(ps));
+    const std::string where = where_of(pool);
     const int g = static_cast<int>(set.requests[kGpu]);
     int fit_pods = 0, max_free_gpus = -1;
     for (int k = s_.cluster->max_gpus_per_node(); k >= 0 && fit_pods < target; --k) {
@@ -43,8 +45,9 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
       const std::string spread = SpreadFilter::Describe(set);
       // Which rule kept how many nodes out, where the labels and taints did (anti-affinity
       // and spread depend on what runs, and are named above).
-      const std::string rules = ExplainNodeExclusions(
-          s_.model, set, s_.pools[pool], e_.admission.FlavorTolerations(s_.recs[id].cq, combo));
+      const std::string rules =
+          ExplainNodeExclusions(s_.model, set, s_.pools[pool],
+                                e_.admission.FlavorTolerations(id, combo, static_cast<int>(ps)));
       return fmt::format(
           "no node of {} matches pod set {}'s node selector, affinity{}{} and tolerations{}", where,
           set.name,
@@ -64,6 +67,11 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
     const std::string spread = SpreadFilter::Describe(set);
     if (!spread.empty()) s += fmt::format("; topology spread ({}) may allow fewer", spread);
     return s;
+  }
+  std::string where;
+  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
+    const std::string wp = where_of(e_.flavors.PoolFor(id, combo, static_cast<int>(ps)));
+    if (where.find(wp) == std::string::npos) where += (where.empty() ? "" : ", ") + wp;
   }
   // Every pod set fits node by node, but not all of them at once: name the rules that couple the
   // pods, since they are what keeps them apart.

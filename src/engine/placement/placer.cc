@@ -30,14 +30,15 @@ bool Placer::NodeEligible(WorkloadId id, int ps, const Combo& combo, NodeId n,
   if (!set.spread.empty() && !spread_.Allows(id, ps, combo, n, !empty_cluster)) return false;
   const WorkloadRec& rec = s_.recs[id];
   if (rec.cq < 0 || combo.empty()) return ToleratesAll(node.taints, set.tolerations);
-  // Every chosen flavor's labels must hold (the pool checked one of them), and its tolerations
-  // join the pod's.
+  // Every flavor chosen for the pod set must have its labels hold (the pool checked one of
+  // them), and its tolerations join the pod's.
   std::vector<Toleration> tolerations;
   const std::vector<Toleration>* tol = &set.tolerations;
   const ResolvedQueue& q = s_.queues[rec.cq];
-  for (size_t g = 0; g < combo.size(); ++g) {
-    if (combo[g] < 0) continue;
-    const ResourceFlavor& f = s_.model.flavors[q.groups[g].flavors[combo[g]]];
+  for (size_t g = 0; g < q.groups.size(); ++g) {
+    const int32_t i = e_.flavors.FlavorIndex(id, combo, ps, static_cast<int>(g));
+    if (i < 0) continue;
+    const ResourceFlavor& f = s_.model.flavors[q.groups[g].flavors[i]];
     if (!MatchesNodeSelector(f.node_labels, node.labels)) return false;
     if (!f.tolerations.empty()) {
       if (tol != &tolerations) tolerations = set.tolerations;
@@ -64,7 +65,7 @@ NodeChoice Placer::FindNode(WorkloadId id, int ps, const Combo& combo) {
   // The best preference among the nodes that can take the pod now; the plugin then chooses
   // among those only (its own order: binpack, spread, FGD), else among all.
   std::optional<Preference> best;
-  for (NodeId n : s_.pools[e_.flavors.PoolFor(id, combo)]) {
+  for (NodeId n : s_.pools[e_.flavors.PoolFor(id, combo, ps)]) {
     if (!s_.cluster->Fits(n, set.requests) || !NodeEligible(id, ps, combo, n)) continue;
     Preference p = PreferenceOf(id, ps, n);
     if (!best || p.affinity > best->affinity ||
@@ -81,10 +82,8 @@ NodeChoice Placer::FindNode(WorkloadId id, int ps, const Combo& combo) {
 bool Placer::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t mark) {
   const Workload& w = s_.model.workloads[id];
   WorkloadRec& rec = s_.recs[id];
-  int remaining = s_.MinPods(id);
-  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
-    int target = std::min(w.pod_sets[ps].count, remaining);
-    remaining -= w.pod_sets[ps].count;
+  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
+    const int target = s_.MinOfSet(id, ps);
     if (rec.placed_per_set[ps] >= target) continue;
     if (w.pod_sets[ps].topology.present()) {
       if (!e_.topology.PlaceSetInTopology(id, static_cast<int>(ps), target - rec.placed_per_set[ps],
@@ -140,7 +139,7 @@ std::vector<PodPlacement> Placer::PlaceExtra(WorkloadId id) {
     std::vector<NodeId> domain_nodes;
     bool have_domain = false;
     while (rec.placed_per_set[ps] < set.count) {
-      auto need = e_.flavors.QuotaFor(id, rec.chosen, set.requests);
+      auto need = e_.flavors.QuotaFor(id, rec.chosen, static_cast<int>(ps), set.requests);
       if (!e_.flavors.QuotaFits(rec.cq, need)) break;
       NodeChoice n;
       if (set.topology.present()) {
@@ -162,7 +161,7 @@ std::vector<PodPlacement> Placer::PlaceExtra(WorkloadId id) {
             for (const auto& p : rec.placed)
               if (p.placement.pod_set == static_cast<int32_t>(ps))
                 d = di.domain_of[p.placement.node];
-            for (NodeId m : s_.pools[e_.flavors.PoolFor(id, rec.chosen)])
+            for (NodeId m : s_.pools[e_.flavors.PoolFor(id, rec.chosen, static_cast<int>(ps))])
               if (d >= 0 && di.domain_of[m] == d) domain_nodes.push_back(m);
           }
         }

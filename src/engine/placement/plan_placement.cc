@@ -113,7 +113,7 @@ PlanPlacement::Best PlanPlacement::Choose(WorkloadId id, int ps, const Combo& co
   const Resources& req = s_.model.workloads[static_cast<size_t>(id)].pod_sets[ps].requests;
   const fgd::FragmentationMeasure& measure = Measure();
   const fgd::Scorer scorer(fgd::Policy::kFgd, &measure);
-  const int pool = e_.flavors.PoolFor(id, combo);
+  const int pool = e_.flavors.PoolFor(id, combo, ps);
   Best best;
   for (NodeId n : s_.pools[static_cast<size_t>(pool)]) {
     if (!s_.cluster->Fits(n, req) || !e_.placer.NodeEligible(id, ps, combo, n)) continue;

@@ -31,7 +31,7 @@ bool TopologyPlacer::TopologyLevels(WorkloadId id, int ps, const std::vector<int
                                     std::string& why) const {
   const TopologyRequest& t = s_.model.workloads[id].pod_sets[ps].topology;
   levels.clear();
-  int pool = e_.flavors.PoolFor(id, combo);
+  int pool = e_.flavors.PoolFor(id, combo, ps);
   if (pool > 0) {
     const std::string& name = s_.model.flavors[pool - 1].topology_name;
     for (const Topology& topo : s_.model.topologies)
@@ -91,7 +91,7 @@ bool TopologyPlacer::PlaceSetInTopology(WorkloadId id, int ps, int count,
   // Nodes that could take a pod now, with an estimate of how many (eligibility is checked when
   // placing; an estimate that was too high sends the search to the next domain).
   const Resources& req = set.requests;
-  const int pool = e_.flavors.PoolFor(id, combo);
+  const int pool = e_.flavors.PoolFor(id, combo, ps);
   const int g = ClusterState::IsShare(req) ? 0 : static_cast<int>(req[kGpu]);
   std::vector<std::pair<NodeId, int64_t>> caps;
   std::vector<int> used_resources;

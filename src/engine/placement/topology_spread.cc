@@ -11,7 +11,7 @@ SpreadFilter::SpreadFilter(Engine& e) : e_(e), s_(e.st) {}
 
 const std::vector<std::vector<int32_t>>& SpreadFilter::EligibleDomains(WorkloadId id, int ps,
                                                                        const Combo& combo) const {
-  const int pool = e_.flavors.PoolFor(id, combo);
+  const int pool = e_.flavors.PoolFor(id, combo, ps);
   auto [it, inserted] = eligible_.try_emplace({id, ps, pool});
   if (!inserted) return it->second;
   const PodSet& set = s_.model.workloads[id].pod_sets[ps];

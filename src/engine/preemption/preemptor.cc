@@ -91,11 +91,8 @@ bool Preemptor::CouldCover(WorkloadId id, const Need& need,
       return false;
   int64_t want_gpus = 0;
   const Workload& w = s_.model.workloads[id];
-  int remaining = s_.MinPods(id);
-  for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0; ++ps) {
-    want_gpus += std::min(w.pod_sets[ps].count, remaining) * w.pod_sets[ps].requests[kGpu];
-    remaining -= w.pod_sets[ps].count;
-  }
+  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps)
+    want_gpus += s_.MinOfSet(id, ps) * w.pod_sets[ps].requests[kGpu];
   return want_gpus <= s_.cluster->PoolFreeGpus(0) + freed_gpus;
 }
 

@@ -26,7 +26,7 @@ void OrderForTopology(const Engine& e, WorkloadId id, const Combo& combo,
   if (!e.topology.TopologyLevels(id, ps, combo, levels, requested, why)) return;
   const TopologyPlacer::DomainIndex& di = e.topology.Domains(levels[requested]);
   const int64_t need = w.pod_sets[ps].requests[kGpu] * w.pod_sets[ps].count;
-  const int pool = e.flavors.PoolFor(id, combo);
+  const int pool = e.flavors.PoolFor(id, combo, ps);
   std::vector<int64_t> free(di.names.size(), 0);
   for (int k = 1; k <= s.cluster->max_gpus_per_node(); ++k)
     for (NodeId n : s.cluster->Bucket(pool, k))

@@ -15,6 +15,20 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Free GPUs in the node pools of a combination's pod sets, each pool once: a bound on what it
+// could place now.
+int64_t FreeGpusIn(const Engine& e, WorkloadId id, const Combo& combo) {
+  std::vector<int> pools;
+  int64_t free = 0;
+  for (size_t ps = 0; ps < e.st.model.workloads[id].pod_sets.size(); ++ps) {
+    const int pool = e.flavors.PoolFor(id, combo, static_cast<int>(ps));
+    if (std::find(pools.begin(), pools.end(), pool) != pools.end()) continue;
+    pools.push_back(pool);
+    free += e.st.cluster->PoolFreeGpus(pool);
+  }
+  return free;
+}
+
 }  // namespace
 
 Reservations::Reservations(Engine& e) : e_(e), s_(e.st) {}
@@ -158,8 +172,8 @@ bool Reservations::FitsAt(WorkloadId id, int64_t gpus, Reservation& out) {
   WorkloadRec& rec = s_.recs[id];
   for (const Combo& combo : rec.combos) {
     if (rec.cq >= 0 && !e_.flavors.QuotaFits(rec.cq, e_.flavors.MinQuotaNeed(id, combo))) continue;
-    // Cheap before the placement: enough free GPUs in the combination's pool at all.
-    if (gpus > s_.cluster->PoolFreeGpus(e_.flavors.PoolFor(id, combo))) continue;
+    // Cheap before the placement: enough free GPUs in the combination's pools at all.
+    if (gpus > FreeGpusIn(e_, id, combo)) continue;
     const size_t mark = e_.statement.mark();
     if (!e_.placer.PlaceMin(id, combo, mark)) continue;
     out.combo = combo;
@@ -227,12 +241,8 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
   int64_t gpus = 0;  // whole GPUs of its minCount pods
   {
     const Workload& w = s_.model.workloads[id];
-    int32_t left = w.MinPods();
-    for (const PodSet& ps : w.pod_sets) {
-      const int32_t n = std::min(ps.count, left);
-      gpus += int64_t{n} * ps.requests[kGpu];
-      left -= n;
-    }
+    for (size_t ps = 0; ps < w.pod_sets.size(); ++ps)
+      gpus += int64_t{w.MinOfSet(ps)} * w.pod_sets[ps].requests[kGpu];
   }
   Evicted evicted;
   // The instants at which something in its way ends: running workloads and the reservations
