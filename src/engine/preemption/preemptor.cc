@@ -125,7 +125,13 @@ void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted
     d.type = Decision::Type::kPreempt;
     d.workload = v;
     d.preemptor = id;
-    if (vr.cq == rec.cq) {
+    if (vr.cq == rec.cq && rec.priority == vr.priority) {
+      // LowerOrNewerEqualPriority: an equal priority, created later.
+      d.reason = fmt::format(
+          "preempted within ClusterQueue {} by {} (same priority {}, created earlier: {}s < {}s)",
+          s_.model.cluster_queues[rec.cq].name, preemptor, rec.priority, s_.status[id].created,
+          s_.status[v].created);
+    } else if (vr.cq == rec.cq) {
       d.reason =
           fmt::format("preempted within ClusterQueue {} by {} (priority {} > {})",
                       s_.model.cluster_queues[rec.cq].name, preemptor, rec.priority, vr.priority);
