@@ -530,5 +530,55 @@ spec: {limits: [{type: Container, default: {cpu: "1"}}]}
     EXPECT_NE(Find(r, Sev::kNotice, want), nullptr) << want << "\n" << AllDiagnostics(r);
 }
 
+// Issue 18: Kueue keeps a workload asking for a resource its ClusterQueue does not cover
+// pending (BlockUndeclared); Tessera's default does not, and says so once per queue and resource.
+TEST(CheckReferencesTest, NoticesResourcesAClusterQueueDoesNotCover) {
+  const std::string text = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: f}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq}
+spec: {clusterQueue: cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: a, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec: {template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1", nvidia.com/gpu: "1"}}}]}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: b, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec: {template: {spec: {containers: [{name: c, resources: {requests: {cpu: "2"}}}]}}}
+)";
+  LoadResult r = Load(text);
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  LoadResult refs;
+  refs.diagnostics = CheckReferences(r.model);
+  std::string all = AllDiagnostics(refs);
+  ASSERT_EQ(refs.diagnostics.size(), 1u) << all;  // once for cq and cpu, not per workload
+  EXPECT_NE(Find(refs, Sev::kNotice,
+                 "t.yaml:19: notice: Job default/a asks for cpu, which ClusterQueue cq does not "
+                 "cover: Kueue keeps such a workload pending"),
+            nullptr)
+      << all;
+  // With Kueue's strategy the engine keeps them pending, and there is nothing to point out.
+  LoadResult blocked = Load(text +
+                            "---\napiVersion: tessera.dev/v1alpha1\nkind: SchedulerConfig\n"
+                            "metadata: {name: s}\nspec: {quotaCheckStrategy: BlockUndeclared}\n");
+  ASSERT_TRUE(blocked.ok()) << AllDiagnostics(blocked);
+  EXPECT_TRUE(CheckReferences(blocked.model).empty());
+}
+
 }  // namespace
 }  // namespace tessera

@@ -102,7 +102,42 @@ std::vector<Diagnostic> CheckReferences(const Model& model) {
   }
   for (const auto& c : model.cohorts) check_groups(c.resource_groups, c.source, "Cohort " + c.name);
 
+  // Kueue's default quotaCheckStrategy (BlockUndeclared) keeps a workload pending when it asks
+  // for a resource its ClusterQueue covers in no resource group; Tessera's default does not.
+  // One notice per ClusterQueue and resource, so that a Kueue user sees where they differ.
+  std::map<std::string, const ClusterQueue*> cq_of_lq;
+  for (const auto& lq : model.local_queues)
+    for (const auto& cq : model.cluster_queues)
+      if (cq.name == lq.cluster_queue) cq_of_lq[lq.ns + "/" + lq.name] = &cq;
+  std::set<std::pair<std::string, ResourceId>> uncovered_seen;
+  auto notice_uncovered = [&](const Workload& w) {
+    if (model.config.block_undeclared || w.queue_name.empty()) return;
+    auto it = cq_of_lq.find(w.ns + "/" + w.queue_name);
+    if (it == cq_of_lq.end()) return;
+    const ClusterQueue& cq = *it->second;
+    for (const PodSet& ps : w.pod_sets) {
+      for (ResourceId r = 0; r < kMaxResources; ++r) {
+        // As the engine's check (Admission::Uncovered): pods and GPU shares never block.
+        if (ps.requests[r] == 0 || r == kPods || r == kGpuMilli || r == kGpuMemory) continue;
+        bool covered = false;
+        for (const auto& g : cq.resource_groups)
+          for (ResourceId c : g.covered) covered = covered || c == r;
+        if (covered || !uncovered_seen.insert({cq.name, r}).second) continue;
+        Diagnostic d;
+        d.severity = Diagnostic::Severity::kNotice;
+        ParseSource(w.source, d.file, d.line);
+        d.message = w.kind + " " + w.Key() + " asks for " + std::string(ResourceName(r)) +
+                    ", which ClusterQueue " + cq.name +
+                    " does not cover: Kueue keeps such a workload pending (quotaCheckStrategy "
+                    "BlockUndeclared, its default); Tessera limits it by node capacity only "
+                    "(IgnoreUndeclared, Tessera's default; set SchedulerConfig "
+                    "spec.quotaCheckStrategy to choose)";
+        out.push_back(std::move(d));
+      }
+    }
+  };
   for (const auto& w : model.workloads) {
+    notice_uncovered(w);
     if (!w.queue_name.empty() && !local_queues.count(w.ns + "/" + w.queue_name)) {
       warn(w.source, "",
            w.kind + " " + w.Key() + " names LocalQueue " + w.queue_name +
