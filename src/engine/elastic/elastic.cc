@@ -179,10 +179,8 @@ class Planner {
     const Workload& w = s_.model.workloads[id];
     std::vector<NodeRequest> mine;  // per group
     bool whole = true;
-    int remaining = w.MinPods();
-    for (size_t ps = 0; ps < w.pod_sets.size() && remaining > 0 && whole; ++ps) {
-      const int target = std::min(w.pod_sets[ps].count, remaining);
-      remaining -= w.pod_sets[ps].count;
+    for (size_t ps = 0; ps < w.pod_sets.size() && whole; ++ps) {
+      const int target = s_.MinOfSet(id, ps);
       while (rec.placed_per_set[ps] < target) {
         NodeChoice n = e_.placer.FindNode(id, static_cast<int>(ps), combo);
         if (n.node < 0 && AddNodeFor(id, static_cast<int>(ps), combo, mine))
