@@ -47,6 +47,7 @@ struct ReplayFlags {
   bool no_preemption = false;
   double cycle_interval = 0;
   double until = -1;
+  std::string scale_up;
   int64_t limit = -1;
   bool ignore_times = false;
   bool verify = false;
@@ -205,6 +206,8 @@ int RunReplayCommand(const ReplayFlags& f) {
   ro.cycle_interval = f.cycle_interval;
   if (f.until >= 0) ro.until = f.until;
   ro.verify = f.verify;
+  if (f.scale_up == "gang-aware") ro.scale_up = ScaleUpMode::kGangAware;
+  if (f.scale_up == "pod-by-pod") ro.scale_up = ScaleUpMode::kPodByPod;
   if (records) ro.accounting = &*records;
   auto result = trace::RunReplay(std::move(model), tr, *conv, ro);
   if (!result.ok()) {
@@ -310,6 +313,10 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_flag("--ignore-times", flags->ignore_times,
                 "job k arrives at k seconds and never leaves (the FGD experiments' process)");
   app->add_flag("--verify", flags->verify, "check the engine's invariants after every cycle");
+  app->add_option("--scale-up", flags->scale_up,
+                  "how elastic NodePools of --manifests grow: gang-aware or pod-by-pod "
+                  "(docs/autoscaling.md); default: SchedulerConfig spec.autoscaler.scaleUp")
+      ->check(CLI::IsMember({"gang-aware", "pod-by-pod"}));
   app->add_option("--accounting-db", flags->accounting_db,
                   "append a record per workload run to this SQLite accounting store "
                   "(docs/accounting.md)");

@@ -18,6 +18,7 @@
 #include "accounting/recorder.h"
 #include "engine/scheduler.h"
 #include "fmt/format.h"
+#include "sim/simulator.h"
 #include "trace/ledger.h"
 #include "trace/size_classes.h"
 
@@ -122,6 +123,12 @@ class Replayer {
     while (true) {
       double t = std::min(
           {NextManifest(), NextTrace(), finishes_.empty() ? kInf : std::get<0>(finishes_.top())});
+      if (as_) {
+        // Nodes coming or going keep the replay going; spot interruptions only while something
+        // else does (as in `tessera sim`).
+        t = std::min(t, as_->Next(false));
+        if (t != kInf) t = std::min(t, as_->Next(true));
+      }
       if (t == kInf) break;
       double now = t;
       if (options_.cycle_interval > 0) now = NextCycleTime(t, options_.cycle_interval);
@@ -130,12 +137,14 @@ class Replayer {
         break;
       }
       Advance(now);
+      if (as_) as_->Account(now);
       Departures(now);
       Arrivals(now);
-      if (absl::Status st = RunCycles(now); !st.ok()) return st;
+      if (absl::Status st = Scale(now); !st.ok()) return st;
     }
     res_.end = stopped ? options_.until : last_;
     Advance(res_.end);
+    if (as_) Nodes();
     CountEndStates();
     SumQueues();
     res_.size_classes = classes_.Results(res_.end - res_.start);
@@ -174,6 +183,7 @@ class Replayer {
     if (m_->config.pricing.present) cost_.emplace(*m_, /*by_workload=*/false);
     if (options_.accounting)
       runs_.emplace(*m_, *options_.accounting, accounting::RecorderOptions{"sim replay", 0});
+    if (!m_->node_pools.empty()) as_.emplace(*s_, options_.scale_up);
     res_.nodes = static_cast<int64_t>(m_->nodes.size());
     res_.gpus_total = ledger_->total_gpu_milli() / 1000;
     return absl::OkStatus();
@@ -341,6 +351,8 @@ class Replayer {
       const WorkloadStatus& st = s_->status(id);
       if (st.state != WorkloadState::kAdmitted || st.preemptions != gen) continue;
       Release(id);
+      if (as_) as_->Released(id, when);
+      plan_ = true;
       if (cost_) cost_->Release(id, when);
       if (runs_) runs_->Ended(id, accounting::RunEnd::kFinished, "", when);
       s_->Finish(id, when);
@@ -371,6 +383,7 @@ class Replayer {
         at = tt;
       }
       s_->Submit(id, at);
+      plan_ = true;
       ++res_.queues[QueueOf(id)].jobs;
       classes_.Arrived(ClassOf(id));
       ++pending_;
@@ -400,6 +413,34 @@ class Replayer {
     return absl::OkStatus();
   }
 
+  // 4'. With NodePools (docs/autoscaling.md): the autoscaler's nodes due now (spot
+  // interruptions evict what runs on them), the cycles, then its scale-up, again while more is
+  // due at this instant (nodes provisioned at once).
+  absl::Status Scale(double now) {
+    if (!as_) return RunCycles(now);
+    for (int round = 0;; ++round) {
+      if (round >= options_.max_cycles_per_instant)
+        return absl::InternalError(fmt::format("nodes did not settle at t={}", now));
+      std::vector<Decision> evicted;
+      if (as_->Advance(now, node_events_, evicted)) plan_ = true;
+      for (const Decision& d : evicted) Evict(d.workload, d.reason, now);
+      if (absl::Status st = RunCycles(now); !st.ok()) return st;
+      as_->AfterCycles(now, plan_);
+      plan_ = false;
+      if (as_->Next(true) > now) return absl::OkStatus();
+    }
+  }
+  // The NodePools' figures at the end; the cost ledger's idle GPUs count nodes while up.
+  void Nodes() {
+    as_->Account(res_.end);
+    res_.node_pools = as_->Usage();
+    res_.elastic = as_->elastic();
+    res_.scale_up = as_->mode();
+    res_.waiting_gang_gpu_hours = as_->waiting_gang_gpu_hours();
+    res_.node_events = static_cast<int64_t>(node_events_.size());
+    if (cost_) cost_->SetNodeUptime(as_->NodeUptime(res_.end));
+  }
+
   // One cycle's decisions, evictions first, so that the ledger never books a preemptor onto its
   // victims' devices.
   void ApplyDecisions(std::vector<Decision>& decisions, double now) {
@@ -417,6 +458,7 @@ class Replayer {
           break;
         case Decision::Type::kScaleUp:
           Book(id, d.pods);
+          if (as_) as_->Placed(id, d.pods, now);
           if (cost_)
             cost_->Hold(id, s_->status(id).cluster_queue, s_->status(id).flavors, d.pods, now);
           if (runs_) runs_->ScaledUp(id, d.pods, now);
@@ -435,6 +477,8 @@ class Replayer {
   void Evict(WorkloadId id, const std::string& reason, double now) {
     auto q = QueueOf(id);
     int64_t gpu_milli = Release(id);
+    if (as_) as_->Released(id, now);
+    plan_ = true;
     if (cost_) cost_->Release(id, now);
     if (runs_) runs_->Ended(id, accounting::RunEnd::kPreempted, reason, now);
     double lost = static_cast<double>(gpu_milli) / 1000.0 *
@@ -459,6 +503,7 @@ class Replayer {
     }
     admit_at_[static_cast<size_t>(id)] = now;
     Book(id, pods);
+    if (as_) as_->Placed(id, pods, now);
     if (cost_) cost_->Hold(id, st.cluster_queue, st.flavors, pods, now);
     if (runs_) runs_->Admitted(id, ArrivalOf(id), st.cluster_queue, st.flavors, pods, now);
     const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
@@ -576,6 +621,10 @@ class Replayer {
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
   std::vector<Decision> preempts_, others_;
   bool partial_gangs_ = false;
+  // With NodePools in the manifests: node-hours, and for elastic ones the autoscaler.
+  std::optional<Autoscaler> as_;
+  std::vector<SimEvent> node_events_;
+  bool plan_ = false;  // something arrived, ended or was preempted since the last scale-up
 };
 
 }  // namespace

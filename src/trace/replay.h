@@ -18,6 +18,7 @@
 #include "cost/ledger.h"
 #include "fgd/fragmentation.h"
 #include "model/model.h"
+#include "sim/autoscaler.h"
 #include "trace/metrics.h"
 #include "trace/model_builder.h"
 #include "trace/size_classes.h"
@@ -38,6 +39,9 @@ struct ReplayOptions {
   // Not null: a record per run goes here (docs/accounting.md), from admission to finish or
   // preemption, and for runs still going at the end. Must outlive RunReplay.
   accounting::RecordSink* accounting = nullptr;
+  // Elastic NodePools of the manifests (docs/autoscaling.md): how they grow (`--scale-up`);
+  // none: SchedulerConfig spec.autoscaler.scaleUp.
+  std::optional<ScaleUpMode> scale_up;
 };
 
 // The instant of the first cycle at or after `t` with cycles every `interval` seconds: the
@@ -99,6 +103,13 @@ struct ReplayResult {
   // Cost in money (docs/cost.md), idle GPUs over [start, end]; only with SchedulerConfig
   // spec.pricing. No per-workload rows: a trace may hold a million jobs.
   std::optional<cost::CostReport> cost;
+  // NodePools of the manifests (docs/autoscaling.md): node-hours paid and idle, their cost; with
+  // an elastic one, the scale-up mode and the GPU-hours of nodes added for a gang that waited.
+  std::vector<PoolUsage> node_pools;
+  bool elastic = false;
+  ScaleUpMode scale_up = ScaleUpMode::kGangAware;
+  double waiting_gang_gpu_hours = 0;
+  int64_t node_events = 0;  // nodes added, removed and interrupted
 };
 
 // Replays `trace` (jobs made by `converter`) and the workloads already in `model` (at their

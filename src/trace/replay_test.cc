@@ -334,3 +334,46 @@ TEST(Replay, CycleIntervalsThatRoundBelowTheEventTerminate) {
 
 }  // namespace
 }  // namespace tessera::trace
+
+namespace tessera::trace {
+namespace {
+
+// An elastic NodePool in the manifests (docs/autoscaling.md): the replay's autoscaler gives the
+// figures `tessera sim` gives for the same scenario (tests/scenarios/autoscaling-pod-by-pod.*).
+TEST(Replay, ElasticNodePoolMatchesTheSimulator) {
+  for (ScaleUpMode mode : {ScaleUpMode::kPodByPod, ScaleUpMode::kGangAware}) {
+    LoadResult lr =
+        LoadManifestFiles({testing::SourceDir() + "/tests/scenarios/autoscaling-pod-by-pod.yaml"});
+    ASSERT_TRUE(lr.ok());
+    Trace t;
+    std::vector<std::string> notes;
+    auto conv = BuildModel(t, {}, lr.model, notes);
+    ASSERT_TRUE(conv.ok()) << conv.status();
+    ReplayOptions ro;
+    ro.verify = true;
+    ro.scale_up = mode;
+    auto r = RunReplay(std::move(lr.model), t, *conv, ro);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->node_pools.size(), 1u);
+    const PoolUsage& u = r->node_pools[0];
+    EXPECT_TRUE(r->elastic);
+    EXPECT_EQ(r->scale_up, mode);
+    EXPECT_EQ(u.peak_nodes, mode == ScaleUpMode::kPodByPod ? 4 : 1);
+    EXPECT_EQ(u.nodes_at_end, 0);
+    if (mode == ScaleUpMode::kPodByPod) {
+      EXPECT_DOUBLE_EQ(u.node_hours, 2.0);
+      EXPECT_NEAR(u.idle_node_hours, 1.833333, 1e-6);
+      EXPECT_NEAR(r->waiting_gang_gpu_hours, 13.333333, 1e-6);
+      EXPECT_EQ(r->node_events, 11 + 11);
+    } else {
+      EXPECT_NEAR(u.node_hours, 1200.0 / 3600, 1e-9);  // one node, 2300 to 3500
+      EXPECT_DOUBLE_EQ(r->waiting_gang_gpu_hours, 0);
+      EXPECT_EQ(r->node_events, 2);
+    }
+    ASSERT_TRUE(u.cost.has_value());
+    EXPECT_NEAR(*u.cost, u.node_hours * 32, 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::trace

@@ -259,6 +259,22 @@ std::string SummaryTable(const ReplayResult& r) {
   if (r.queues.size() > 1) row(r.all);
   out += SizeClassTable(r.size_classes);
   if (r.cost) out += "\n" + cost::CostTable(*r.cost);
+  if (!r.node_pools.empty()) {
+    out += fmt::format("\nNode pools{}\n", r.elastic ? (r.scale_up == ScaleUpMode::kGangAware
+                                                            ? " (scale-up gang-aware)"
+                                                            : " (scale-up pod-by-pod)")
+                                                     : "");
+    for (const PoolUsage& u : r.node_pools) {
+      out += fmt::format("  {:<16} {:<8} peak {:>5} nodes {:>11} node-hours {:>11} idle", u.pool,
+                         u.elastic ? (u.spot ? "spot" : "elastic") : "fixed", u.peak_nodes,
+                         Num(u.node_hours, 2), Num(u.idle_node_hours, 2));
+      if (u.cost) out += fmt::format("  ${} (idle ${})", Num(*u.cost, 2), Num(*u.idle_cost, 2));
+      out += "\n";
+    }
+    if (r.elastic)
+      out += fmt::format("  GPU-hours on nodes added for a gang that still waited: {}\n",
+                         Num(r.waiting_gang_gpu_hours, 2));
+  }
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
   return out;
 }
@@ -312,6 +328,33 @@ std::string ReportJson(const ReplayResult& r) {
                             {"jobCompletionTimeSeconds", DistJson(r.all.jct)},
                             {"queueingDelayHistogram", QueueJson(r.all)["queueingDelayHistogram"]}};
   if (r.cost) summary["cost"] = cost::CostJson(*r.cost);
+  if (!r.node_pools.empty()) {
+    nlohmann::json pools = nlohmann::json::array();
+    for (const PoolUsage& u : r.node_pools) {
+      nlohmann::json p = {{"pool", u.pool},
+                          {"elastic", u.elastic},
+                          {"spot", u.spot},
+                          {"peakNodes", u.peak_nodes},
+                          {"nodesAtEnd", u.nodes_at_end},
+                          {"nodeHours", JNum(u.node_hours)},
+                          {"idleNodeHours", JNum(u.idle_node_hours)},
+                          {"gpuHours", JNum(u.gpu_hours)},
+                          {"nodesAdded", u.added},
+                          {"nodesRemoved", u.removed},
+                          {"interruptions", u.interrupted}};
+      if (u.cost) {
+        p["pricePerNodeHour"] = JNum(*u.price_per_node_hour);
+        p["cost"] = JNum(*u.cost);
+        p["idleCost"] = JNum(*u.idle_cost);
+      }
+      pools.push_back(std::move(p));
+    }
+    summary["nodePools"] = std::move(pools);
+    if (r.elastic) {
+      summary["scaleUp"] = r.scale_up == ScaleUpMode::kGangAware ? "gang-aware" : "pod-by-pod";
+      summary["waitingGangGpuHours"] = JNum(r.waiting_gang_gpu_hours);
+    }
+  }
   nlohmann::json doc = {
       {"summary", summary},
       {"queues", queues},
