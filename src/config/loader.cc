@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "config/kinds.h"
+#include "config/workload_meta.h"
 #include "config/yaml_events.h"
 #include "config/yaml_util.h"
 #include "fmt/format.h"
@@ -314,6 +315,7 @@ class Loader {
   void Finish() {
     try {
       ci::ResolvePodGroups(std::move(group_pods_), into_.model, into_.diagnostics);
+      ci::ResolveCreationTimestamps(into_.model);
     } catch (const std::exception& e) {
       into_.diagnostics.push_back(
           {Diagnostic::Severity::kError, "", 0, "", std::string("internal error: ") + e.what()});

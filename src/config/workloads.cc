@@ -14,19 +14,13 @@
 #include "config/kinds.h"
 #include "config/pod_placement.h"
 #include "config/time_fields.h"
+#include "config/workload_meta.h"
 #include "model/limits.h"
 
 namespace tessera::config_internal {
 namespace {
 
-constexpr std::string_view kQueueLabel = "kueue.x-k8s.io/queue-name";
-constexpr std::string_view kTesseraQueueLabel = "tessera.dev/queue";
-constexpr std::string_view kWorkloadPriorityLabel = "kueue.x-k8s.io/priority-class";
 constexpr std::string_view kMinParallelism = "kueue.x-k8s.io/job-min-parallelism";
-constexpr std::string_view kArrival = "tessera.dev/arrival";
-constexpr std::string_view kCreated = "tessera.dev/created";
-constexpr std::string_view kAdmitted = "tessera.dev/admitted";
-constexpr std::string_view kRuntime = "tessera.dev/runtime";
 // Labels that make a v1 Pod a member of a pod group.
 constexpr std::string_view kPodGroupLabels[] = {"scheduling.x-k8s.io/pod-group",
                                                 "pod-group.scheduling.sigs.k8s.io"};
@@ -35,66 +29,6 @@ constexpr std::string_view kKueuePodGroupLabel = "kueue.x-k8s.io/pod-group-name"
 constexpr std::string_view kKueuePodGroupCount = "kueue.x-k8s.io/pod-group-total-count";
 
 constexpr int64_t kMaxPods = kMaxPodsPerWorkload;  // model/limits.h
-
-std::string Lookup(const Labels& m, std::string_view key) {
-  auto it = m.find(std::string(key));
-  return it == m.end() ? std::string() : it->second;
-}
-
-// The queue a job names: Kueue's label, then Kueue's annotation, then Tessera's own label.
-std::string QueueOf(const Labels& labels, const Labels& annotations) {
-  for (const std::string& q : {Lookup(labels, kQueueLabel), Lookup(annotations, kQueueLabel),
-                               Lookup(labels, kTesseraQueueLabel)}) {
-    if (!q.empty()) return q;
-  }
-  return "";
-}
-
-YAML::Node AnnotationNode(const ObjectMeta& meta, std::string_view key) {
-  return Child(Child(meta.metadata, "annotations"), key);
-}
-
-std::string AnnotationPath(std::string_view key) { return JoinPath("metadata.annotations", key); }
-
-// Name, namespace, queue, priority class, arrival, runtime and the fields of time
-// (config/time_fields.h): what every kind shares.
-Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) {
-  Workload w;
-  w.ns = meta.ns;
-  w.name = meta.name;
-  w.kind = std::move(kind);
-  w.source = meta.source;
-  w.labels = meta.labels;
-  w.queue_name = QueueOf(meta.labels, meta.annotations);
-  w.workload_priority_class = Lookup(meta.labels, kWorkloadPriorityLabel);
-  for (std::string_view key : {kArrival, kRuntime, kCreated}) {
-    auto it = meta.annotations.find(std::string(key));
-    if (it == meta.annotations.end()) continue;
-    auto v = ParseNonNegativeNumber(it->second);
-    if (!v) {
-      ctx.Error(AnnotationNode(meta, key), AnnotationPath(key),
-                "expected a non-negative number of seconds, got \"" + it->second + "\"");
-      continue;
-    }
-    if (key == kArrival) {
-      w.arrival = *v;
-    } else if (key == kCreated) {
-      w.created = *v;
-    } else {
-      w.runtime = *v;
-    }
-  }
-  if (auto it = meta.annotations.find(std::string(kAdmitted)); it != meta.annotations.end()) {
-    if (it->second == "true" || it->second == "false") {
-      w.admitted_at_start = it->second == "true";
-    } else {
-      ctx.Error(AnnotationNode(meta, kAdmitted), AnnotationPath(kAdmitted),
-                "expected \"true\" or \"false\", got \"" + it->second + "\"");
-    }
-  }
-  ReadWorkloadTimeMetadata(ctx, meta, w);
-  return w;
-}
 
 // What a pod template or pod spec contributes.
 struct PodInfo {

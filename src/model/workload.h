@@ -76,6 +76,9 @@ struct Workload {
   // The FIFO key among equal priorities (tessera.dev/created, seconds after the simulation
   // starts; may precede the arrival); absent: the arrival.
   std::optional<double> created;
+  // metadata.creationTimestamp as Unix seconds, as the manifest loader read it; the loader maps
+  // it onto `created` (relative to the input's earliest, docs/manifests.md).
+  std::optional<double> creation_timestamp;
   // tessera.dev/admitted: "true": already admitted when the simulation starts (the simulator
   // admits these at 0 before anything else arrives).
   bool admitted_at_start = false;
