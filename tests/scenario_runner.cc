@@ -6,7 +6,7 @@
 //
 // .expect lines (blank lines and # comments are ignored):
 //   event TIME TYPE NAMESPACE/NAME [queue=Q] [nodes=N1,N2,...] [gpus=G,G+G,...]
-//         [preemptor=NS/NAME] [reason~"..."]
+//         [preemptor=NS/NAME] [grace=SECONDS] [reason~"..."]
 // (gpus= lists each pod's GPU device indices on its node, joined by '+', in the order of
 // nodes=; '-' for a pod without GPUs; present when some pod has GPUs. A MIG instance on a node
 // whose layout Tessera chooses shows as DEVICE@FIRST_SLICE.)
@@ -96,6 +96,7 @@ std::vector<Actual> ActualEvents(const Simulator& sim) {
     }
     if (any_gpu) a.keys["gpus"] = gpus;
     if (e.preemptor >= 0) a.keys["preemptor"] = m.workloads[e.preemptor].Key();
+    if (e.grace_seconds > 0) a.keys["grace"] = fmt::format("{}", e.grace_seconds);
     if (!e.reason.empty()) a.keys["reason"] = e.reason;
     out.push_back(std::move(a));
   }

@@ -65,6 +65,10 @@ int64_t RecordSimulation(const Simulator& sim, RecordSink& sink, RecorderOptions
         recorder.ScaledUp(e.workload, e.pods, e.time);
         break;
       case SimEvent::Type::kPreempted:
+        // With a grace period the run holds its GPUs until it is terminated.
+        if (e.grace_seconds <= 0) recorder.Ended(e.workload, RunEnd::kPreempted, e.reason, e.time);
+        break;
+      case SimEvent::Type::kTerminated:
         recorder.Ended(e.workload, RunEnd::kPreempted, e.reason, e.time);
         break;
       case SimEvent::Type::kFinished:

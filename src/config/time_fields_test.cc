@@ -107,6 +107,42 @@ spec: {namespaceSelector: {}}
   EXPECT_FALSE(r.model.cluster_queues.at(0).max_wait || r.model.cluster_queues.at(0).min_runtime);
 }
 
+// terminationGracePeriodSeconds: Kubernetes' default 30 where a template says nothing; the
+// workload's is its longest pod set's (docs/time.md, "Grace period before the kill").
+TEST(TimeFieldsTest, TerminationGracePeriodDefaultsToKubernetes30) {
+  auto job = [](const std::string& grace) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n" +
+           grace + "      containers: [{name: c}]\n";
+  };
+  LoadResult r = Load(job(""));
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 30);
+  r = Load(job("      terminationGracePeriodSeconds: 0\n"));
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 0);
+  r = Load(job("      terminationGracePeriodSeconds: 600\n"));
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 600);
+  r = Load(job("      terminationGracePeriodSeconds: -1\n"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(AllDiagnostics(r).find("spec.template.spec.terminationGracePeriodSeconds"),
+            std::string::npos)
+      << AllDiagnostics(r);
+  r = Load(job("      terminationGracePeriodSeconds: soon\n"));
+  EXPECT_FALSE(r.ok());
+  // A PyTorchJob: the longest of its replica types' grace periods.
+  r = Load(R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {terminationGracePeriodSeconds: 5, containers: [{name: c}]}}}
+    Worker: {replicas: 2, template: {spec: {terminationGracePeriodSeconds: 90, containers: [{name: c}]}}}
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 90);
+}
+
 TEST(TimeFieldsTest, KueueMaxExecTimeAloneIsTheDeadline) {
   LoadResult r = Load(Job("  labels: {kueue.x-k8s.io/max-exec-time-seconds: \"600\"}\n"));
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);

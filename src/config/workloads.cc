@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/controller_fields.h"
+#include "config/duration.h"
 #include "config/gpu_fields.h"
 #include "config/kinds.h"
 #include "config/pod_placement.h"
@@ -28,7 +29,8 @@ constexpr std::string_view kPodGroupLabels[] = {"scheduling.x-k8s.io/pod-group",
 constexpr std::string_view kKueuePodGroupLabel = "kueue.x-k8s.io/pod-group-name";
 constexpr std::string_view kKueuePodGroupCount = "kueue.x-k8s.io/pod-group-total-count";
 
-constexpr int64_t kMaxPods = kMaxPodsPerWorkload;  // model/limits.h
+constexpr int64_t kMaxPods = kMaxPodsPerWorkload;        // model/limits.h
+constexpr int64_t kDefaultTerminationGraceSeconds = 30;  // Kubernetes' default
 
 // What a pod template or pod spec contributes.
 struct PodInfo {
@@ -109,6 +111,11 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
   ReadTolerations(ctx, Child(spec, "tolerations"), path + ".tolerations", ps.tolerations);
   out.priority_class =
       GetString(ctx, spec, "priorityClassName", path + ".priorityClassName").value_or("");
+  // Kubernetes defaults it to 30 s; a preempted pod keeps its place that long (docs/time.md).
+  ps.termination_grace = static_cast<double>(GetInt(ctx, spec, "terminationGracePeriodSeconds",
+                                                    path + ".terminationGracePeriodSeconds", 0,
+                                                    static_cast<int64_t>(kMaxDurationSeconds))
+                                                 .value_or(kDefaultTerminationGraceSeconds));
   YAML::Node affinity = Child(spec, "affinity");
   if (ExpectMap(ctx, affinity, path + ".affinity")) {
     const std::string napath = path + ".affinity.nodeAffinity";

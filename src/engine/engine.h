@@ -12,6 +12,7 @@
 //   reservations time/reservations.h        reservations for heads that wait; backfill
 //   waits      time/wait_limits.h           wait limits: overdue workloads go ahead
 //   fair_usage time/fair_usage.h            LocalQueues ordered by decayed usage (Kueue's AFS)
+//   terminations preemption/termination.h   victims that keep their pods for a grace period
 // The cycle's actions (actions/) and the Scheduler face (scheduler.cc) drive them.
 //
 // Thread-safety: none; owned by one Scheduler.
@@ -24,6 +25,7 @@
 #include "engine/placement/placer.h"
 #include "engine/placement/topology.h"
 #include "engine/preemption/preemptor.h"
+#include "engine/preemption/termination.h"
 #include "engine/statement.h"
 #include "engine/time/estimator.h"
 #include "engine/time/fair_usage.h"
@@ -44,7 +46,8 @@ struct Engine {
         estimator(m.config.estimates),
         reservations(*this),
         waits(*this),
-        fair_usage(*this) {
+        fair_usage(*this),
+        terminations(*this) {
     st.model = std::move(m);
   }
   Engine(const Engine&) = delete;
@@ -62,6 +65,7 @@ struct Engine {
   Reservations reservations;
   WaitLimits waits;
   FairUsage fair_usage;
+  Terminations terminations;
 };
 
 }  // namespace tessera

@@ -103,6 +103,13 @@ struct WorkloadRec {
   // Reservations (time/reservations.h): its expected start and what it waits for, or why no
   // start can be given; appended to the reason.
   std::string time_note;
+  // Grace periods (preemption/termination.h). A terminating victim: when its pods are gone, the
+  // preemptor that waits for it (-1: none), and the preemption's reason. A preemptor: the
+  // victims it still waits for; it is not tried while any is left.
+  double grace_end = -1;
+  WorkloadId grace_for = -1;
+  std::string preempted_reason;
+  int32_t awaiting = 0;
   // The pending reason, formatted lazily by status().
   std::vector<ReasonPart> why;
   mutable bool reason_stale = false;

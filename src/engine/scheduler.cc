@@ -34,6 +34,8 @@ const char* WorkloadStateName(WorkloadState s) {
       return "pending";
     case WorkloadState::kAdmitted:
       return "running";
+    case WorkloadState::kTerminating:
+      return "terminating";
     case WorkloadState::kFinished:
       return "finished";
     case WorkloadState::kRejected:
@@ -65,7 +67,14 @@ class SchedulerImpl : public Scheduler {
   }
   std::vector<Decision> RunCycle(double now) override;
   double NextTimer(double now) const override {
-    return std::min({e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now)});
+    return std::min(
+        {e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now), e_.terminations.Next()});
+  }
+  LocalQueueUsage local_queue_usage(int32_t lq) const override {
+    return e_.fair_usage.Consumed(lq);
+  }
+  void SeedLocalQueueUsage(int32_t lq, LocalQueueUsage u) override {
+    e_.fair_usage.Seed(lq, std::move(u));
   }
   const WorkloadStatus& status(WorkloadId id) const override {
     if (s_.recs[id].reason_stale) {
@@ -409,6 +418,8 @@ void SchedulerImpl::End(WorkloadId id, double now, bool learn) {
     e_.statement.Evict(id);
     s_.partial.erase(id);
     if (s_.recs[id].cq >= 0) s_.admitted_by_cq[s_.recs[id].cq].erase({s_.recs[id].priority, id});
+  } else if (st.state == WorkloadState::kTerminating) {
+    e_.terminations.Release(id);
   } else if (st.state == WorkloadState::kPending) {
     e_.reservations.Forget(id);
     e_.pending.Dequeue(id);
@@ -432,6 +443,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
     out.push_back(std::move(d));
   }
   s_.rejected_unreported.clear();
+  e_.terminations.ReleaseDue(now, out);
   e_.waits.Expire(now, out);
   DrainStoppedQueues(e_, now, out);
   e_.fair_usage.Sample(now);

@@ -34,6 +34,9 @@ enum class WorkloadState {
   kInactive,  // not submitted yet
   kPending,
   kAdmitted,  // quota reserved and pods placed: running
+  // Preempted and told to stop; its pods keep their nodes, GPUs and quota until its grace
+  // period (Workload::GraceSeconds) ends, then it waits in its queue again (kPending).
+  kTerminating,
   kFinished,
   kRejected,  // can never fit, even in an empty cluster with all quota
   kFailed,    // ended by the scheduler's caller with a reason (e.g. DeadlineExceeded)
@@ -63,12 +66,28 @@ struct Decision {
     // `workload` waited past its wait limit (Workload::max_wait): it now goes ahead of the
     // workloads of its priority; `reason` says how long it waited.
     kWaitLimitExceeded,
+    // A preempted `workload`'s grace period ended: its pods are gone, its GPUs and quota free,
+    // and it waits in its queue again. Only for victims with a grace period.
+    kTerminated,
   };
   Type type = Type::kAdmit;
   WorkloadId workload = -1;
   WorkloadId preemptor = -1;
   std::string reason;
   std::vector<PodPlacement> pods;
+  // kPreempt: the victim's grace period (seconds; its terminationGracePeriodSeconds). While it
+  // lasts the victim keeps what it holds (kTerminating) and the preemptor waits; 0: released
+  // at once.
+  double grace_seconds = 0;
+};
+
+// Admission fair sharing (docs/time.md): one LocalQueue's decayed usage, per resource, as Kueue
+// keeps it in the LocalQueue's status.fairSharing.admissionFairSharingStatus.
+struct LocalQueueUsage {
+  // Resource name -> decayed amount, in Kubernetes units (GPUs with shares as fractions, CPU
+  // cores, memory bytes); only the resources the usage counts (resourceWeights).
+  std::vector<std::pair<std::string, double>> consumed;
+  double at = -1;  // the scheduler's clock at the last sample; -1: none yet
 };
 
 // Elastic clusters (docs/autoscaling.md): what an autoscaler may add, and what it is told to.
@@ -126,8 +145,9 @@ class Scheduler {
   virtual WorkloadId AddWorkload(Workload w) = 0;
   // The workload arrives at time `now` and waits in its queue.
   virtual void Submit(WorkloadId id, double now) = 0;
-  // The workload completed or was deleted, in any state: an admitted one releases its pods and
-  // quota, a pending one leaves its queue.
+  // The workload completed or was deleted, in any state: an admitted (or terminating) one
+  // releases its pods and quota, a pending one leaves its queue. A caller that learns a
+  // preempted workload's pods are gone before its grace period ends (Kubernetes) calls this.
   virtual void Finish(WorkloadId id, double now) = 0;
   // As Finish, but the workload ends kFailed with `reason` (e.g. "DeadlineExceeded: ..."), and
   // its run teaches the runtime estimator nothing.
@@ -146,6 +166,15 @@ class Scheduler {
   // The first instant after `now` at which a cycle would decide something even if nothing
   // arrived or ended (a wait limit running out); +infinity when none.
   virtual double NextTimer(double now) const = 0;
+
+  // Admission fair sharing: LocalQueue `lq`'s usage at the last sample (index in
+  // model().local_queues). REQUIRES: 0 <= lq < model().local_queues.size().
+  virtual LocalQueueUsage local_queue_usage(int32_t lq) const = 0;
+  // Before the first cycle: LocalQueue `lq` had used `u.consumed` at `u.at` (the scheduler's
+  // clock, before or at the first cycle's now): the first cycle starts from it, decayed by the
+  // half-life for the time between (a restart, docs/time.md). Unknown resource names are
+  // ignored. REQUIRES: 0 <= lq < model().local_queues.size().
+  virtual void SeedLocalQueueUsage(int32_t lq, LocalQueueUsage u) = 0;
 
   virtual const WorkloadStatus& status(WorkloadId id) const = 0;
   virtual int32_t num_workloads() const = 0;

@@ -24,7 +24,8 @@ absl::Status CountPods(const EngineState& s, Counts& c) {
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.status.size()); ++id) {
     const WorkloadRec& rec = s.recs[id];
     const Workload& w = s.model.workloads[id];
-    bool admitted = s.status[id].state == WorkloadState::kAdmitted;
+    bool admitted = s.status[id].state == WorkloadState::kAdmitted ||
+                    s.status[id].state == WorkloadState::kTerminating;
     if (!admitted && !rec.placed.empty())
       return absl::InternalError(
           fmt::format("{} holds pods while {}", w.Key(), WorkloadStateName(s.status[id].state)));

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "fmt/format.h"
+#include "k8s/event_recorder.h"
 #include "k8s/proto.h"
 #include "spdlog/spdlog.h"
 
@@ -112,13 +113,34 @@ void Binder::SendBind(const std::string& key, const std::string& path, const Bin
   callbacks_.bind_done(key, b.node, status);
 }
 
-void Binder::Evict(const PodInfo& p) {
+void Binder::SendDisruptionTarget(const std::string& ns, const std::string& name,
+                                  const std::string& message) {
+  // A strategic merge on the status subresource: conditions merge by type, so the pod's other
+  // conditions stay. Servers before 1.26 know no DisruptionTarget but keep any condition type.
+  json patch = {{"status",
+                 {{"conditions",
+                   {{{"type", "DisruptionTarget"},
+                     {"status", "True"},
+                     {"reason", "PreemptionByScheduler"},
+                     {"message", message},
+                     {"lastTransitionTime", WallRfc3339()}}}}}}};
+  const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", ns, name);
+  for (int attempt = 0; attempt < 3 && !stop_; ++attempt) {
+    auto resp = client_->Patch(path, patch.dump(), PatchType::kStrategicMerge);
+    if (resp.ok() && resp->status < 500 && resp->status != 429) return;  // done, or pod gone
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+  }
+  // Not told: the eviction goes ahead all the same (the preemptor must not wait on a notice).
+}
+
+void Binder::Evict(const PodInfo& p, const std::string& message) {
   json body = {{"kind", "Eviction"},
                {"metadata", {{"name", p.name}, {"namespace", p.ns}}},
                {"deleteOptions", {{"gracePeriodSeconds", p.grace_period}}}};
   std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", p.ns, p.name);
-  pool_->Post([this, path, body = std::move(body)]() mutable {
+  pool_->Post([this, path, ns = p.ns, name = p.name, message, body = std::move(body)]() mutable {
     if (stop_ || !active_) return;
+    SendDisruptionTarget(ns, name, message);
     for (int attempt = 0; attempt < 20 && !stop_; ++attempt) {
       const std::string version = EvictionVersion();
       if (version.empty()) {

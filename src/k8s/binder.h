@@ -54,8 +54,11 @@ class Binder {
   // kMigStartsAnnotation).
   void Bind(const PodInfo& pod, const std::string& node, const std::vector<int32_t>& gpus,
             const std::vector<int8_t>& mig_starts);
-  // Evicts the pod with its own grace period; retried while a PodDisruptionBudget says not now.
-  void Evict(const PodInfo& pod);
+  // Tells the pod it is about to go, then evicts it with its own grace period (retried while a
+  // PodDisruptionBudget says not now). The notice is the DisruptionTarget=True condition with
+  // reason PreemptionByScheduler and `message`, as kube-scheduler and Kueue set it; it is sent
+  // before the eviction, on the same worker, so the pod carries it before it is deleted.
+  void Evict(const PodInfo& pod, const std::string& message);
 
  private:
   // A Binding to send: the pod, its node, and annotations the server copies onto the pod.
@@ -67,6 +70,9 @@ class Binder {
   // Runs on a worker: sends the Binding, retrying server errors; returns the HTTP status.
   long Send(const std::string& path, const BindingBody& b);
   void SendBind(const std::string& key, const std::string& path, const BindingBody& b);
+  // Runs on a worker: the DisruptionTarget condition onto the pod's status (a few tries).
+  void SendDisruptionTarget(const std::string& ns, const std::string& name,
+                            const std::string& message);
 
   KubeClient* const client_;
   const bool protobuf_;

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fmt/format.h"
 #include "k8s/controller_impl.h"
+#include "k8s/fair_sharing_status.h"
 #include "k8s/gang_assembly.h"
 #include "spdlog/spdlog.h"
 
@@ -29,6 +31,7 @@ void Controller::Impl::Rebuild() {
     engine.reset();
     return;
   }
+  SeedFairUsage(**created);
   engine = std::move(*created);
   id_to_group.clear();
   // Restore admitted workloads first (they hold what they hold), oldest first.
@@ -49,6 +52,31 @@ void Controller::Impl::Rebuild() {
   spdlog::debug("tessera: engine rebuilt: {} nodes, {} workloads in {:.1f} ms", cache.num_nodes(),
                 engine->num_workloads(),
                 std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+}
+
+void Controller::Impl::SeedFairUsage(Scheduler& next) {
+  // Admission fair sharing usage goes on across a rebuild (from the engine it replaces) and a
+  // restart (from the LocalQueue's status, written at each sample), decayed for the time between
+  // (docs/time.md, "Fair share over time").
+  std::map<std::string, LocalQueueUsage> carried;
+  if (engine) {
+    const Model& old = engine->model();
+    for (size_t i = 0; i < old.local_queues.size(); ++i) {
+      LocalQueueUsage u = engine->local_queue_usage(static_cast<int32_t>(i));
+      if (u.at >= 0) carried[old.local_queues[i].ns + "/" + old.local_queues[i].name] = u;
+    }
+  }
+  const Model& m = next.model();
+  for (size_t i = 0; i < m.local_queues.size(); ++i) {
+    const std::string key = m.local_queues[i].ns + "/" + m.local_queues[i].name;
+    std::optional<LocalQueueUsage> u;
+    if (auto it = carried.find(key); it != carried.end()) {
+      u = std::move(it->second);
+    } else {
+      u = ParseFairSharingStatus(cache.LocalQueueStatus(key), wall_start);
+    }
+    if (u) next.SeedLocalQueueUsage(static_cast<int32_t>(i), std::move(*u));
+  }
 }
 
 const std::string* Controller::Impl::BoundNode(const std::string& pod_key) const {
@@ -214,6 +242,11 @@ void Controller::Impl::Carry(const Decision& d) {
     case Decision::Type::kReject:
       Publish(*g, d.reason);
       break;
+    case Decision::Type::kTerminated:
+      // Not here: a victim is finished in the engine at its preemption (above), so the engine
+      // keeps no grace period of its own; the pods' own grace period runs on the nodes, and the
+      // preemptor's binds wait for them (victims_on_node).
+      break;
     case Decision::Type::kWaitLimitExceeded:
       // A Warning on its first pod: the limit could not be met; it now goes ahead.
       if (!g->pods.empty())
@@ -250,8 +283,10 @@ void Controller::Impl::Bind(const std::string& key, const std::string& node,
 void Controller::Impl::Evict(const std::string& key, const std::string& why) {
   auto it = pods.find(key);
   if (it == pods.end()) return;
+  // The Event first, then (on the binder's worker) the DisruptionTarget condition, then the
+  // eviction with the pod's own terminationGracePeriodSeconds.
   status_writer->Event(it->second, "Normal", "Preempted", why);
-  binder->Evict(it->second);
+  binder->Evict(it->second, options.scheduler_name + ": " + why);
 }
 
 void Controller::Impl::Publish(Group& g, const std::string& reason, double expected_start) {
@@ -382,6 +417,7 @@ void Controller::Impl::WriteStatuses() {
   const std::unordered_map<WorkloadId, double> used = TrackUsage();
   for (MetricsCollector::Tracked& t : tracked)
     if (auto u = used.find(t.id); u != used.end()) t.utilization = u->second;
+  status_writer->LocalQueueStatuses(*engine, wall_start);
   collector.Collect(*engine, tracked, Now());
 }
 

@@ -204,6 +204,9 @@ struct Controller::Impl {
   void ReleaseNominated();
   void Bind(const std::string& key, const std::string& node, const std::vector<int32_t>& gpus,
             const std::vector<int8_t>& mig_starts);
+  // Admission fair sharing usage into a new engine: the old engine's, else the LocalQueues'
+  // status (a restart).
+  void SeedFairUsage(Scheduler& next);
   void Evict(const std::string& key, const std::string& why);
   // Tells the group's pods why they wait: PodScheduled=False/Unschedulable with the engine's
   // explanation (what the cluster autoscaler looks for), and a FailedScheduling Event.

@@ -204,22 +204,44 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
     ApplyNamespaces(ev, changes);
   } else {
     auto& store = queue_objects_[r];
-    if (ev.type == T::kReplace) store.clear();
+    if (ev.type == T::kReplace) {
+      store.clear();
+      if (r == "localqueues") local_queue_status_.clear();
+    }
+    // A change of status alone (serve's own status writes) leaves the Model as it is.
+    bool changed = ev.type == T::kReplace;
     Each(ev, [&](const json& o, bool del) {
       auto key = ObjectKey(o);
-      if (del) {
-        store.erase(key);
-      } else {
-        store[key] = StripForLoader(o);
+      if (r == "localqueues") {
+        if (del) {
+          local_queue_status_.erase(key);
+        } else {
+          local_queue_status_[key] = o.contains("status") ? o["status"] : json();
+        }
       }
+      if (del) {
+        changed = store.erase(key) > 0 || changed;
+        return;
+      }
+      json stripped = StripForLoader(o);
+      auto it = store.find(key);
+      if (it != store.end() && it->second == stripped) return;
+      store[key] = std::move(stripped);
+      changed = true;
     });
     if (r == "localqueues") {
       gangs_.local_queues.clear();
       for (const auto& [key, obj] : store) gangs_.local_queues.insert(key);
     }
-    changes.rebuild = true;
+    changes.rebuild = changes.rebuild || changed;
   }
   return changes;
+}
+
+const json& ObjectCache::LocalQueueStatus(const std::string& key) const {
+  static const json kNone;
+  auto it = local_queue_status_.find(key);
+  return it == local_queue_status_.end() ? kNone : it->second;
 }
 
 Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {

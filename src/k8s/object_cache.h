@@ -48,6 +48,9 @@ class ObjectCache {
   Model Snapshot(std::vector<std::string>* node_names);
 
   const GangSources& gang_sources() const { return gangs_; }
+  // The status of LocalQueue `key` ("ns/name") as last seen; null when none (admission fair
+  // sharing usage is read back from it: k8s/fair_sharing_status.h).
+  const json& LocalQueueStatus(const std::string& key) const;
   size_t num_nodes() const { return nodes_.size(); }
 
  private:
@@ -59,6 +62,7 @@ class ObjectCache {
   std::map<std::string, PriorityClass> priority_classes_;
   std::map<std::string, Labels> namespaces_;
   std::map<std::string, std::map<std::string, json>> queue_objects_;  // resource -> key -> obj
+  std::map<std::string, json> local_queue_status_;                    // key -> status
   std::set<std::string> logged_diagnostics_;  // the loader's problems logged so far
   std::set<std::string> over_limit_;          // nodes left out of the last Snapshot (said once)
 };

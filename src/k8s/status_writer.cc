@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <set>
 
 #include "fmt/format.h"
+#include "k8s/fair_sharing_status.h"
 #include "k8s/object_cache.h"
 #include "k8s/proto.h"
 
@@ -154,6 +156,24 @@ void StatusWriter::ClusterQueueStatuses(const Scheduler& engine,
                {"admittedWorkloads", admitted[c]},
                {"flavorsReservation", usage},
                {"flavorsUsage", usage}});
+  }
+}
+
+void StatusWriter::LocalQueueStatuses(const Scheduler& engine,
+                                      std::chrono::system_clock::time_point wall_start) {
+  const Model& m = engine.model();
+  if (!m.config.admission_fair_sharing.enabled) return;
+  std::map<std::string, int32_t> cq_index;
+  for (size_t c = 0; c < m.cluster_queues.size(); ++c)
+    cq_index[m.cluster_queues[c].name] = static_cast<int32_t>(c);
+  for (size_t i = 0; i < m.local_queues.size(); ++i) {
+    const LocalQueue& lq = m.local_queues[i];
+    auto cq = cq_index.find(lq.cluster_queue);
+    if (cq == cq_index.end() || !m.cluster_queues[cq->second].usage_based_admission) continue;
+    json fs = FairSharingStatus(engine.local_queue_usage(static_cast<int32_t>(i)), wall_start);
+    if (fs.is_null()) continue;
+    Write(fmt::format("{}/namespaces/{}/localqueues/{}/status", kQueueGroup, lq.ns, lq.name),
+          json{{"fairSharing", fs}});
   }
 }
 

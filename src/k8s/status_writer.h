@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,6 +58,11 @@ class StatusWriter {
   // workloads counted per ClusterQueue (index in engine.model().cluster_queues).
   void ClusterQueueStatuses(const Scheduler& engine, const std::vector<int64_t>& pending,
                             const std::vector<int64_t>& admitted);
+  // The admission fair sharing usage of every LocalQueue whose ClusterQueue orders by it, into
+  // its status.fairSharing (Kueue's field; k8s/fair_sharing_status.h). `wall_start`: the
+  // wall-clock time of the engine's 0. Written when a sample changed it.
+  void LocalQueueStatuses(const Scheduler& engine,
+                          std::chrono::system_clock::time_point wall_start);
   // Writes the Event occurrences the per-object rate limit held back.
   void FlushEvents();
   // Stops writing Events: later ones are dropped, those queued return at once.

@@ -60,6 +60,10 @@ struct PodSet {
   // Pods of this set that must start together (Kueue's per-pod-set minCount, a Kueue Workload's
   // spec.podSets[].minCount); -1: none of its own (the workload's min_count applies).
   int32_t min_count = -1;
+  // The pods' terminationGracePeriodSeconds: how long a preempted pod is given to stop. The
+  // manifest loader fills in Kubernetes' default (30) where the template says nothing; a pod set
+  // built in code, or from a trace, has none (0).
+  double termination_grace = 0;
 };
 
 struct Workload {
@@ -134,6 +138,12 @@ struct Workload {
     int32_t n = 0;
     for (size_t ps = 0; ps < pod_sets.size(); ++ps) n += MinOfSet(ps);
     return n;
+  }
+  // How long a preempted workload keeps its pods: the longest grace period of its pod sets.
+  double GraceSeconds() const {
+    double g = 0;
+    for (const auto& ps : pod_sets) g = ps.termination_grace > g ? ps.termination_grace : g;
+    return g;
   }
 };
 

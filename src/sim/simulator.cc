@@ -35,6 +35,8 @@ const char* SimEventTypeName(SimEvent::Type t) {
       return "node-removed";
     case SimEvent::Type::kNodeInterrupted:
       return "node-interrupted";
+    case SimEvent::Type::kTerminated:
+      return "terminated";
   }
   return "?";
 }
@@ -85,7 +87,8 @@ class SimRun {
   double NextTime() const;
   void Record(const Decision& d, double now);
   void OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, double now);
-  void OnStopped(WorkloadId id, double now);  // preempted or failed: progress and loss
+  // Preempted or failed: progress and loss; `grace`: seconds it still holds its GPUs, lost.
+  void OnStopped(WorkloadId id, double now, double grace = 0);
   void Pop(double now);
   void RecordAlloc(double now);
   double PodGpus(WorkloadId id, const std::vector<PodPlacement>& pods) const;
@@ -104,6 +107,7 @@ class SimRun {
   int64_t last_alloc_ = 0;
   double alloc_area_ = 0;
   double lost_gpu_seconds_ = 0;
+  double grace_gpu_seconds_ = 0;            // the part of lost_gpu_seconds_ held in grace periods
   std::optional<cost::CostLedger> ledger_;  // with spec.pricing: what each workload held
   std::optional<Autoscaler> autoscaler_;    // with NodePools: node-hours; elastic ones scale
   bool plan_ = false;         // something arrived, ended or was preempted: scale-up may be needed
@@ -150,14 +154,17 @@ void SimRun::OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, do
     queue_.emplace(now + *w.active_deadline, kDeadline, id, n);
 }
 
-void SimRun::OnStopped(WorkloadId id, double now) {
-  if (ledger_) ledger_->Release(id, now);
+void SimRun::OnStopped(WorkloadId id, double now, double grace) {
+  // With a grace period the GPUs stay held (and priced) until the kTerminated decision.
+  if (ledger_ && grace <= 0) ledger_->Release(id, now);
   if (started_[id] < 0) return;
   const double ran = now - started_[id];
   const auto& interval = s_.model().workloads[id].checkpoint_interval;
   const double saved = interval && *interval > 0 ? std::floor(ran / *interval) * *interval : 0;
   progress_[id] += saved;
-  lost_gpu_seconds_ += (ran - saved) * gpus_[id];
+  // Told to stop, a workload makes no more progress: its grace period is held and lost.
+  lost_gpu_seconds_ += (ran - saved + grace) * gpus_[id];
+  grace_gpu_seconds_ += grace * gpus_[id];
   started_[id] = -1;
 }
 
@@ -184,8 +191,16 @@ void SimRun::Record(const Decision& d, double now) {
       break;
     case Decision::Type::kPreempt:
       e.type = SimEvent::Type::kPreempted;
+      e.grace_seconds = d.grace_seconds;
       ++sum_.preemptions;
-      OnStopped(d.workload, now);
+      OnStopped(d.workload, now, d.grace_seconds);
+      // With a grace period the GPUs stay held until kTerminated.
+      if (autoscaler_ && d.grace_seconds <= 0) autoscaler_->Released(d.workload, now);
+      plan_ = true;
+      break;
+    case Decision::Type::kTerminated:
+      e.type = SimEvent::Type::kTerminated;
+      if (ledger_) ledger_->Release(d.workload, now);
       if (autoscaler_) autoscaler_->Released(d.workload, now);
       plan_ = true;
       break;
@@ -320,6 +335,7 @@ absl::Status SimRun::Run() {
     sum_.waiting_gang_gpu_hours = autoscaler_->waiting_gang_gpu_hours();
     if (ledger_) ledger_->SetNodeUptime(autoscaler_->NodeUptime(last_time_));
   }
+  sum_.gpu_hours_in_grace = grace_gpu_seconds_ / 3600;
   if (ledger_) sum_.cost = ledger_->Report(last_time_);
   return absl::OkStatus();
 }
@@ -430,9 +446,10 @@ std::string Simulator::ToJson() const {
     if (e.type == SimEvent::Type::kPreempted) {
       if (e.preemptor >= 0) j["preemptor"] = WorkloadKey(e.preemptor);  // none: a drain
       j["reason"] = e.reason;
+      if (e.grace_seconds > 0) j["gracePeriodSeconds"] = e.grace_seconds;
     }
     if (e.type == SimEvent::Type::kRejected || e.type == SimEvent::Type::kFailed ||
-        e.type == SimEvent::Type::kWaitLimitExceeded)
+        e.type == SimEvent::Type::kWaitLimitExceeded || e.type == SimEvent::Type::kTerminated)
       j["reason"] = e.reason;
     events.push_back(std::move(j));
   }
@@ -465,6 +482,7 @@ std::string Simulator::ToJson() const {
                             {"waitingTime", waits},
                             {"preemptions", summary_.preemptions},
                             {"gpuHoursLost", summary_.gpu_hours_lost},
+                            {"gpuHoursInGracePeriods", summary_.gpu_hours_in_grace},
                             {"deadlinesExceeded", summary_.deadlines_exceeded},
                             {"cycles", summary_.cycles}};
   if (summary_.cost) summary["cost"] = cost::CostJson(*summary_.cost);
@@ -550,6 +568,11 @@ std::string Simulator::ToTable() const {
                             PodsText(e.pods));
         break;
       case SimEvent::Type::kPreempted:
+        line += ": " + e.reason;
+        if (e.grace_seconds > 0)
+          line += fmt::format(" (grace period {:.0f}s: its GPUs stay held)", e.grace_seconds);
+        break;
+      case SimEvent::Type::kTerminated:
       case SimEvent::Type::kRejected:
       case SimEvent::Type::kFailed:
       case SimEvent::Type::kWaitLimitExceeded:
@@ -579,6 +602,9 @@ std::string Simulator::ToTable() const {
   if (summary_.gpu_hours_lost > 0)
     out += fmt::format("  GPU-hours lost      {:.2f} (runs cut short, less checkpoints)\n",
                        summary_.gpu_hours_lost);
+  if (summary_.gpu_hours_in_grace > 0)
+    out += fmt::format("    of which in grace {:.2f} (preempted, still holding their GPUs)\n",
+                       summary_.gpu_hours_in_grace);
   if (summary_.deadlines_exceeded > 0)
     out += fmt::format("  deadlines exceeded  {}\n", summary_.deadlines_exceeded);
   out += "  waiting time by ClusterQueue (arrival to first admission):\n";

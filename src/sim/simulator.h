@@ -34,6 +34,8 @@ struct SimEvent {
     kNodeAdded,
     kNodeRemoved,
     kNodeInterrupted,
+    // A preempted workload's grace period ended: its pods are gone, GPUs and quota free.
+    kTerminated,
   };
   double time = 0;
   Type type = Type::kAdmitted;
@@ -43,6 +45,9 @@ struct SimEvent {
   WorkloadId preemptor = -1;
   std::string reason;
   std::vector<PodPlacement> pods;
+  // kPreempted: the victim's grace period; it holds its pods that long (a kTerminated event
+  // follows). 0: gone at once.
+  double grace_seconds = 0;
 };
 const char* SimEventTypeName(SimEvent::Type t);
 
@@ -79,6 +84,8 @@ struct SimSummary {
   // GPU time of runs that preemption or a deadline cut short, less what checkpoints saved
   // (tessera.dev/checkpoint-interval: a preempted workload resumes from its last checkpoint).
   double gpu_hours_lost = 0;
+  // The part of gpu_hours_lost that preempted workloads held in their grace periods.
+  double gpu_hours_in_grace = 0;
   int64_t deadlines_exceeded = 0;
   struct QueueWait {
     std::string queue;

@@ -313,11 +313,57 @@ double FirstAdmission(const Simulator& sim, WorkloadId id) {
 TEST(TimeSimulator, CheckpointedVictimLosesOnlyTheWorkSinceItsCheckpoint) {
   auto sim = RunScenario("time-checkpoint-victim");
   ASSERT_NE(sim, nullptr);
-  // Preempted at 250 with a checkpoint at 200: 50s on 4 GPUs.
-  EXPECT_NEAR(sim->summary().gpu_hours_lost, 50.0 * 4 / 3600, 1e-9);
+  // Preempted at 250 with a checkpoint at 200: 50s on 4 GPUs, and its 30s grace period.
+  EXPECT_NEAR(sim->summary().gpu_hours_lost, (50.0 + 30) * 4 / 3600, 1e-9);
+  EXPECT_NEAR(sim->summary().gpu_hours_in_grace, 30.0 * 4 / 3600, 1e-9);
   EXPECT_EQ(sim->summary().preemptions, 1);
   const nlohmann::json doc = nlohmann::json::parse(sim->ToJson());
-  EXPECT_NEAR(doc["summary"]["gpuHoursLost"].get<double>(), 200.0 / 3600, 1e-9);
+  EXPECT_NEAR(doc["summary"]["gpuHoursLost"].get<double>(), 320.0 / 3600, 1e-9);
+}
+
+// Grace periods (docs/time.md): the preemptor waits for its victim's, the GPUs stay held and
+// count as lost, and the reports say so.
+TEST(TimeSimulator, AGracePeriodHoldsTheVictimsGpusAndDelaysThePreemptor) {
+  auto sim = RunScenario("time-grace-period");
+  ASSERT_NE(sim, nullptr);
+  EXPECT_EQ(FirstAdmission(*sim, Find(*sim, "urgent")), 70) << "arrived at 10, slow's grace 60";
+  EXPECT_EQ(FirstAdmission(*sim, Find(*sim, "urgent2")), 320) << "quick has no grace period";
+  EXPECT_EQ(FirstAdmission(*sim, Find(*sim, "urgent3")), 580) << "plain: the default, 30 s";
+  // slow: 10s run + 60s grace on 8 GPUs; quick: 20s on 4; plain: 50s + 30s grace on 8.
+  EXPECT_NEAR(sim->summary().gpu_hours_lost, (70.0 * 8 + 20 * 4 + 80 * 8) / 3600, 1e-9);
+  EXPECT_NEAR(sim->summary().gpu_hours_in_grace, (60.0 * 8 + 30 * 8) / 3600, 1e-9);
+  const nlohmann::json doc = nlohmann::json::parse(sim->ToJson());
+  EXPECT_NEAR(doc["summary"]["gpuHoursInGracePeriods"].get<double>(), 720.0 / 3600, 1e-9);
+  int terminated = 0;
+  for (const auto& e : doc["events"]) {
+    if (e["type"] == "preempted" && e["workload"] == "default/slow") {
+      EXPECT_EQ(e.value("gracePeriodSeconds", 0.0), 60) << e.dump();
+    }
+    if (e["type"] == "preempted" && e["workload"] == "default/quick") {
+      EXPECT_FALSE(e.contains("gracePeriodSeconds")) << e.dump();
+    }
+    terminated += e["type"] == "terminated";
+  }
+  EXPECT_EQ(terminated, 2);
+
+  // In the middle of slow's grace period: slow terminating, urgent waiting and saying why.
+  SimOptions options;
+  options.until = 40;
+  auto cut = RunScenario("time-grace-period", options);
+  ASSERT_NE(cut, nullptr);
+  const nlohmann::json mid = nlohmann::json::parse(cut->ToJson());
+  for (const auto& w : mid["workloads"]) {
+    if (w["name"] == "default/slow") {
+      EXPECT_EQ(w["state"], "terminating") << w.dump();
+    }
+    if (w["name"] == "default/urgent") {
+      EXPECT_EQ(w["state"], "pending");
+      EXPECT_NE(w["reason"].get<std::string>().find("waiting for 1 preempted workload(s) to stop"),
+                std::string::npos)
+          << w.dump();
+    }
+  }
+  EXPECT_EQ(cut->summary().gpu_allocation.back().second, 8) << "slow's GPUs are still held";
 }
 
 TEST(TimeSimulator, AFailedDeadlineCountsItsWholeRunAsLost) {

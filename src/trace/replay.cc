@@ -470,6 +470,7 @@ class Replayer {
           break;
         case Decision::Type::kPreempt:
         case Decision::Type::kWaitLimitExceeded:
+        case Decision::Type::kTerminated:  // traces have no grace periods
           break;
       }
     }

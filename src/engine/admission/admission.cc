@@ -182,6 +182,12 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
     rec.failed_admit_epoch = s_.admit_epoch;
     return Outcome::kPending;
   }
+  if (rec.awaiting > 0) {  // its victims still stop (preemption/termination.h)
+    e_.pending.SetPending(id, e_.terminations.WaitingReason(id));
+    rec.failed_release_epoch = s_.release_epoch;
+    rec.failed_admit_epoch = s_.admit_epoch;
+    return Outcome::kPending;
+  }
   e_.topology.clear_reason();
   // Why each flavor combination failed, in order: the user sees every flavor that was tried.
   std::vector<ReasonPart> why;

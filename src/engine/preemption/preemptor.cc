@@ -66,9 +66,18 @@ std::optional<Preemptor::Found> Preemptor::Find(
 
 void Preemptor::Apply(WorkloadId id, const Combo& combo, const Found& found, double now,
                       std::vector<Decision>& out) {
+  // Victims with a grace period keep their pods for it (preemption/termination.h); the others
+  // are gone at once.
   Evicted evicted;
-  for (WorkloadId v : found.victims) evicted.emplace_back(v, e_.statement.Evict(v));
-  Commit(id, combo, evicted, now, out);
+  std::vector<WorkloadId> graced;
+  for (WorkloadId v : found.victims) {
+    if (e_.terminations.Graced(v)) {
+      graced.push_back(v);
+    } else {
+      evicted.emplace_back(v, e_.statement.Evict(v));
+    }
+  }
+  Commit(id, combo, evicted, graced, now, out);
 }
 
 bool Preemptor::CouldCover(WorkloadId id, const Need& need,
@@ -109,48 +118,66 @@ void Preemptor::Minimize(WorkloadId id, const Combo& combo, const Need& need, bo
   }
 }
 
-void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted, double now,
-                       std::vector<Decision>& out) {
+std::string Preemptor::VictimReason(WorkloadId id, WorkloadId v) const {
   const WorkloadRec& rec = s_.recs[id];
+  const WorkloadRec& vr = s_.recs[v];
   const std::string& preemptor = s_.model.workloads[id].name;
-  for (const auto& [v, pods] : evicted) {
+  if (vr.cq == rec.cq && rec.priority == vr.priority)  // LowerOrNewerEqualPriority
+    return fmt::format(
+        "preempted within ClusterQueue {} by {} (same priority {}, created earlier: {}s < {}s)",
+        s_.model.cluster_queues[rec.cq].name, preemptor, rec.priority, s_.status[id].created,
+        s_.status[v].created);
+  if (vr.cq == rec.cq)
+    return fmt::format("preempted within ClusterQueue {} by {} (priority {} > {})",
+                       s_.model.cluster_queues[rec.cq].name, preemptor, rec.priority, vr.priority);
+  if (s_.model.config.fair_sharing)
+    return fmt::format(
+        "preempted by {} of ClusterQueue {} for fair sharing: {} was above its fair share",
+        preemptor, s_.model.cluster_queues[rec.cq].name, s_.model.cluster_queues[vr.cq].name);
+  return fmt::format("preempted by {}: ClusterQueue {} reclaims quota lent to {}", preemptor,
+                     s_.model.cluster_queues[rec.cq].name, s_.model.cluster_queues[vr.cq].name);
+}
+
+void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted,
+                       const std::vector<WorkloadId>& graced, double now,
+                       std::vector<Decision>& out) {
+  auto decide = [&](WorkloadId v) {
     WorkloadStatus& vs = s_.status[v];
     WorkloadRec& vr = s_.recs[v];
     s_.partial.erase(v);
     s_.admitted_by_cq[vr.cq].erase({vr.priority, v});
-    vs.pods.clear();
     ++vs.preemptions;
     ++s_.stats.preempted;
     Decision d;
     d.type = Decision::Type::kPreempt;
     d.workload = v;
     d.preemptor = id;
-    if (vr.cq == rec.cq && rec.priority == vr.priority) {
-      // LowerOrNewerEqualPriority: an equal priority, created later.
-      d.reason = fmt::format(
-          "preempted within ClusterQueue {} by {} (same priority {}, created earlier: {}s < {}s)",
-          s_.model.cluster_queues[rec.cq].name, preemptor, rec.priority, s_.status[id].created,
-          s_.status[v].created);
-    } else if (vr.cq == rec.cq) {
-      d.reason =
-          fmt::format("preempted within ClusterQueue {} by {} (priority {} > {})",
-                      s_.model.cluster_queues[rec.cq].name, preemptor, rec.priority, vr.priority);
-    } else if (s_.model.config.fair_sharing) {
-      d.reason = fmt::format(
-          "preempted by {} of ClusterQueue {} for fair sharing: {} was above "
-          "its fair share",
-          preemptor, s_.model.cluster_queues[rec.cq].name, s_.model.cluster_queues[vr.cq].name);
-    } else {
-      d.reason =
-          fmt::format("preempted by {}: ClusterQueue {} reclaims quota lent to {}", preemptor,
-                      s_.model.cluster_queues[rec.cq].name, s_.model.cluster_queues[vr.cq].name);
-    }
+    d.reason = VictimReason(id, v);
+    return d;
+  };
+  for (const auto& [v, pods] : evicted) {
+    Decision d = decide(v);
+    WorkloadStatus& vs = s_.status[v];
+    vs.pods.clear();
     e_.pending.SetPending(v, "requeued after preemption: " + d.reason);
     vs.admitted_at = -1;
     e_.pending.Enqueue(v);
     out.push_back(std::move(d));
   }
+  for (WorkloadId v : graced) {
+    Decision d = decide(v);
+    d.grace_seconds = s_.model.workloads[v].GraceSeconds();
+    e_.terminations.Begin(v, id, now, d.reason);
+    out.push_back(std::move(d));
+  }
   e_.statement.Commit();
+  if (!graced.empty()) {
+    // As Kueue's preemptor: it waits for its victims to be gone, and is tried again then.
+    e_.pending.SetPending(id, e_.terminations.WaitingReason(id));
+    s_.recs[id].failed_release_epoch = s_.release_epoch;
+    s_.recs[id].failed_admit_epoch = s_.admit_epoch;
+    return;
+  }
   const bool placed = e_.placer.PlaceMin(id, combo, 0);
   (void)placed;  // cannot fail: FitsNow just held
   e_.admission.Admit(id, combo, now, out);

@@ -46,7 +46,8 @@ class Preemptor {
   // `may_search` changes). Empty when no allowed set lets `id` fit under `combo`.
   std::optional<Found> Find(WorkloadId id, const Combo& combo, double now,
                             const std::function<bool(const Combo&)>& may_search = nullptr);
-  // Evicts `found`'s victims and admits `id` under `combo`.
+  // Evicts `found`'s victims and admits `id` under `combo`; victims with a grace period keep
+  // their pods for it (preemption/termination.h) and `id` waits for them.
   // REQUIRES: the state Find saw (no change since, other than tentative placements undone).
   void Apply(WorkloadId id, const Combo& combo, const Found& found, double now,
              std::vector<Decision>& out);
@@ -72,9 +73,12 @@ class Preemptor {
   // Gives back every victim the preemptor can do without.
   void Minimize(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
                 Evicted& evicted);
-  // The preempt decisions, the victims requeued, the preemptor admitted.
-  void Commit(WorkloadId id, const Combo& combo, const Evicted& evicted, double now,
-              std::vector<Decision>& out);
+  // The preempt decisions: victims in `evicted` requeued, those in `graced` terminating for
+  // their grace period; the preemptor admitted, or, while any victim terminates, waiting.
+  void Commit(WorkloadId id, const Combo& combo, const Evicted& evicted,
+              const std::vector<WorkloadId>& graced, double now, std::vector<Decision>& out);
+  // Why `v` is preempted for `id`.
+  std::string VictimReason(WorkloadId id, WorkloadId v) const;
 
   Engine& e_;
   EngineState& s_;

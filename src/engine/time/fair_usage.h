@@ -33,17 +33,34 @@ class FairUsage {
   // +infinity otherwise.
   double Next(double now) const;
   // The decayed, weighted usage of LocalQueue `lq` (index in Model::local_queues).
-  double usage(int32_t lq) const { return lq < 0 ? 0 : usage_[lq]; }
+  double usage(int32_t lq) const { return lq < 0 || usage_.empty() ? 0 : usage_[lq]; }
+  // Its decayed usage per resource (Scheduler::local_queue_usage).
+  LocalQueueUsage Consumed(int32_t lq) const;
+  // Scheduler::SeedLocalQueueUsage: applied, decayed, at the first Sample.
+  void Seed(int32_t lq, LocalQueueUsage u) { seeds_.emplace_back(lq, std::move(u)); }
 
  private:
-  double Weighted(WorkloadId id) const;  // what the workload's placed pods count now
+  // One resource the usage counts: `weight` per `scale` of its amount in Kubernetes units.
+  struct Term {
+    ResourceId r;
+    double weight;
+    double scale;
+  };
+  // What the workload's placed pods hold now, per term.
+  void Holds(WorkloadId id, std::vector<double>& into) const;
+  void Setup(double now);
+  void ApplySeeds(double now);
+  double WeightedOf(const std::vector<double>& per_term) const;
   void Reorder(int32_t cq);
 
   Engine& e_;
   EngineState& s_;
   bool enabled_ = false;
-  std::vector<int32_t> cqs_;    // ClusterQueues ordered by usage
-  std::vector<double> usage_;   // per LocalQueue
+  std::vector<int32_t> cqs_;   // ClusterQueues ordered by usage
+  std::vector<double> usage_;  // per LocalQueue: the weighted sum of consumed_
+  std::vector<Term> terms_;
+  std::vector<std::vector<double>> consumed_;  // per LocalQueue, per term (Kubernetes units)
+  std::vector<std::pair<int32_t, LocalQueueUsage>> seeds_;
   std::vector<double> weight_;  // per LocalQueue
   double last_ = -1;            // last sample
   double next_ = std::numeric_limits<double>::infinity();

@@ -36,6 +36,8 @@ Reservations::Reservations(Engine& e) : e_(e), s_(e.st) {}
 bool Reservations::enabled() const { return s_.model.config.backfill.enable; }
 
 double Reservations::RawEnd(WorkloadId id) const {
+  // A preempted workload in its grace period is gone at its end (preemption/termination.h).
+  if (s_.status[id].state == WorkloadState::kTerminating) return s_.recs[id].grace_end;
   const Workload& w = s_.model.workloads[id];
   const std::optional<double> est = e_.estimator.Estimate(id, w);
   if (!est) return kInf;
@@ -64,6 +66,8 @@ void Reservations::OnAdmitted(WorkloadId id) {
   if (enabled() && built_) added_.push_back({RawEnd(id), id, s_.status[id].admitted_at});
 }
 
+void Reservations::OnTerminating(WorkloadId id) { OnAdmitted(id); }
+
 void Reservations::RunsInEndOrder(double now) {
   // Sorted once, then kept: admissions merge in, ended runs are skipped where they are read
   // (Stale) and dropped at the next rebuild, which also takes what the estimator learned since
@@ -80,6 +84,8 @@ void Reservations::RunsInEndOrder(double now) {
     for (const auto& by_cq : s_.admitted_by_cq)
       for (const auto& [priority, id] : by_cq)
         runs_.push_back({RawEnd(id), id, s_.status[id].admitted_at});
+    for (const auto& [end, id] : e_.terminations.ends())
+      runs_.push_back({end, id, s_.status[id].admitted_at});
     std::sort(runs_.begin(), runs_.end());
     return;
   }
@@ -92,8 +98,12 @@ void Reservations::RunsInEndOrder(double now) {
 }
 
 bool Reservations::Stale(const Run& r) const {
-  return s_.status[r.id].state != WorkloadState::kAdmitted ||
-         s_.status[r.id].admitted_at != r.admitted_at || s_.recs[r.id].placed.empty();
+  // A run cut short by a preemption with a grace period ends again, at the grace period's end.
+  const WorkloadState state = s_.status[r.id].state;
+  if (state == WorkloadState::kTerminating)
+    return r.end != s_.recs[r.id].grace_end || s_.status[r.id].admitted_at != r.admitted_at;
+  return state != WorkloadState::kAdmitted || s_.status[r.id].admitted_at != r.admitted_at ||
+         s_.recs[r.id].placed.empty();
 }
 
 void Reservations::Hold(Reservation& r) {

@@ -74,6 +74,8 @@ class Reservations {
   void End(double now);
   // Workload `id` was admitted: its run joins those the plans take out in end order.
   void OnAdmitted(WorkloadId id);
+  // Admitted workload `id` was preempted with a grace period: it runs until the period ends.
+  void OnTerminating(WorkloadId id);
   // Reservations planned for the workloads of ClusterQueue `cq` (metrics).
   int Count(int32_t cq) const { return QueueCount(cq); }
 

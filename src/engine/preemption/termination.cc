@@ -1,0 +1,70 @@
+#include "engine/preemption/termination.h"
+
+#include "engine/engine.h"
+#include "fmt/format.h"
+
+namespace tessera {
+
+Terminations::Terminations(Engine& e) : e_(e), s_(e.st) {}
+
+bool Terminations::Graced(WorkloadId v) const { return s_.model.workloads[v].GraceSeconds() > 0; }
+
+void Terminations::Begin(WorkloadId v, WorkloadId preemptor, double now,
+                         const std::string& reason) {
+  WorkloadRec& vr = s_.recs[v];
+  WorkloadStatus& vs = s_.status[v];
+  vs.state = WorkloadState::kTerminating;
+  vr.grace_end = now + s_.model.workloads[v].GraceSeconds();
+  vr.grace_for = preemptor;
+  vr.preempted_reason = reason;
+  vs.reason = fmt::format("terminating until t={}s (its grace period): {}", vr.grace_end, reason);
+  if (preemptor >= 0) ++s_.recs[preemptor].awaiting;
+  ends_.insert({vr.grace_end, v});
+  e_.reservations.OnTerminating(v);
+}
+
+void Terminations::Free(WorkloadId v) {
+  WorkloadRec& vr = s_.recs[v];
+  ends_.erase({vr.grace_end, v});
+  e_.statement.Evict(v);  // announced: parked workloads may wake, the preemptor among them
+  if (vr.grace_for >= 0) --s_.recs[vr.grace_for].awaiting;
+  vr.grace_for = -1;
+  vr.grace_end = -1;
+}
+
+void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
+  while (!ends_.empty() && ends_.begin()->first <= now) {
+    const WorkloadId v = ends_.begin()->second;
+    std::string reason = std::move(s_.recs[v].preempted_reason);
+    s_.recs[v].preempted_reason.clear();
+    Free(v);
+    WorkloadStatus& vs = s_.status[v];
+    vs.pods.clear();
+    vs.admitted_at = -1;
+    e_.pending.SetPending(v, "requeued after preemption: " + reason);
+    e_.pending.Enqueue(v);
+    Decision d;
+    d.type = Decision::Type::kTerminated;
+    d.workload = v;
+    d.reason = std::move(reason);
+    out.push_back(std::move(d));
+  }
+}
+
+void Terminations::Release(WorkloadId v) {
+  Free(v);
+  s_.recs[v].preempted_reason.clear();
+}
+
+std::string Terminations::WaitingReason(WorkloadId id) const {
+  if (s_.recs[id].awaiting <= 0) return "";
+  double last = 0;
+  for (const auto& [end, v] : ends_)
+    if (s_.recs[v].grace_for == id) last = end;
+  return fmt::format(
+      "waiting for {} preempted workload(s) to stop: their pods keep their GPUs and quota until "
+      "their grace period (terminationGracePeriodSeconds) ends, the last at t={}s",
+      s_.recs[id].awaiting, last);
+}
+
+}  // namespace tessera

@@ -1,0 +1,159 @@
+// Grace periods of preempted workloads (preemption/termination.h, docs/time.md): the victim
+// keeps its GPUs and quota until its grace period ends and its preemptor waits for it; a victim
+// gone early (Kubernetes) frees them at once; without a grace period nothing waits. And the
+// admission fair sharing usage an engine is seeded with (a restart of serve), decayed.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/scheduler.h"
+#include "engine/test_builders.h"
+
+namespace tessera {
+namespace {
+
+using testing::CQ;
+using testing::MakeModel;
+using testing::MakeNode;
+using testing::WL;
+
+std::unique_ptr<Scheduler> Start(Model m) {
+  auto s = Scheduler::Create(std::move(m));
+  EXPECT_TRUE(s.ok()) << s.status();
+  return std::move(*s);
+}
+
+// One node of 8 GPUs, ClusterQueue cq (8 GPUs, preempts lower priority within it): `victim`
+// (8 GPUs, low, grace `grace`), `urgent` (8 GPUs, high), `small` (1 GPU, high).
+Model Scene(double grace) {
+  Model m = MakeModel(
+      {MakeNode("n1", 8)},
+      {CQ("cq").Gpus("gpu", 8).WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Obj()});
+  Workload victim = WL("victim").Queue("cq").Pods(1, 8).Priority("low").Obj();
+  victim.pod_sets[0].termination_grace = grace;
+  m.workloads.push_back(victim);
+  m.workloads.push_back(WL("urgent").Queue("cq").Pods(1, 8).Priority("high").Obj());
+  m.workloads.push_back(WL("small").Queue("cq").Pods(1, 1).Priority("high").Obj());
+  return m;
+}
+
+std::vector<Decision> Cycle(Scheduler& s, double now) {
+  std::vector<Decision> d = s.RunCycle(now);
+  EXPECT_TRUE(s.Verify().ok()) << s.Verify();
+  return d;
+}
+
+TEST(GracePeriodTest, TheVictimHoldsItsGpusUntilItsGracePeriodEndsAndThePreemptorWaits) {
+  auto s = Start(Scene(60));
+  s->Submit(0, 0);
+  Cycle(*s, 0);
+  s->Submit(1, 100);
+  std::vector<Decision> d = Cycle(*s, 100);
+  ASSERT_EQ(d.size(), 1u) << "the preemption only: urgent is not admitted yet";
+  EXPECT_EQ(d[0].type, Decision::Type::kPreempt);
+  EXPECT_EQ(d[0].workload, 0);
+  EXPECT_EQ(d[0].preemptor, 1);
+  EXPECT_EQ(d[0].grace_seconds, 60);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kTerminating);
+  EXPECT_EQ(s->gpus_allocated(), 8) << "the victim's GPUs stay held";
+  EXPECT_EQ(s->status(1).state, WorkloadState::kPending);
+  EXPECT_NE(s->status(1).reason.find("waiting for 1 preempted workload(s) to stop"),
+            std::string::npos)
+      << s->status(1).reason;
+  EXPECT_NE(s->status(1).reason.find("t=160s"), std::string::npos) << s->status(1).reason;
+  EXPECT_EQ(s->NextTimer(100), 160) << "the end of the grace period is an instant of its own";
+
+  // Meanwhile what is being released is nobody's: a 1-GPU workload does not get it, and the
+  // preemptor does not preempt again.
+  s->Submit(2, 130);
+  EXPECT_TRUE(Cycle(*s, 130).empty());
+  EXPECT_EQ(s->status(2).state, WorkloadState::kPending);
+  EXPECT_EQ(s->status(0).preemptions, 1);
+
+  d = Cycle(*s, 160);
+  ASSERT_GE(d.size(), 2u);
+  EXPECT_EQ(d[0].type, Decision::Type::kTerminated);
+  EXPECT_EQ(d[0].workload, 0);
+  EXPECT_EQ(d[1].type, Decision::Type::kAdmit);
+  EXPECT_EQ(d[1].workload, 1) << "the preemptor goes first (priority, then creation)";
+  EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kPending) << "back in its queue";
+  EXPECT_TRUE(s->status(0).pods.empty());
+}
+
+TEST(GracePeriodTest, AVictimGoneBeforeItsGracePeriodEndsFreesItsGpusAtOnce) {
+  auto s = Start(Scene(60));
+  s->Submit(0, 0);
+  Cycle(*s, 0);
+  s->Submit(1, 100);
+  Cycle(*s, 100);
+  s->Finish(0, 110);  // its pods are gone (Kubernetes: the controller saw them go)
+  EXPECT_EQ(s->status(0).state, WorkloadState::kFinished);
+  EXPECT_EQ(s->gpus_allocated(), 0);
+  std::vector<Decision> d = Cycle(*s, 110);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].type, Decision::Type::kAdmit);
+  EXPECT_EQ(d[0].workload, 1);
+}
+
+TEST(GracePeriodTest, WithoutAGracePeriodThePreemptorIsAdmittedInTheSameCycle) {
+  auto s = Start(Scene(0));
+  s->Submit(0, 0);
+  Cycle(*s, 0);
+  s->Submit(1, 100);
+  std::vector<Decision> d = Cycle(*s, 100);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].type, Decision::Type::kPreempt);
+  EXPECT_EQ(d[0].grace_seconds, 0);
+  EXPECT_EQ(d[1].type, Decision::Type::kAdmit);
+  EXPECT_EQ(d[1].workload, 1);
+}
+
+// ClusterQueue cq (8 GPUs) ordered by admission fair sharing, LocalQueues a and b; one 8-GPU
+// workload in each, a's first.
+Model FairScene() {
+  ClusterQueue cq = CQ("cq").Gpus("gpu", 8).Obj();
+  cq.usage_based_admission = true;
+  Model m = MakeModel({MakeNode("n1", 8)}, {cq});
+  m.local_queues.clear();
+  m.local_queues.push_back({"default", "a", "cq", "", 1.0});
+  m.local_queues.push_back({"default", "b", "cq", "", 1.0});
+  m.config.admission_fair_sharing.enabled = true;
+  m.config.admission_fair_sharing.usage_half_life = 100;
+  m.config.admission_fair_sharing.sampling_interval = 10;
+  m.workloads.push_back(WL("a1").Queue("a").Pods(1, 8).Obj());
+  m.workloads.push_back(WL("b1").Queue("b").Pods(1, 8).Obj());
+  return m;
+}
+
+TEST(FairUsageSeedTest, SeededUsageIsDecayedAndOrdersTheFirstCycle) {
+  {
+    auto s = Start(FairScene());  // no seed: both count 0, creation order
+    s->Submit(0, 0);
+    s->Submit(1, 0);
+    std::vector<Decision> d = Cycle(*s, 0);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].workload, 0);
+  }
+  auto s = Start(FairScene());
+  LocalQueueUsage used;
+  used.at = -100;  // one half-life before the first cycle
+  used.consumed = {{"nvidia.com/gpu", 4}, {"example.com/unknown", 9}};
+  s->SeedLocalQueueUsage(0, used);
+  s->Submit(0, 0);
+  s->Submit(1, 0);
+  std::vector<Decision> d = Cycle(*s, 0);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].workload, 1) << "LocalQueue a used the GPUs before the restart: b goes first";
+  LocalQueueUsage now = s->local_queue_usage(0);
+  EXPECT_EQ(now.at, 0);
+  ASSERT_EQ(now.consumed.size(), 1u);
+  EXPECT_EQ(now.consumed[0].first, "nvidia.com/gpu");
+  EXPECT_DOUBLE_EQ(now.consumed[0].second, 2) << "halved by one half-life";
+  EXPECT_DOUBLE_EQ(s->local_queue_usage(1).consumed[0].second, 0);
+}
+
+}  // namespace
+}  // namespace tessera
