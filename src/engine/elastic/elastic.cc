@@ -21,7 +21,10 @@ void SetNodeOnline(Engine& e, NodeId n, bool online) {
 std::vector<WorkloadId> WorkloadsOnNode(const EngineState& s, NodeId n) {
   std::vector<WorkloadId> out;
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.recs.size()); ++id) {
-    if (s.status[id].state != WorkloadState::kAdmitted) continue;
+    // A preempted workload in its grace period still has its pods there.
+    if (s.status[id].state != WorkloadState::kAdmitted &&
+        s.status[id].state != WorkloadState::kTerminating)
+      continue;
     for (const PlacedPod& p : s.recs[id].placed) {
       if (p.placement.node == n) {
         out.push_back(id);
@@ -36,6 +39,8 @@ Decision EvictForNode(Engine& e, WorkloadId id, std::string reason) {
   EngineState& s = e.st;
   WorkloadStatus& st = s.status[id];
   WorkloadRec& rec = s.recs[id];
+  // In its grace period: the node going away ends it now (its preemptor is told).
+  if (st.state == WorkloadState::kTerminating) e.terminations.Release(id);
   e.statement.Evict(id);
   e.statement.Commit();
   s.partial.erase(id);
