@@ -16,6 +16,7 @@
 #include "k8s/leader_election.h"
 #include "k8s/log_escape.h"
 #include "k8s/metrics.h"
+#include "k8s/ui_routes.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::cli {
@@ -124,6 +125,8 @@ int Serve(const ServeFlags& f) {
   k8s::MetricsServer server(
       &metrics, [] { return true; },
       [&] { return controller.ready() && (!elector || elector->is_leader()); });
+  // The dashboard (docs/observability.md): a page that holds no data, so no token guards it.
+  server.AddRoutes(k8s::AddUiRoutes);
   if (f.metrics_port >= 0) {
     int port = server.Start(f.metrics_address, f.metrics_port);
     if (port < 0) {
@@ -131,7 +134,8 @@ int Serve(const ServeFlags& f) {
                                f.metrics_port);
       return 1;
     }
-    spdlog::info("tessera: /metrics, /healthz, /readyz on {}:{}", f.metrics_address, port);
+    spdlog::info("tessera: /metrics, /healthz, /readyz and the dashboard (/ui/) on {}:{}",
+                 f.metrics_address, port);
   }
 
   std::signal(SIGTERM, OnSignal);

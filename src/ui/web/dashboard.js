@@ -203,7 +203,7 @@ function renderQueues(q) {
       }
       cells.push(el('td', {}, r ? r.flavor : '—'), el('td', {}, r ? r.resource : '—'),
           el('td', { class: 'num' }, r ? fmtQty(r.resource, r.nominal) : '—'),
-          el('td', { class: 'num' }, r ? fmtQty(r.resource, r.used) : '—'),
+          el('td', { class: 'num used' }, r ? fmtQty(r.resource, r.used) : '—'),
           el('td', { class: 'num' }, r ? fmtQty(r.resource, r.borrowed) : '—'),
           el('td', { class: 'num' }, r && r.borrowingLimit !== null ? fmtQty(r.resource, r.borrowingLimit) : '∞'),
           el('td', {}, r ? usageBar(r) : ''));
@@ -219,7 +219,7 @@ function renderQueues(q) {
             el('td', { rowspan: span, class: 'num' }, cq.weightedShare === null ? '—' : num(cq.weightedShare, 3)),
             el('td', { rowspan: span }, reservation));
       }
-      rows.push(el('tr', {}, cells));
+      rows.push(el('tr', { 'data-queue': cq.name, 'data-resource': r ? r.resource : null }, cells));
     });
   }
   replace('queues', q.items.length ? table(['queue', 'flavor', 'resource', { text: 'nominal', cls: 'num' },
