@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "engine/engine_state.h"
 
@@ -12,5 +13,12 @@ namespace tessera {
 
 std::string FormatReason(const EngineState& s, WorkloadId id);
 std::string FormatQuotaPart(const EngineState& s, WorkloadId id, const ReasonPart& part);
+
+struct Reservation;
+// What would let pending workload `id` start, one sentence per part of its reason: the quota it
+// lacks (how much more of which flavor its ClusterQueue would need free), the nodes' room it
+// lacks, and, with its reservation (may be null), the running workloads that must end first.
+std::vector<std::string> FitHints(const EngineState& s, WorkloadId id,
+                                  const Reservation* reservation);
 
 }  // namespace tessera

@@ -83,12 +83,20 @@ class SchedulerImpl : public Scheduler {
     }
     return s_.status[id];
   }
+  int32_t priority(WorkloadId id) const override { return s_.recs[id].priority; }
   int32_t num_workloads() const override { return static_cast<int32_t>(s_.status.size()); }
   const CycleStats& stats() const override { return s_.stats; }
   int64_t gpus_total() const override { return s_.cluster->total_gpus(); }
   int64_t gpus_allocated() const override { return s_.cluster->allocated_gpus(); }
   Resources ClusterQueueUsage(int32_t cq, int32_t flavor) const override;
   ClusterQueueStats cluster_queue_stats(int32_t cq) const override;
+  std::vector<std::string> fit_hints(WorkloadId id) const override {
+    if (s_.status[id].state != WorkloadState::kPending) return {};
+    const Reservation* r = nullptr;
+    for (const Reservation& res : e_.reservations.list())
+      if (res.id == id) r = &res;
+    return FitHints(s_, id, r);
+  }
   absl::Status Verify() const override { return VerifyEngine(e_); }
   void SetNodeOnline(NodeId n, bool online) override { tessera::SetNodeOnline(e_, n, online); }
   bool node_online(NodeId n) const override { return s_.cluster->online(n); }
@@ -477,6 +485,12 @@ ClusterQueueStats SchedulerImpl::cluster_queue_stats(int32_t cq) const {
     ++(s_.recs[id].parked == Parked::kNo ? st.pending_active : st.pending_inadmissible);
   }
   st.reservations = e_.reservations.Count(cq);
+  for (const Reservation& r : e_.reservations.list()) {
+    if (s_.recs[r.id].cq != cq) continue;
+    st.first_reservation = r.id;
+    st.first_reservation_start = r.start;
+    break;
+  }
   st.weighted_share = s_.quota->DominantShare(cq, {}, s_.model.cluster_queues[cq].fair_weight);
   return st;
 }

@@ -117,6 +117,10 @@ struct ClusterQueueStats {
   // (Kueue's "inadmissible").
   int64_t pending_inadmissible = 0;
   int64_t reservations = 0;  // reservations planned for its heads (docs/time.md)
+  // The first of them in precedence order: its workload and expected start (the scheduler's
+  // clock); -1 when none.
+  WorkloadId first_reservation = -1;
+  double first_reservation_start = -1;
   // Kueue's weighted share: the largest ratio of usage above its nominal quota to what its
   // cohort tree can lend, x 1000, over its weight; 0 within nominal quota, +inf when it borrows
   // with weight 0.
@@ -177,6 +181,8 @@ class Scheduler {
   virtual void SeedLocalQueueUsage(int32_t lq, LocalQueueUsage u) = 0;
 
   virtual const WorkloadStatus& status(WorkloadId id) const = 0;
+  // The priority it was resolved to (its priority class's value, or the default).
+  virtual int32_t priority(WorkloadId id) const = 0;
   virtual int32_t num_workloads() const = 0;
   virtual const CycleStats& stats() const = 0;
 
@@ -206,6 +212,10 @@ class Scheduler {
   virtual std::vector<NodeRequest> PlanScaleUp(const std::vector<NodeGroupOffer>& groups,
                                                const std::vector<NodeId>& coming, ScaleUpMode mode,
                                                int32_t max_workloads) = 0;
+
+  // What would let pending workload `id` start, one sentence each, from the parts of its reason
+  // (reasons.h FitHints); empty when it is not pending or nothing is known.
+  virtual std::vector<std::string> fit_hints(WorkloadId id) const = 0;
 
   // Checks every invariant (capacity, GPU booking, quota, gangs); returns the first broken one.
   // Tests and the simulator's --verify call it after each cycle.

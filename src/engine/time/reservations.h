@@ -78,6 +78,8 @@ class Reservations {
   void OnTerminating(WorkloadId id);
   // Reservations planned for the workloads of ClusterQueue `cq` (metrics).
   int Count(int32_t cq) const { return QueueCount(cq); }
+  // Every reservation planned, in precedence order.
+  const std::vector<Reservation>& list() const { return list_; }
 
  private:
   struct Run {
