@@ -10,6 +10,8 @@
 #include "accounting/store.h"
 #include "cli/command.h"
 #include "fmt/format.h"
+#include "k8s/api_client.h"
+#include "k8s/api_routes.h"
 #include "k8s/controller.h"
 #include "k8s/dcgm_scraper.h"
 #include "k8s/kube_client.h"
@@ -37,6 +39,7 @@ struct ServeFlags {
   std::string scheduler_name = "tessera";
   std::string metrics_address = "0.0.0.0";
   int metrics_port = 10259;
+  std::string api_token_file;
   bool leader_elect = false;
   std::string lease_namespace = "kube-system";
   std::string lease_name = "tessera";
@@ -57,6 +60,15 @@ struct ServeFlags {
 int Serve(const ServeFlags& f) {
   k8s::InstallEscapingLogFormatter();
   spdlog::set_level(spdlog::level::from_str(f.log_level));
+  std::string token;
+  if (!f.api_token_file.empty()) {
+    absl::StatusOr<std::string> t = k8s::ReadTokenFile("--api-token-file", f.api_token_file);
+    if (!t.ok()) {
+      std::cerr << "tessera serve: " << t.status().message() << "\n";
+      return 1;
+    }
+    token = *t;
+  }
   absl::StatusOr<k8s::KubeConfig> config =
       f.kubeconfig.empty() ? k8s::InClusterConfig() : k8s::LoadKubeconfig(f.kubeconfig, f.context);
   if (!config.ok()) {
@@ -127,6 +139,14 @@ int Serve(const ServeFlags& f) {
       [&] { return controller.ready() && (!elector || elector->is_leader()); });
   // The dashboard (docs/observability.md): a page that holds no data, so no token guards it.
   server.AddRoutes(k8s::AddUiRoutes);
+  // The read-only JSON API (docs/observability.md), behind the token when one is given.
+  server.AddRoutes([&](httplib::Server& s) {
+    k8s::ApiOptions api;
+    api.view = [&controller] { return controller.view(); };
+    // TODO(accounting): with serve --accounting-db, set api.cost_store to read the store.
+    k8s::AddApiRoutes(s, std::move(api));
+  });
+  server.RequireToken(token, {"/api/"});
   if (f.metrics_port >= 0) {
     int port = server.Start(f.metrics_address, f.metrics_port);
     if (port < 0) {
@@ -134,8 +154,9 @@ int Serve(const ServeFlags& f) {
                                f.metrics_port);
       return 1;
     }
-    spdlog::info("tessera: /metrics, /healthz, /readyz and the dashboard (/ui/) on {}:{}",
-                 f.metrics_address, port);
+    spdlog::info(
+        "tessera: /metrics, /healthz, /readyz, the dashboard (/ui/) and /api/v1/ on {}:{}{}",
+        f.metrics_address, port, token.empty() ? "" : " (API behind a bearer token)");
   }
 
   std::signal(SIGTERM, OnSignal);
@@ -194,6 +215,10 @@ Command AddServeCommand(CLI::App& app) {
   s->add_option("--metrics-port", flags->metrics_port,
                 "port of /metrics, /healthz, /readyz (-1: none, 0: any free)")
       ->capture_default_str();
+  s->add_option("--api-token-file", flags->api_token_file,
+                "a file holding the bearer token that /api/ requests must carry (Authorization: "
+                "Bearer TOKEN); without it the API is open to whoever reaches the port")
+      ->check(CLI::ExistingFile);
   s->add_flag("--leader-elect", flags->leader_elect,
               "run with replicas: only the holder of a coordination.k8s.io Lease schedules");
   s->add_option("--lease-namespace", flags->lease_namespace)->capture_default_str();

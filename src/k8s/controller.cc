@@ -122,6 +122,7 @@ void Controller::Impl::Loop() {
     }
     if (!active) {
       was_active = false;
+      MaybePublishView();
       continue;
     }
     if (!was_active) {
@@ -151,6 +152,7 @@ void Controller::Impl::Loop() {
       last_status = Clock::now();
       WriteStatuses();
     }
+    MaybePublishView();
     UpdateSnapshot();
   }
 }
@@ -430,6 +432,7 @@ bool Controller::ready() const {
 }
 
 const UtilizationTracker& Controller::utilization() const { return impl_->utilization; }
+std::shared_ptr<const ClusterView> Controller::view() const { return impl_->view_holder.Get(); }
 
 ControllerSnapshot Controller::snapshot() const {
   std::lock_guard<std::mutex> l(impl_->snap_mu);

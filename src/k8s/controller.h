@@ -16,6 +16,7 @@
 #include <string>
 
 #include "k8s/dcgm_scraper.h"
+#include "k8s/cluster_view.h"
 #include "k8s/kube_client.h"
 #include "k8s/metrics.h"
 #include "k8s/utilization.h"
@@ -51,6 +52,8 @@ struct ControllerOptions {
   // none). Only while leading; open runs are rewritten every `accounting_checkpoint_s`.
   accounting::AccountingStore* accounting = nullptr;
   double accounting_checkpoint_s = 10;
+  // The JSON API's trends (cluster_view.h): one point per this many seconds.
+  double trend_interval_s = 60;
 };
 
 struct ControllerSnapshot {
@@ -96,6 +99,9 @@ class Controller {
   // Per-GPU utilization and the underused workloads, as of the last status period (empty
   // without --dcgm-url); thread-safe (UtilizationTracker's accessors), for the JSON API.
   const UtilizationTracker& utilization() const;
+  // What the JSON API serves (cluster_view.h): the loop publishes one every status period;
+  // null before the caches synced.
+  std::shared_ptr<const ClusterView> view() const;
 
  private:
   struct Impl;

@@ -197,6 +197,7 @@ void Controller::Impl::Carry(const Decision& d) {
     case Decision::Type::kScaleUp:
       if (d.type == Decision::Type::kAdmit) {
         collector.OnAdmit(*engine, d.workload, Now() - g->submitted);
+        view_builder.OnAdmit(Now() - g->submitted);
         g->admitted = true;
         g->admitted_at = Now();
         g->reason = {};

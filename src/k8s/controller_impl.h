@@ -94,13 +94,19 @@ struct Controller::Impl {
   };
 
   Impl(KubeClient* c, ControllerOptions o, Metrics* m)
-      : client(c), options(std::move(o)), metrics(m), collector(m) {}
+      : client(c),
+        options(std::move(o)),
+        metrics(m),
+        collector(m),
+        view_builder(options.trend_interval_s) {}
 
   KubeClient* const client;
   const ControllerOptions options;
   Metrics* const metrics;
   MetricsCollector collector;  // loop-owned: the labelled metrics (metrics_collector.h)
   UtilizationTracker utilization{options.underuse};  // its accessors are thread-safe
+  ViewBuilder view_builder;    // loop-owned: the JSON API's views (cluster_view.h)
+  ViewHolder view_holder;      // thread-safe: the latest view
   const Clock::time_point start = Clock::now();
   // The wall-clock time of the engine's 0 (`start`): expected starts are said in it.
   const WallClock::time_point wall_start = WallClock::now();
@@ -144,6 +150,7 @@ struct Controller::Impl {
   double last_cycle_now = 0;  // the engine time of the last cycle (its timers run from there)
   Clock::time_point last_rebuild{};
   Clock::time_point last_status{};
+  Clock::time_point last_view{};
   Clock::time_point last_group_count{};
   int64_t waiting_groups = 0, pending_workloads = 0;  // as of last_group_count
   double decision_seconds = 0;
@@ -166,6 +173,9 @@ struct Controller::Impl {
   // The loop: events in, then (when leading) rebuild, place, cycle, statuses.
   void Loop();
   void UpdateSnapshot();
+  // Publishes a ClusterView of the loop's state for the JSON API (controller_view.cc), at most
+  // once a status period.
+  void MaybePublishView();
 
   // Events in.
   void Apply(LoopEvent& ev);

@@ -3,33 +3,24 @@
 // team-a waits; /metrics is then scraped and read as Prometheus reads it: Kueue's names with
 // their labels and values, the GPU allocation per flavor, the GPU-seconds and dollars per team.
 // Skipped, with the reason printed, when the API server is not built.
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
 #include <string>
 
-#include "fmt/format.h"
-#include "gtest/gtest.h"
 #include "k8s/controller.h"
+#include "k8s/integration/queue_cluster_test.h"
 #include "k8s/kube_client.h"
 #include "k8s/metrics.h"
-#include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {
 namespace {
 
-using testing::json;
-using testing::TestCluster;
+using testing_queues::ClusterQueueObject;
+using testing_queues::json;
+using testing_queues::TestCluster;
 
 constexpr double kTimeout = 60;
-
-std::string ReadRepoFile(const std::string& rel) {
-  std::ifstream in(TestCluster::RepoRoot() + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The samples of a Prometheus text exposition: "name{labels}" -> value.
 std::map<std::string, double> Samples(const std::string& text) {
@@ -44,68 +35,12 @@ std::map<std::string, double> Samples(const std::string& text) {
   return out;
 }
 
-json ClusterQueue(const std::string& name) {
-  return {{"apiVersion", "tessera.dev/v1alpha1"},
-          {"kind", "ClusterQueue"},
-          {"metadata", {{"name", name}}},
-          {"spec",
-           {{"cohort", "org"},
-            {"namespaceSelector", json::object()},
-            {"preemption", {{"reclaimWithinCohort", "Any"}}},
-            {"resourceGroups",
-             {{{"coveredResources", {"cpu", "nvidia.com/gpu"}},
-               {"flavors",
-                {{{"name", "default"},
-                  {"resources",
-                   {{{"name", "cpu"}, {"nominalQuota", 64}},
-                    {{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}};
-}
-
-class K8sMetrics : public ::testing::Test {
+class K8sMetrics : public testing_queues::QueueClusterTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    bool not_built = false;
-    cluster_ = TestCluster::Start(&why, &not_built);
-    if (!cluster_) {
-      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
-      FAIL() << why;
-    }
-    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
-    cluster_->Apply(ReadRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml"));
-    ASSERT_TRUE(TestCluster::WaitFor(
-        [&] {
-          auto r = cluster_->client().Get("/apis/tessera.dev/v1alpha1/clusterqueues");
-          return r.ok() && r->status == 200;
-        },
-        30))
-        << "CRDs not served";
-  }
-
   void TearDown() override {
     server_.reset();
     controller_.reset();
-    cluster_.reset();
-  }
-
-  void CreateGang(const std::string& ns, const std::string& group, int n, json labels) {
-    cluster_->Create({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-                      {"kind", "PodGroup"},
-                      {"metadata", {{"name", group}, {"namespace", ns}}},
-                      {"spec", {{"minMember", n}}}});
-    labels["scheduling.x-k8s.io/pod-group"] = group;
-    labels["kueue.x-k8s.io/queue-name"] = "lq";
-    for (int i = 0; i < n; ++i)
-      cluster_->Create(cluster_->PodSpec(ns, fmt::format("{}-{}", group, i), 1, "tessera", labels));
-  }
-
-  int Bound(const std::string& ns, const std::string& prefix) {
-    int n = 0;
-    for (const auto& p : cluster_->Pods(ns))
-      if (p["metadata"]["name"].get<std::string>().rfind(prefix, 0) == 0 &&
-          !p["spec"].value("nodeName", "").empty())
-        ++n;
-    return n;
+    QueueClusterTest::TearDown();
   }
 
   std::string Scrape() {
@@ -116,7 +51,6 @@ class K8sMetrics : public ::testing::Test {
     return r.ok() && r->status == 200 ? r->body : "";
   }
 
-  std::unique_ptr<TestCluster> cluster_;
   Metrics metrics_;
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<MetricsServer> server_;
@@ -127,16 +61,10 @@ TEST_F(K8sMetrics, KueueMetricsAndCostAfterBorrowReclaimAndAWait) {
   cluster_->CreateNodes(2, 8, "gpu");
   for (const char* ns : {"team-a", "team-b"}) {
     cluster_->CreateNamespace(ns);
-    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                      {"kind", "LocalQueue"},
-                      {"metadata", {{"name", "lq"}, {"namespace", ns}}},
-                      {"spec", {{"clusterQueue", ns}}}});
-    cluster_->Create(ClusterQueue(ns));
+    CreateLocalQueue(ns, "lq", ns);
+    cluster_->Create(ClusterQueueObject(ns, 8, "org", {{"reclaimWithinCohort", "Any"}}));
   }
-  cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                    {"kind", "ResourceFlavor"},
-                    {"metadata", {{"name", "default"}}},
-                    {"spec", json::object()}});
+  CreateFlavor();
   // $3.60 per GPU-hour: a GPU-second costs $0.001.
   cluster_->Create(
       {{"apiVersion", "tessera.dev/v1alpha1"},

@@ -5,26 +5,24 @@
 // because the clock moved. Skipped, with the reason printed, when the API server is not built.
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "k8s/controller.h"
+#include "k8s/integration/queue_cluster_test.h"
 #include "k8s/metrics.h"
-#include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {
 namespace {
 
-using testing::json;
-using testing::TestCluster;
+using testing_queues::json;
+using testing_queues::TestCluster;
 using Steady = std::chrono::steady_clock;
 using Wall = std::chrono::system_clock;
 
@@ -37,13 +35,6 @@ using Wall = std::chrono::system_clock;
 constexpr double kEstimate = 45;
 constexpr double kLife = 2;      // real seconds the test lets a small pod run before deleting it
 constexpr double kTimeout = 90;  // generous: ASan builds on a loaded 2-core machine
-
-std::string ReadRepoFile(const std::string& rel) {
-  std::ifstream in(TestCluster::RepoRoot() + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The wall-clock time in "expected to start at 14:05:00Z" or "at 2026-11-24T14:05:00Z" (the
 // message says the date when the start is not today, UTC); nullopt when there is none.
@@ -69,34 +60,11 @@ std::optional<Wall::time_point> ExpectedStart(const std::string& message) {
   return Wall::from_time_t(timegm(&tm));
 }
 
-class K8sTime : public ::testing::Test {
+class K8sTime : public testing_queues::QueueClusterTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    bool not_built = false;
-    cluster_ = TestCluster::Start(&why, &not_built);
-    if (!cluster_) {
-      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
-      FAIL() << why;
-    }
-    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
-    cluster_->Apply(ReadRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml"));
-    ASSERT_TRUE(TestCluster::WaitFor(
-        [&] {
-          for (const char* p : {"/apis/tessera.dev/v1alpha1/clusterqueues",
-                                "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"}) {
-            auto r = cluster_->client().Get(p);
-            if (!r.ok() || r->status != 200) return false;
-          }
-          return true;
-        },
-        30))
-        << "CRDs not served";
-  }
-
   void TearDown() override {
     controller_.reset();
-    cluster_.reset();
+    QueueClusterTest::TearDown();
   }
 
   void StartTessera() {
@@ -109,26 +77,9 @@ class K8sTime : public ::testing::Test {
   // One ClusterQueue "team" of 16 GPUs (BestEffortFIFO, Kueue's default), LocalQueue "lq" in
   // namespace default.
   void CreateQueues() {
-    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                      {"kind", "ResourceFlavor"},
-                      {"metadata", {{"name", "default"}}},
-                      {"spec", json::object()}});
-    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                      {"kind", "ClusterQueue"},
-                      {"metadata", {{"name", "team"}}},
-                      {"spec",
-                       {{"namespaceSelector", json::object()},
-                        {"resourceGroups",
-                         {{{"coveredResources", {"cpu", "nvidia.com/gpu"}},
-                           {"flavors",
-                            {{{"name", "default"},
-                              {"resources",
-                               {{{"name", "cpu"}, {"nominalQuota", 64}},
-                                {{"name", "nvidia.com/gpu"}, {"nominalQuota", 16}}}}}}}}}}}}});
-    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                      {"kind", "LocalQueue"},
-                      {"metadata", {{"name", "lq"}, {"namespace", "default"}}},
-                      {"spec", {{"clusterQueue", "team"}}}});
+    CreateFlavor();
+    cluster_->Create(testing_queues::ClusterQueueObject("team", 16));
+    CreateLocalQueue("default", "lq", "team");
   }
 
   // The pod's PodScheduled=False condition (message, lastTransitionTime); null when none.
@@ -140,7 +91,6 @@ class K8sTime : public ::testing::Test {
     return nullptr;
   }
 
-  std::unique_ptr<TestCluster> cluster_;
   Metrics metrics_;
   std::unique_ptr<Controller> controller_;
 };
