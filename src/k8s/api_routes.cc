@@ -148,7 +148,8 @@ json NodesJson(const ClusterView& v) {
       slots.push_back({{"index", s.index},
                        {"workload", OrNull(s.workload)},
                        {"clusterQueue", OrNull(s.cluster_queue)},
-                       {"utilization", OrNull(s.utilization)}});
+                       {"utilization", OrNull(s.utilization)},
+                       {"underused", s.underused}});
     items.push_back({{"name", n.name},
                      {"flavor", OrNull(n.flavor)},
                      {"gpuModel", OrNull(n.gpu_model)},
@@ -261,7 +262,9 @@ void AddApiRoutes(httplib::Server& server, ApiOptions options) {
                absl::StatusOr<json> out =
                    opts->cost_store ? opts->cost_store(by.empty() ? "cluster-queue" : by, from, to)
                                     : CostJson(v, by);
-               if (!out.ok()) return Error(res, 400, std::string(out.status().message()));
+               if (!out.ok())
+                 return Error(res, absl::IsInvalidArgument(out.status()) ? 400 : 500,
+                              std::string(out.status().message()));
                Reply(res, 200, *out);
              }));
   server.Get("/api/v1/trends", with_view([](const ClusterView& v, const Req&, Res& res) {

@@ -9,6 +9,7 @@
 #include "engine/test_builders.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/api_cost.h"
 #include "k8s/metrics.h"
 
 namespace tessera::k8s {
@@ -287,6 +288,72 @@ TEST_F(ApiViewTest, HandlersOnARealServer) {
     EXPECT_TRUE(json::parse(r->body).contains("error")) << path << ": " << r->body;
   }
   server.Stop();
+}
+
+// DCGM's readings on the GPU map: the slots a1 holds carry their utilization and the underuse
+// mark; a GPU without a reading stays null.
+TEST_F(ApiViewTest, GpuSlotsCarryDcgmReadings) {
+  Submit(WL("a1").Queue("team-a").Pods(1, 2).Obj(), 0);
+  Cycle(0);
+  std::string node;
+  in_.gpu_reading = [&](const std::string& n,
+                        int32_t index) -> std::optional<ViewInput::GpuReading> {
+    if (index > 1) return std::nullopt;
+    node = n;
+    return ViewInput::GpuReading{0.02, true};
+  };
+  std::shared_ptr<const ClusterView> v = Build(0);
+  const ViewWorkload* a1 = v->Find("default", "a1");
+  ASSERT_NE(a1, nullptr);
+  json nodes = NodesJson(*v);
+  const json* n = Item(nodes, a1->pods[0].node);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ((*n)["gpuSlots"][0]["utilization"], 0.02);
+  EXPECT_EQ((*n)["gpuSlots"][0]["underused"], true);
+  EXPECT_TRUE((*n)["gpuSlots"][2]["utilization"].is_null());
+  EXPECT_EQ((*n)["gpuSlots"][2]["underused"], false);
+}
+
+// /api/v1/cost from the accounting store's records (serve --accounting-db): grouped as the
+// report groups them, a job counted once over its runs, the period by the runs' ends.
+TEST(ApiCost, FromTheAccountingStoresRecords) {
+  auto run = [](std::string ns, std::string name, std::string cq, double end, double gpu_hours,
+                std::optional<double> dollars) {
+    accounting::RunRecord r;
+    r.ns = std::move(ns);
+    r.name = std::move(name);
+    r.cluster_queue = std::move(cq);
+    r.start = end - 3600;
+    r.end = end;
+    r.gpu_hours = gpu_hours;
+    r.allocated_dollars = dollars;
+    return r;
+  };
+  const std::vector<accounting::RunRecord> records = {
+      run("ml", "a", "team-a", kWallZero + 3600, 4, 14.4),
+      run("ml", "a", "team-a", kWallZero + 7200, 2, 7.2),  // its second run
+      run("web", "b", "team-b", kWallZero + 3600, 2, std::nullopt)};
+  absl::StatusOr<json> j =
+      CostFromRecordsJson(records, "cluster-queue", std::nullopt, std::nullopt);
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ((*j)["source"], "accounting");
+  ASSERT_EQ((*j)["rows"].size(), 2u) << j->dump(2);
+  EXPECT_EQ((*j)["rows"][0]["key"], "team-a");
+  EXPECT_DOUBLE_EQ((*j)["rows"][0]["gpuHours"].get<double>(), 6);
+  EXPECT_DOUBLE_EQ((*j)["rows"][0]["allocatedDollars"].get<double>(), 21.6);
+  EXPECT_EQ((*j)["rows"][0]["jobs"], 1);
+  EXPECT_EQ((*j)["rows"][1]["key"], "team-b");
+  EXPECT_TRUE((*j)["rows"][1]["allocatedDollars"].is_null());
+  EXPECT_TRUE((*j)["idle"]["gpuHours"].is_null());
+  // From the second hour on: only a's second run.
+  j = CostFromRecordsJson(records, "namespace", kWallZero + 3601, std::nullopt);
+  ASSERT_TRUE(j.ok()) << j.status();
+  ASSERT_EQ((*j)["rows"].size(), 1u) << j->dump(2);
+  EXPECT_EQ((*j)["rows"][0]["key"], "ml");
+  EXPECT_DOUBLE_EQ((*j)["rows"][0]["gpuHours"].get<double>(), 2);
+  EXPECT_EQ((*j)["from"], "2027-01-15T09:00:01Z");
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      CostFromRecordsJson(records, "color", std::nullopt, std::nullopt).status()));
 }
 
 }  // namespace

@@ -5,12 +5,15 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <limits>
+#include <mutex>
 #include <thread>
 
 #include "accounting/store.h"
 #include "cli/command.h"
 #include "fmt/format.h"
 #include "k8s/api_client.h"
+#include "k8s/api_cost.h"
 #include "k8s/api_routes.h"
 #include "k8s/controller.h"
 #include "k8s/dcgm_scraper.h"
@@ -109,6 +112,20 @@ int Serve(const ServeFlags& f) {
     }
     store = std::move(*opened);
   }
+  // /api/v1/cost reads the store through a connection of its own (read-only; SQLite's WAL lets
+  // it read while the loop writes), one request at a time.
+  std::unique_ptr<accounting::AccountingStore> api_store;
+  std::mutex api_store_mu;
+  if (store) {
+    accounting::StoreOptions ro;
+    ro.read_only = true;
+    auto opened = accounting::AccountingStore::Open(f.accounting_db, ro);
+    if (!opened.ok()) {
+      std::cerr << "tessera serve: --accounting-db: " << opened.status().message() << "\n";
+      return 1;
+    }
+    api_store = std::move(*opened);
+  }
   k8s::ControllerOptions options;
   if (!f.dcgm_urls.empty()) options.dcgm = &dcgm;
   options.underuse = {f.underuse_threshold, f.underuse_for_s};
@@ -143,7 +160,15 @@ int Serve(const ServeFlags& f) {
   server.AddRoutes([&](httplib::Server& s) {
     k8s::ApiOptions api;
     api.view = [&controller] { return controller.view(); };
-    // TODO(accounting): with serve --accounting-db, set api.cost_store to read the store.
+    if (api_store)
+      api.cost_store = [&](const std::string& by, std::optional<double> from,
+                           std::optional<double> to) -> absl::StatusOr<nlohmann::json> {
+        std::lock_guard<std::mutex> l(api_store_mu);
+        auto records = api_store->Read(from.value_or(-std::numeric_limits<double>::infinity()),
+                                       to.value_or(std::numeric_limits<double>::infinity()));
+        if (!records.ok()) return records.status();
+        return k8s::CostFromRecordsJson(*records, by, from, to);
+      };
     k8s::AddApiRoutes(s, std::move(api));
   });
   server.RequireToken(token, {"/api/"});

@@ -188,7 +188,16 @@ std::shared_ptr<const ClusterView> ViewBuilder::Build(const ViewInput& in) {
       vn.gpu_model = node.gpu_model;
       vn.gpus = node.gpu_count();
       vn.unschedulable = node.unschedulable;
-      for (int32_t g = 0; g < vn.gpus; ++g) vn.slots.push_back({g, "", "", std::nullopt});
+      for (int32_t g = 0; g < vn.gpus; ++g) {
+        ViewGpuSlot slot{g, "", "", std::nullopt, false};
+        if (in.gpu_reading) {
+          if (std::optional<ViewInput::GpuReading> r = in.gpu_reading(vn.name, g)) {
+            slot.utilization = r->utilization;
+            slot.underused = r->underused;
+          }
+        }
+        vn.slots.push_back(std::move(slot));
+      }
       v->gpus += vn.gpus;
       v->nodes.push_back(std::move(vn));
     }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,7 +74,8 @@ struct ViewQueue {
 struct ViewGpuSlot {
   int32_t index = 0;
   std::string workload, cluster_queue;  // empty: free
-  std::optional<double> utilization;    // from DCGM when scraped; none until then
+  std::optional<double> utilization;    // from DCGM (serve --dcgm-url); none without a reading
+  bool underused = false;               // its workload barely uses its GPUs (utilization.h)
 };
 
 struct ViewNode {
@@ -146,6 +148,13 @@ struct ViewInput {
     std::vector<std::string> pods;
   };
   std::vector<Waiting> waiting;
+  // GPU `index` of `node` as DCGM last read it (utilization, its workload underused); unset or
+  // std::nullopt: no reading.
+  struct GpuReading {
+    std::optional<double> utilization;
+    bool underused = false;
+  };
+  std::function<std::optional<GpuReading>(const std::string& node, int32_t index)> gpu_reading;
 };
 
 class ViewBuilder {

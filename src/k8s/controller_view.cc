@@ -33,6 +33,21 @@ void Controller::Impl::MaybePublishView() {
       in.waiting.push_back(std::move(w));
     }
   }
+  // DCGM's readings (serve --dcgm-url), copied once for the whole view.
+  const auto gpus = utilization.gpus();
+  const auto usage = utilization.workloads();
+  if (!gpus.empty()) {
+    in.gpu_reading = [&](const std::string& node,
+                         int32_t index) -> std::optional<ViewInput::GpuReading> {
+      auto it = gpus.find({node, index});
+      if (it == gpus.end()) return std::nullopt;
+      ViewInput::GpuReading r;
+      r.utilization = it->second.utilization;
+      auto w = usage.find(it->second.workload);
+      r.underused = w != usage.end() && w->second.underused;
+      return r;
+    };
+  }
   view_holder.Set(view_builder.Build(in));
 }
 
