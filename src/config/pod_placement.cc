@@ -77,10 +77,17 @@ void ReadTopologySpread(DocContext& ctx, const YAML::Node& spec, const std::stri
         t.spread.topology_key = *key;
         t.spread.required = *required;
         ReadLabelSelector(ctx, Child(item, "labelSelector"), ipath + ".labelSelector", t.selector);
-        if (!IsNullish(Child(item, "minDomains")))
-          ctx.Notice(Child(item, "minDomains"), ipath + ".minDomains",
-                     "not honoured: Tessera takes the smallest count over the domains "
-                     "that exist, however few");
+        if (YAML::Node md = Child(item, "minDomains"); !IsNullish(md)) {
+          auto v = ScalarInt(ctx, md, ipath + ".minDomains", 1, 1 << 30);
+          if (!v) return false;
+          if (!*required) {
+            // Kubernetes' validation: minDomains only with DoNotSchedule.
+            ctx.Error(md, ipath + ".minDomains",
+                      "can only be set with whenUnsatisfiable: DoNotSchedule");
+            return false;
+          }
+          t.spread.min_domains = static_cast<int32_t>(*v);
+        }
         if (!IsNullish(Child(item, "matchLabelKeys")))
           ctx.Notice(Child(item, "matchLabelKeys"), ipath + ".matchLabelKeys",
                      "not read: Tessera counts the pods of the workload (a Deployment: all "

@@ -507,11 +507,8 @@ spec:
   EXPECT_EQ(ps.affinity.preferred_terms[0].weight, 80);
   EXPECT_EQ(PreferredAffinityScore(ps.affinity, {{"zone", "a"}, {"gpu", "h100"}}), 100);
   EXPECT_EQ(PreferredAffinityScore(ps.affinity, {{"zone", "b"}}), 0);
-  EXPECT_NE(Find(r, Sev::kNotice,
-                 "t.yaml:14: notice: spec.template.spec.topologySpreadConstraints[0]"
-                 ".minDomains: not honoured"),
-            nullptr)
-      << AllDiagnostics(r);
+  EXPECT_EQ(ps.spread[0].min_domains, 3);
+  EXPECT_EQ(ps.spread[1].min_domains, 0);
   EXPECT_NE(Find(r, Sev::kWarning,
                  "spec.template.spec.topologySpreadConstraints[2].labelSelector: a topology "
                  "spread constraint whose labelSelector does not select the pod's own labels is "
@@ -532,6 +529,23 @@ spec:
   EXPECT_NE(Find(bad, Sev::kError, "t.yaml:6: error: spec.topologySpreadConstraints[0].maxSkew:"),
             nullptr)
       << AllDiagnostics(bad);
+
+  // minDomains: a positive integer, and only with DoNotSchedule (Kubernetes' validation).
+  for (const auto& [item, message] : std::vector<std::pair<std::string, std::string>>{
+           {"{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway, minDomains: 2}",
+            "minDomains: can only be set with whenUnsatisfiable: DoNotSchedule"},
+           {"{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, minDomains: 0}",
+            "minDomains:"}}) {
+    LoadResult r2 = Load(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  topologySpreadConstraints:\n  - " +
+        item + "\n  containers: [{name: c, image: x}]\n");
+    EXPECT_TRUE(r2.model.workloads.empty()) << item;
+    EXPECT_NE(
+        Find(r2, Sev::kError, "t.yaml:6: error: spec.topologySpreadConstraints[0]." + message),
+        nullptr)
+        << AllDiagnostics(r2);
+  }
 }
 
 }  // namespace

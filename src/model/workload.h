@@ -43,6 +43,9 @@ struct TopologySpread {
   std::string topology_key;
   int32_t max_skew = 1;
   bool required = true;
+  // minDomains (DoNotSchedule only; 0: unset): while the pod may use fewer domains than this,
+  // the smallest count is taken as 0, so each domain holds at most max_skew pods.
+  int32_t min_domains = 0;
 };
 
 // Pods with one template.

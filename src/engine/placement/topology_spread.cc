@@ -49,8 +49,11 @@ bool SpreadFilter::Allows(WorkloadId id, int ps, const Combo& combo, NodeId n, b
     if (d < 0) return false;
     if (!counts) continue;
     const std::vector<int64_t> count = Counts(s_.recs[id].spread_group, c.topology_key);
+    const std::vector<int32_t>& domains = EligibleDomains(id, ps, combo)[i];
     int64_t min = count[d];
-    for (int32_t other : EligibleDomains(id, ps, combo)[i]) min = std::min(min, count[other]);
+    for (int32_t other : domains) min = std::min(min, count[other]);
+    // minDomains: too few domains to spread over, so the smallest count is taken as 0.
+    if (static_cast<int64_t>(domains.size()) < c.min_domains) min = 0;
     if (count[d] + 1 - min > c.max_skew) return false;
   }
   return true;
@@ -73,6 +76,7 @@ std::string SpreadFilter::Describe(const PodSet& set) {
     if (!c.required) continue;
     if (!out.empty()) out += ", ";
     out += fmt::format("maxSkew {} over {}", c.max_skew, c.topology_key);
+    if (c.min_domains > 0) out += fmt::format(", minDomains {}", c.min_domains);
   }
   return out;
 }

@@ -4,7 +4,8 @@
 //     and a pod goes to a domain only when its count after placing it exceeds the smallest
 //     count by at most maxSkew. The smallest is taken over the domains of the nodes the pod
 //     set's node selector and affinity allow in its flavor's pool (nodeAffinityPolicy: Honor,
-//     nodeTaintsPolicy: Ignore, Kubernetes' defaults), empty domains included.
+//     nodeTaintsPolicy: Ignore, Kubernetes' defaults), empty domains included; it is 0 while
+//     there are fewer such domains than the constraint's minDomains.
 //   score (ScheduleAnyway): the pods of the group already in the node's domain, summed over the
 //     constraints; fewer is better, a node without the key worst.
 // Counts are the group's placed pods (EngineState::group_nodes) summed per domain when asked:
