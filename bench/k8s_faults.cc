@@ -12,6 +12,7 @@
 //   recovery        per fault: seconds from the fault until the next bind
 //
 //   k8s_faults TESSERA_BINARY [--seconds 90] [--nodes 4] [--gpus 8] [--rounds 2]
+//              [--per-tick 1] [--life 3]
 //
 // Exits 0 when the counts are 0, 0, 0; 1 otherwise; 2 when no cluster could be started.
 #include <signal.h>
@@ -46,7 +47,9 @@ struct Flags {
   double seconds = 90;
   int nodes = 4;
   int gpus = 8;
-  int rounds = 2;  // each round: API server SIGKILL, leader SIGKILL, hand-over, etcd SIGKILL
+  int rounds = 2;    // each round: API server SIGKILL, leader SIGKILL, hand-over, etcd SIGKILL
+  int per_tick = 1;  // workloads created every 0.4 s
+  double life = 3;   // seconds a bound pod runs before the run deletes it (it "finished")
 };
 
 double Since(Clock::time_point t0) {
@@ -96,7 +99,6 @@ class FaultRun {
   int gpus_twice_ = 0;
   std::vector<std::pair<std::string, Clock::time_point>> faults_;  // what, when
   std::vector<double> recovery_;                                   // per fault, -1: none
-  static constexpr double kLife = 3;     // seconds a bound pod runs before the run deletes it
   static constexpr double kSettle = 20;  // a gang partial for longer than this is stuck
 };
 
@@ -193,7 +195,8 @@ void FaultRun::Observe() {
 
 void FaultRun::FinishSome() {
   for (const auto& [name, t] : bound_at_) {
-    if (deleted_.count(name) || std::chrono::duration<double>(Clock::now() - t).count() < kLife)
+    if (deleted_.count(name) ||
+        std::chrono::duration<double>(Clock::now() - t).count() < flags_.life)
       continue;
     cluster_.DeletePod("default", name);
     deleted_.insert(name);
@@ -267,7 +270,7 @@ int FaultRun::Run() {
   for (int tick = 0; Since(t0_) < flags_.seconds; ++tick) {
     if (next_fault < plan.size() && Since(t0_) >= plan[next_fault].first)
       plan[next_fault++].second();
-    CreateLoad(tick);
+    for (int k = 0; k < flags_.per_tick; ++k) CreateLoad(tick * flags_.per_tick + k);
     Observe();
     FinishSome();
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
@@ -309,7 +312,7 @@ int main(int argc, char** argv) {
   tessera::k8s::Flags f;
   if (argc < 2) {
     std::cerr << "usage: k8s_faults TESSERA_BINARY [--seconds S] [--nodes N] [--gpus G] "
-                 "[--rounds R]\n";
+                 "[--rounds R] [--per-tick N] [--life S]\n";
     return 2;
   }
   f.tessera = argv[1];
@@ -320,6 +323,8 @@ int main(int argc, char** argv) {
     if (k == "--nodes") f.nodes = static_cast<int>(v);
     if (k == "--gpus") f.gpus = static_cast<int>(v);
     if (k == "--rounds") f.rounds = static_cast<int>(v);
+    if (k == "--per-tick") f.per_tick = static_cast<int>(v);
+    if (k == "--life") f.life = v;
   }
   std::string why;
   bool not_built = false;
