@@ -130,7 +130,9 @@ bool AlikePodSets(const PodSet& s, const PodSet& first) {
          s.tolerations.size() == first.tolerations.size() &&
          s.affinity.required_terms.size() == first.affinity.required_terms.size() &&
          s.topology.level == first.topology.level &&
-         s.topology.required == first.topology.required && s.anti_affinity == first.anti_affinity;
+         s.topology.required == first.topology.required && s.anti_affinity == first.anti_affinity &&
+         s.affinity.preferred_terms.size() == first.affinity.preferred_terms.size() &&
+         s.spread.size() == first.spread.size();
 }
 
 }  // namespace
@@ -178,9 +180,10 @@ GangAssembly AssembleGang(const Gang& g, const GangSources& sources) {
       out.sets.push_back({m.pod->Key()});
     }
   }
-  // A Deployment's replicas are workloads of one pod each: their anti-affinity spans them.
+  // A Deployment's replicas are workloads of one pod each: their anti-affinity and topology
+  // spread span them.
   if (g.kind == "Pod" && !first.owner_replicaset.empty() &&
-      first.set.anti_affinity != HostnameAntiAffinity::kNone)
+      (first.set.anti_affinity != HostnameAntiAffinity::kNone || !first.set.spread.empty()))
     w.spread_group = g.ns + "/ReplicaSet:" + first.owner_replicaset;
   w.min_count = std::min<int32_t>(min, have);
   w.source = g.key;

@@ -264,6 +264,87 @@ absl::Status ReadRequiredNodeAffinity(const json& spec, PodSet& ps) {
   return absl::OkStatus();
 }
 
+// Preferred node affinity (a score among the nodes the required terms allow), as the loader
+// reads it (config/pod_placement.cc): weight 1..100 and a preference are required.
+absl::Status ReadPreferredNodeAffinity(const json& spec, PodSet& ps) {
+  const std::string path =
+      "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution";
+  const json& terms = At(At(At(spec, "affinity"), "nodeAffinity"),
+                         "preferredDuringSchedulingIgnoredDuringExecution");
+  if (!terms.is_array()) return absl::OkStatus();
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const json& w = At(terms[i], "weight");
+    if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > 100)
+      return absl::InvalidArgumentError(
+          fmt::format("{}[{}].weight: must be an integer from 1 to 100", path, i));
+    PreferredSchedulingTerm t;
+    t.weight = static_cast<int32_t>(w.get<int64_t>());
+    if (auto st = ReadRequirements(At(At(terms[i], "preference"), "matchExpressions"),
+                                   fmt::format("{}[{}].preference.matchExpressions", path, i),
+                                   t.term.match_expressions);
+        !st.ok())
+      return st;
+    ps.affinity.preferred_terms.push_back(std::move(t));
+  }
+  return absl::OkStatus();
+}
+
+// topologySpreadConstraints over the pod's own kind, as the loader reads them (docs/manifests.md):
+// a constraint whose labelSelector does not select the pod's own labels is left out, and said
+// in `problems`; what Tessera does not honour (matchLabelKeys, non-default policies) too.
+absl::Status ReadTopologySpread(const json& spec, const std::map<std::string, std::string>& labels,
+                                PodSet& ps, std::vector<std::string>& problems) {
+  const json& list = At(spec, "topologySpreadConstraints");
+  if (!list.is_array()) return absl::OkStatus();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& c = list[i];
+    const std::string path = fmt::format("spec.topologySpreadConstraints[{}]", i);
+    TopologySpread t;
+    const json& skew = At(c, "maxSkew");
+    if (!skew.is_number_integer() || skew.get<int64_t>() < 1 || skew.get<int64_t>() > (1 << 30))
+      return absl::InvalidArgumentError(path + ".maxSkew: must be a positive integer");
+    t.max_skew = static_cast<int32_t>(skew.get<int64_t>());
+    t.topology_key = Str(c, "topologyKey");
+    if (t.topology_key.empty())
+      return absl::InvalidArgumentError(path + ".topologyKey: must not be empty");
+    const std::string when = Str(c, "whenUnsatisfiable");
+    if (when != "DoNotSchedule" && when != "ScheduleAnyway")
+      return absl::InvalidArgumentError(fmt::format(
+          "{}.whenUnsatisfiable: '{}' is neither DoNotSchedule nor ScheduleAnyway", path, when));
+    t.required = when == "DoNotSchedule";
+    if (const json& md = At(c, "minDomains"); !md.is_null()) {
+      if (!md.is_number_integer() || md.get<int64_t>() < 1 || md.get<int64_t>() > (1 << 30) ||
+          !t.required)
+        return absl::InvalidArgumentError(
+            path +
+            ".minDomains: must be a positive integer, with whenUnsatisfiable: DoNotSchedule");
+      t.min_domains = static_cast<int32_t>(md.get<int64_t>());
+    }
+    const json& sel = At(c, "labelSelector");
+    LabelSelector ls;
+    ls.present = sel.is_object();
+    ls.match_labels = StrMap(At(sel, "matchLabels"));
+    if (auto st = ReadRequirements(At(sel, "matchExpressions"),
+                                   path + ".labelSelector.matchExpressions", ls.match_expressions);
+        !st.ok())
+      return st;
+    if (!ls.present || !Matches(ls, labels)) {
+      problems.push_back(path +
+                         ".labelSelector: does not select the pod's own labels (Tessera spreads a "
+                         "workload's own pods, a Deployment's replicas)");
+      continue;
+    }
+    if (!At(c, "matchLabelKeys").is_null())
+      problems.push_back(path + ".matchLabelKeys: not read (Tessera counts the workload's pods)");
+    if (auto v = Str(c, "nodeAffinityPolicy"); !v.empty() && v != "Honor")
+      problems.push_back(path + ".nodeAffinityPolicy: only Honor (the default) is honoured");
+    if (auto v = Str(c, "nodeTaintsPolicy"); !v.empty() && v != "Ignore")
+      problems.push_back(path + ".nodeTaintsPolicy: only Ignore (the default) is honoured");
+    ps.spread.push_back(std::move(t));
+  }
+  return absl::OkStatus();
+}
+
 // Tessera's GPU-share and topology annotations into the pod set; the first value that cannot be
 // used is an error.
 absl::Status ApplyPodAnnotations(const std::map<std::string, std::string>& annotations,
@@ -402,6 +483,7 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   ps.annotations = p.annotations;
   if (absl::Status st = ApplyPodAnnotations(p.annotations, ps); !st.ok()) return st;
   if (absl::Status st = ReadHostnameAntiAffinity(spec, p.labels, ps); !st.ok()) return st;
+  if (absl::Status st = ReadPreferredNodeAffinity(spec, ps); !st.ok()) return st;
 
   if (auto it = p.labels.find(kQueueLabel); it != p.labels.end()) {
     p.queue_name = it->second;
@@ -414,6 +496,8 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   ReadOwnerAndDevices(md, p);
   p.time =
       ReadTimeFields(p.labels, p.annotations, At(spec, "activeDeadlineSeconds"), &p.time_problems);
+  if (absl::Status st = ReadTopologySpread(spec, p.labels, ps, p.time_problems); !st.ok())
+    return st;
   return p;
 }
 
@@ -428,6 +512,10 @@ std::string Describe(const PodInfo& p) {
       p.group_error, p.owner_replicaset, p.scheduled_condition, p.set.requests.ToString(),
       p.set.topology.level, p.set.topology.tier, p.set.topology.required,
       static_cast<int>(p.set.anti_affinity));
+  for (const auto& t : p.set.spread)
+    s += fmt::format(" spread={}/{}/{}/{}", t.topology_key, t.max_skew, t.required, t.min_domains);
+  for (const auto& t : p.set.affinity.preferred_terms)
+    s += fmt::format(" prefer={}x{}", t.weight, t.term.match_expressions.size());
   s += " " + DescribeTime(p.time);
   s += " gpus=" + FormatGpuIndices(p.gpu_indices);
   s += " migStarts=" +

@@ -65,7 +65,9 @@ struct PodInfo {
   std::vector<int8_t> mig_starts;    // kMigStartsAnnotation, empty when absent
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
   // Its fields of time (time_fields.h: annotations, Kueue's label, spec.activeDeadlineSeconds),
-  // and the values that could not be used ("metadata.annotations.KEY: why"), left out.
+  // and the values that could not be used ("metadata.annotations.KEY: why"), left out; also a
+  // topology spread constraint left out ("spec.topologySpreadConstraints[i]...: why"). Each is
+  // logged and becomes a Warning Event on the pod.
   TimeFields time;
   std::vector<std::string> time_problems;
 

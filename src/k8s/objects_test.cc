@@ -342,6 +342,76 @@ TEST(ParsePod, RefusesFractionalGpusAndGtValuesThatAreNotIntegers) {
   EXPECT_TRUE(ParsePod(pod).ok());
 }
 
+// serve read neither (issue 15: the loader honoured them, Kubernetes mode dropped them).
+TEST(ParsePod, TopologySpreadAndPreferredNodeAffinityAsTheLoaderReadsThem) {
+  json pod =
+      Pod(R"({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+      [{"weight": 80, "preference": {"matchExpressions": [
+         {"key": "zone", "operator": "In", "values": ["a"]}]}}]}},
+    "topologySpreadConstraints": [
+      {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "minDomains": 3,
+       "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}},
+      {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "matchLabelKeys": ["x"],
+       "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "web"}}},
+      {"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule",
+       "labelSelector": {"matchLabels": {"app": "other"}}}]})");
+  pod["metadata"]["labels"]["app"] = "web";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->set.affinity.preferred_terms.size(), 1u);
+  EXPECT_EQ(PreferredAffinityScore(p->set.affinity, {{"zone", "a"}}), 80);
+  ASSERT_EQ(p->set.spread.size(), 2u);
+  EXPECT_EQ(p->set.spread[0].topology_key, "topology.kubernetes.io/zone");
+  EXPECT_TRUE(p->set.spread[0].required);
+  EXPECT_EQ(p->set.spread[0].min_domains, 3);
+  EXPECT_FALSE(p->set.spread[1].required);
+  EXPECT_EQ(p->set.spread[1].max_skew, 2);
+  // What is left out is said (logged, and a Warning Event on the pod).
+  ASSERT_EQ(p->time_problems.size(), 2u) << fmt::format("{}", fmt::join(p->time_problems, "; "));
+  EXPECT_EQ(p->time_problems[0].rfind("spec.topologySpreadConstraints[1].matchLabelKeys", 0), 0u);
+  EXPECT_EQ(p->time_problems[1].rfind("spec.topologySpreadConstraints[2].labelSelector", 0), 0u);
+
+  for (const auto& [bad, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"topologySpreadConstraints": [{"maxSkew": 0, "topologyKey": "z",
+                "whenUnsatisfiable": "DoNotSchedule"}]})",
+            "spec.topologySpreadConstraints[0].maxSkew"},
+           {R"({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "z",
+                "whenUnsatisfiable": "Sometimes"}]})",
+            "whenUnsatisfiable: 'Sometimes'"},
+           {R"({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "z", "minDomains": 2,
+                "whenUnsatisfiable": "ScheduleAnyway"}]})",
+            "spec.topologySpreadConstraints[0].minDomains"},
+           {R"({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+                [{"weight": 101, "preference": {}}]}}})",
+            "preferredDuringSchedulingIgnoredDuringExecution[0].weight"}}) {
+    auto r = ParsePod(Pod(bad));
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status();
+  }
+}
+
+// A Deployment's replicas with a spread constraint are one spread group, as with anti-affinity.
+TEST(AssembleGang, ReplicasWithATopologySpreadShareASpreadGroup) {
+  PodInfo p;
+  p.ns = "d";
+  p.name = "web-abc";
+  p.owner_replicaset = "web-5f7";
+  p.group_kind = "Pod";
+  p.set.spread.push_back(TopologySpread{"zone", 1, true, 0});
+  Gang g;
+  g.kind = "Pod";
+  g.ns = "d";
+  g.name = p.name;
+  g.foreign = false;
+  g.members.push_back({&p, false});
+  GangSources sources;
+  GangAssembly a = AssembleGang(g, sources);
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(a.workload.spread_group, "d/ReplicaSet:web-5f7");
+  ASSERT_EQ(a.workload.pod_sets.size(), 1u);
+  EXPECT_EQ(a.workload.pod_sets[0].spread.size(), 1u);
+}
+
 // A PodGroup the cache refuses is not used (it was kept in its last good version, or never
 // said anything): the cache logs it, and the gang's pods say why they wait.
 TEST(ParseJob, ARefusedPodGroupIsNotUsedAndItsPodsSayWhy) {

@@ -319,11 +319,51 @@ bool NodeSelector(std::string_view b, json& out, Err& err) {
   });
 }
 
+bool PreferredSchedulingTerm(std::string_view b, json& out, Err& err) {
+  return Fields(b, "PreferredSchedulingTerm", err, [&](const Field& f) {
+    if (IsVarint(f) && f.number == 1) out["weight"] = static_cast<int32_t>(Int(f));
+    if (IsBytes(f) && f.number == 2) {
+      json& term = out["preference"] = json::object();
+      if (!NodeSelectorTerm(f.bytes, term, err)) return false;
+    }
+    return true;
+  });
+}
+
 bool NodeAffinity(std::string_view b, json& out, Err& err) {
   return Fields(b, "NodeAffinity", err, [&](const Field& f) {
     if (IsBytes(f) && f.number == 1) {
       json& req = out["requiredDuringSchedulingIgnoredDuringExecution"] = json::object();
       if (!NodeSelector(f.bytes, req, err)) return false;
+    }
+    if (IsBytes(f) && f.number == 2 &&
+        !Append(out, "preferredDuringSchedulingIgnoredDuringExecution", f.bytes, err,
+                PreferredSchedulingTerm))
+      return false;
+    return true;
+  });
+}
+
+bool TopologySpreadConstraint(std::string_view b, json& out, Err& err) {
+  return Fields(b, "TopologySpreadConstraint", err, [&](const Field& f) {
+    if (IsVarint(f)) {
+      if (f.number == 1) out["maxSkew"] = static_cast<int32_t>(Int(f));
+      if (f.number == 5) out["minDomains"] = static_cast<int32_t>(Int(f));
+      return true;
+    }
+    if (!IsBytes(f)) return true;
+    if (f.number == 2) out["topologyKey"] = Str(f);
+    if (f.number == 3) out["whenUnsatisfiable"] = Str(f);
+    if (f.number == 4) {
+      json& sel = out["labelSelector"] = json::object();
+      if (!LabelSelector(f.bytes, sel, err)) return false;
+    }
+    if (f.number == 6) out["nodeAffinityPolicy"] = Str(f);
+    if (f.number == 7) out["nodeTaintsPolicy"] = Str(f);
+    if (f.number == 8) {
+      json& keys = out["matchLabelKeys"];
+      if (!keys.is_array()) keys = json::array();
+      keys.push_back(Str(f));
     }
     return true;
   });
@@ -415,6 +455,10 @@ bool PodSpec(std::string_view b, json& out, Err& err) {
         break;
       case 24:
         out["priorityClassName"] = Str(f);
+        break;
+      case 33:
+        if (!Append(out, "topologySpreadConstraints", f.bytes, err, TopologySpreadConstraint))
+          return false;
         break;
       case 32:
         if (!QuantityMapEntry(f.bytes, out["overhead"], err)) return false;

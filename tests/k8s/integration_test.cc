@@ -827,11 +827,18 @@ TEST_F(K8sIntegration, ProtobufReadsPodsAndNodesAsJsonDoes) {
       "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
                                "values": ["NVIDIA-A100-SXM4-80GB", "NVIDIA-H100"]}]},
-        {"matchExpressions": [{"key": "pool", "operator": "Exists"}]}]}},
+        {"matchExpressions": [{"key": "pool", "operator": "Exists"}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 30, "preference":
+          {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}]},
       "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
           "labelSelector": {"matchExpressions": [
             {"key": "app", "operator": "In", "values": ["train"]}]}}}]}})");
+  pod["spec"]["topologySpreadConstraints"] = json::parse(R"([
+      {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+       "labelSelector": {"matchLabels": {"app": "train"}}},
+      {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+       "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}])");
   cluster_->Create(pod);
   auto& client = cluster_->client();
 
@@ -862,6 +869,8 @@ TEST_F(K8sIntegration, ProtobufReadsPodsAndNodesAsJsonDoes) {
   EXPECT_EQ(parsed->group_kind, "Job");
   EXPECT_EQ(parsed->set.affinity.required_terms.size(), 2u);
   EXPECT_EQ(parsed->set.anti_affinity, HostnameAntiAffinity::kPreferred);
+  EXPECT_EQ(parsed->set.affinity.preferred_terms.size(), 1u);
+  EXPECT_EQ(parsed->set.spread.size(), 2u);
   EXPECT_EQ(parsed->set.tolerations.size(), 2u);
   EXPECT_EQ(describe(as_proto(pod_path)), want);
   json list = as_proto("/api/v1/namespaces/proto/pods");
