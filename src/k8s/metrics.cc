@@ -319,6 +319,11 @@ void Metrics::Add(std::string_view name, const LabelValues& labels, double by) {
   Find(name).values[labels] += by;
 }
 
+void Metrics::AddAll(const std::vector<Increment>& increments) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const Increment& i : increments) Find(i.name).values[i.labels] += i.by;
+}
+
 void Metrics::Observe(std::string_view name, const LabelValues& labels, double v) {
   std::lock_guard<std::mutex> l(mu_);
   Family& f = Find(name);

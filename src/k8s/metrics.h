@@ -77,6 +77,14 @@ class Metrics {
   // many label values as it has label names).
   // A counter grows by `by` (>= 0).
   void Add(std::string_view name, const LabelValues& labels, double by = 1);
+  // Counters that grow together (GPU-seconds and their dollars) grow in one step: a scrape sees
+  // all of them or none, so ratios between families read in one scrape are exact.
+  struct Increment {
+    std::string_view name;
+    LabelValues labels;
+    double by = 1;
+  };
+  void AddAll(const std::vector<Increment>& increments);
   // A histogram observes `v`.
   void Observe(std::string_view name, const LabelValues& labels, double v);
   // A gauge family is replaced whole: samples not given disappear.

@@ -210,6 +210,7 @@ void MetricsCollector::CollectCost(const Scheduler& engine, const std::vector<Tr
   // What each workload holds now, priced as the ledger prices a run (docs/cost.md), charged for
   // the `dt` seconds since the last call.
   cost::CostLedger ledger(m, /*by_workload=*/false);
+  std::vector<Metrics::Increment> grow;  // applied in one step: a scrape sees all or none
   for (const Tracked& t : workloads) {
     if (t.id < 0) continue;
     const WorkloadStatus& st = engine.status(t.id);
@@ -223,18 +224,19 @@ void MetricsCollector::CollectCost(const Scheduler& engine, const std::vector<Tr
       auto it = w.labels.find(key);
       labels.push_back(it == w.labels.end() ? std::string(kNoneLabel) : it->second);
     }
-    metrics_->Add("tessera_gpu_seconds_total", labels, line->gpu_hours * 3600);
+    grow.push_back({"tessera_gpu_seconds_total", labels, line->gpu_hours * 3600});
     if (pricing.present)
-      metrics_->Add("tessera_cost_dollars_total", labels, line->allocated_dollars());
+      grow.push_back({"tessera_cost_dollars_total", labels, line->allocated_dollars()});
     // Effective (docs/cost.md): what it held x the utilization measured now, for `dt`.
     if (t.utilization) {
-      metrics_->Add("tessera_effective_gpu_seconds_total", labels,
-                    line->gpu_hours * 3600 * *t.utilization);
+      grow.push_back(
+          {"tessera_effective_gpu_seconds_total", labels, line->gpu_hours * 3600 * *t.utilization});
       if (pricing.present)
-        metrics_->Add("tessera_effective_cost_dollars_total", labels,
-                      line->allocated_dollars() * *t.utilization);
+        grow.push_back({"tessera_effective_cost_dollars_total", labels,
+                        line->allocated_dollars() * *t.utilization});
     }
   }
+  metrics_->AddAll(grow);
 }
 
 }  // namespace tessera::k8s

@@ -2,9 +2,11 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "gtest/gtest.h"
 
@@ -128,6 +130,37 @@ TEST(Metrics, RollupLabelsReplaceACostFamilysLabels) {
   EXPECT_TRUE(Has(m.Render(),
                   "tessera_cost_dollars_total{cluster_queue=\"team-a\",namespace="
                   "\"ns-a\",label_team=\"alpha\"} 1.5\n"));
+}
+
+// GPU-seconds and their dollars grow in one step: a scrape taken while they grow always sees
+// dollars = GPU-seconds x price (two Add calls let a scrape fall between them; the integration
+// test K8sMetrics compares the two families from one scrape).
+TEST(Metrics, CountersAddedTogetherAreSeenTogetherByAScrape) {
+  Metrics m;
+  const LabelValues labels = {"team-a", "ns-a"};
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 3000; ++i)
+      m.AddAll(
+          {{"tessera_gpu_seconds_total", labels, 4}, {"tessera_cost_dollars_total", labels, 2}});
+    done = true;
+  });
+  auto value = [](const std::string& text, const std::string& name) {
+    std::smatch match;
+    const std::regex re("\n" + name + R"(\{[^}]*\} ([0-9.e+]+)\n)");
+    return std::regex_search(text, match, re) ? std::stod(match[1]) : 0.0;
+  };
+  int scrapes = 0, torn = 0;
+  while (!done || scrapes == 0) {
+    const std::string text = m.Render();
+    const double gpu = value(text, "tessera_gpu_seconds_total");
+    const double dollars = value(text, "tessera_cost_dollars_total");
+    torn += gpu != 2 * dollars;
+    ++scrapes;
+  }
+  writer.join();
+  EXPECT_EQ(torn, 0) << "of " << scrapes << " scrapes";
+  EXPECT_EQ(m.Value("tessera_gpu_seconds_total", labels), 12000);
 }
 
 TEST(Histogram, QuantileIsABucketBound) {
