@@ -230,6 +230,17 @@ int Main(int argc, char** argv) {
     return 1;
   }
   if (auto st = (*sim)->Run(); !st.ok()) {
+    // An expect file may say the run fails: a line `error "TEXT"`, TEXT part of the message.
+    std::ifstream in(argv[2]);
+    for (std::string line; in && std::getline(in, line);) {
+      if (line.rfind("error \"", 0) != 0 || line.size() < 8 || line.back() != '"') continue;
+      const std::string want = line.substr(7, line.size() - 8);
+      if (std::string(st.message()).find(want) != std::string::npos) {
+        std::cout << fmt::format("{}: failed as expected: {}\n", argv[1],
+                                 std::string(st.message()));
+        return 0;
+      }
+    }
     std::cerr << st << "\n";
     return 1;
   }

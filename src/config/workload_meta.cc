@@ -17,6 +17,7 @@ constexpr std::string_view kArrival = "tessera.dev/arrival";
 constexpr std::string_view kCreated = "tessera.dev/created";
 constexpr std::string_view kAdmitted = "tessera.dev/admitted";
 constexpr std::string_view kRuntime = "tessera.dev/runtime";
+constexpr std::string_view kAdmittedFlavor = "tessera.dev/admitted-flavor";
 
 // Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar (Howard Hinnant's
 // days_from_civil).
@@ -44,6 +45,45 @@ void ReadCreationTimestamp(DocContext& ctx, const ObjectMeta& meta, Workload& w)
               "expected an RFC 3339 time such as \"2024-01-02T03:04:05Z\", got \"" +
                   text->substr(0, 100) + "\"");
   }
+}
+
+// tessera.dev/admitted-flavor: "FLAVOR" (every pod set) or "SET=FLAVOR,SET=FLAVOR" (each pod set
+// named once; a pod set not named is not restored).
+void ReadAdmittedFlavor(DocContext& ctx, const ObjectMeta& meta, Workload& w) {
+  auto it = meta.annotations.find(std::string(kAdmittedFlavor));
+  if (it == meta.annotations.end()) return;
+  const std::string& text = it->second;
+  auto fail = [&](const std::string& why) {
+    ctx.Error(AnnotationNode(meta, kAdmittedFlavor), AnnotationPath(kAdmittedFlavor),
+              why +
+                  "; expected a ResourceFlavor name, or POD_SET=FLAVOR pairs separated by "
+                  "commas, got \"" +
+                  text.substr(0, 200) + "\"");
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  if (text.find('=') == std::string::npos) {
+    if (text.empty() || text.find(',') != std::string::npos) return fail("not a flavor name");
+    out.emplace_back("", text);
+  } else {
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = std::min(text.find(',', start), text.size());
+      std::string item = text.substr(start, end - start);
+      size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+        return fail("\"" + item.substr(0, 100) + "\" is not POD_SET=FLAVOR");
+      std::string set = item.substr(0, eq);
+      for (const auto& [seen, f] : out)
+        if (seen == set) return fail("pod set " + set + " is named twice");
+      out.emplace_back(set, item.substr(eq + 1));
+      start = end + 1;
+    }
+  }
+  if (auto a = meta.annotations.find(std::string(kAdmitted));
+      a != meta.annotations.end() && a->second == "false")
+    return fail("tessera.dev/admitted is \"false\"");
+  w.admitted_flavors = std::move(out);
+  w.admitted_at_start = true;
 }
 
 }  // namespace
@@ -102,6 +142,7 @@ Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) 
                 "expected \"true\" or \"false\", got \"" + it->second + "\"");
     }
   }
+  ReadAdmittedFlavor(ctx, meta, w);
   ReadWorkloadTimeMetadata(ctx, meta, w);
   return w;
 }

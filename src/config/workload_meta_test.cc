@@ -63,5 +63,36 @@ TEST(WorkloadMeta, MalformedCreationTimestampIsAnErrorNamingTheField) {
   EXPECT_EQ(d->line, 5);
 }
 
+TEST(WorkloadMeta, AdmittedFlavorForEveryOrEachPodSet) {
+  LoadResult r = Load(
+      Job("all", "  annotations: {tessera.dev/admitted-flavor: spot}\n") +
+      Job("each", "  annotations: {tessera.dev/admitted-flavor: \"main=spot,workers=gpu\"}\n"));
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  const Workload* all = ByName(r.model, "all");
+  EXPECT_TRUE(all->admitted_at_start);
+  ASSERT_EQ(all->admitted_flavors.size(), 1u);
+  EXPECT_EQ(all->admitted_flavors[0], std::make_pair(std::string(), std::string("spot")));
+  const Workload* each = ByName(r.model, "each");
+  ASSERT_EQ(each->admitted_flavors.size(), 2u);
+  EXPECT_EQ(each->admitted_flavors[1], std::make_pair(std::string("workers"), std::string("gpu")));
+}
+
+TEST(WorkloadMeta, MalformedAdmittedFlavorIsAnErrorNamingTheField) {
+  for (const char* bad :
+       {"\"\"", "\"a,b\"", "\"main=\"", "\"=spot\"", "\"main=a,main=b\"", "\"main=a,\""}) {
+    LoadResult r =
+        Load(Job("j", std::string("  annotations: {tessera.dev/admitted-flavor: ") + bad + "}\n"));
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(Find(r, Diagnostic::Severity::kError,
+                   "metadata.annotations[\"tessera.dev/admitted-flavor\"]"),
+              nullptr)
+        << bad << ": " << AllDiagnostics(r);
+  }
+  LoadResult r = Load(
+      Job("j",
+          "  annotations: {tessera.dev/admitted-flavor: spot, tessera.dev/admitted: \"false\"}\n"));
+  EXPECT_FALSE(r.ok());
+}
+
 }  // namespace
 }  // namespace tessera

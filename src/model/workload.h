@@ -89,6 +89,10 @@ struct Workload {
   // tessera.dev/admitted: "true": already admitted when the simulation starts (the simulator
   // admits these at 0 before anything else arrives).
   bool admitted_at_start = false;
+  // tessera.dev/admitted-flavor: the ResourceFlavor each pod set runs in at the start, as
+  // (pod set name, flavor name); an empty pod set name stands for every pod set. Non-empty
+  // implies admitted_at_start: the simulator restores the workload there at 0 (docs/manifests.md).
+  std::vector<std::pair<std::string, std::string>> admitted_flavors;
   // Time (docs/time.md). All in seconds.
   // What the user says the workload will run for: tessera.dev/runtime-estimate. Absent: learned
   // (capped by the deadline), else the deadline (engine/time/estimator.h).

@@ -10,6 +10,7 @@
 #include "engine/time/span.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "sim/start_state.h"
 
 namespace tessera {
 
@@ -290,7 +291,26 @@ absl::Status SimRun::Run() {
   last_capacity_ = s_.gpus_total();
   sum_.gpu_allocation.emplace_back(0, 0);
   if (!at_start.empty()) {
-    for (WorkloadId id : at_start) s_.Submit(id, 0);
+    // Those that name their flavors (tessera.dev/admitted-flavor) are restored there first, in
+    // the manifest's order; the others are submitted and admitted by the engine.
+    std::vector<Resources> free;
+    for (const Node& n : s_.model().nodes) free.push_back(n.allocatable);
+    for (WorkloadId id : at_start) {
+      if (s_.model().workloads[id].admitted_flavors.empty()) continue;
+      auto pods = PlaceInNamedFlavors(s_, id, free);
+      if (!pods.ok()) return pods.status();
+      if (auto st = s_.Restore(id, *pods, 0); !st.ok())
+        return absl::FailedPreconditionError(
+            fmt::format("{} could not be restored in its tessera.dev/admitted-flavor: {}",
+                        sim_.WorkloadKey(id), std::string(st.message())));
+      if (auto st = CheckNamedFlavors(s_, id); !st.ok()) return st;
+      Decision d;
+      d.workload = id;
+      d.pods = s_.status(id).pods;
+      Record(d, 0);
+    }
+    for (WorkloadId id : at_start)
+      if (s_.model().workloads[id].admitted_flavors.empty()) s_.Submit(id, 0);
     if (auto st = Settle(0); !st.ok()) return st;
     for (WorkloadId id : at_start) {
       if (s_.status(id).state != WorkloadState::kAdmitted) {
