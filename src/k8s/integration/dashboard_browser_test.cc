@@ -80,16 +80,6 @@ class K8sDashboard : public ::testing::Test {
     if (Browser::ChromiumPath().empty() || Browser::ChromedriverPath().empty())
       GTEST_SKIP() << "SKIPPED (browser test): chromium and chromium-driver are not installed "
                       "(scripts/install-deps.sh installs them)";
-    // The JSON API the page reads (docs/observability.md) and its --api-token-file come with
-    // serve's API; a serve without them has nothing for the page to show.
-    {
-      const std::string help = ::testing::TempDir() + "serve-help.txt";
-      const std::string cmd = fmt::format("{} serve --help > {} 2>&1", TESSERA_BINARY, help);
-      if (std::system(cmd.c_str()) != 0 ||
-          ReadFile(help).find("--api-token-file") == std::string::npos)
-        GTEST_SKIP() << "SKIPPED (browser test): this tessera serve has no JSON API "
-                        "(--api-token-file)";
-    }
     std::string why;
     bool not_built = false;
     cluster_ = TestCluster::Start(&why, &not_built);
