@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "k8s/dcgm_scraper.h"
 #include "k8s/cluster_view.h"
+#include "k8s/dcgm_scraper.h"
 #include "k8s/kube_client.h"
 #include "k8s/metrics.h"
 #include "k8s/utilization.h"

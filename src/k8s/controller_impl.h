@@ -105,8 +105,8 @@ struct Controller::Impl {
   Metrics* const metrics;
   MetricsCollector collector;  // loop-owned: the labelled metrics (metrics_collector.h)
   UtilizationTracker utilization{options.underuse};  // its accessors are thread-safe
-  ViewBuilder view_builder;    // loop-owned: the JSON API's views (cluster_view.h)
-  ViewHolder view_holder;      // thread-safe: the latest view
+  ViewBuilder view_builder;  // loop-owned: the JSON API's views (cluster_view.h)
+  ViewHolder view_holder;    // thread-safe: the latest view
   const Clock::time_point start = Clock::now();
   // The wall-clock time of the engine's 0 (`start`): expected starts are said in it.
   const WallClock::time_point wall_start = WallClock::now();
