@@ -313,9 +313,11 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_flag("--ignore-times", flags->ignore_times,
                 "job k arrives at k seconds and never leaves (the FGD experiments' process)");
   app->add_flag("--verify", flags->verify, "check the engine's invariants after every cycle");
-  app->add_option("--scale-up", flags->scale_up,
-                  "how elastic NodePools of --manifests grow: gang-aware or pod-by-pod "
-                  "(docs/autoscaling.md); default: SchedulerConfig spec.autoscaler.scaleUp")
+  app->add_option(
+         "--scale-up", flags->scale_up,
+         "how elastic NodePools (--manifests) and node groups (--nodes) grow: gang-aware or "
+         "pod-by-pod "
+         "(docs/autoscaling.md); default: SchedulerConfig spec.autoscaler.scaleUp")
       ->check(CLI::IsMember({"gang-aware", "pod-by-pod"}));
   app->add_option("--accounting-db", flags->accounting_db,
                   "append a record per workload run to this SQLite accounting store "

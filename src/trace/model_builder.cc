@@ -28,38 +28,77 @@ std::string Where(const Trace& trace, int32_t line) {
   return line > 0 ? fmt::format("{}:{}", trace.jobs_file, line) : std::string("synthetic");
 }
 
-// Appends the trace's nodes to the manifests' ones; a name declared twice, or a cluster beyond
-// kMaxClusterGpuSlots GPUs, is an error.
+// A model node of the trace node's shape, named `name`.
+Node MakeNode(const TraceNode& tn, std::string name) {
+  Node n;
+  n.name = std::move(name);
+  n.labels = tn.labels;
+  n.labels["kubernetes.io/hostname"] = n.name;
+  if (!tn.gpu_model.empty()) n.labels["nvidia.com/gpu.product"] = tn.gpu_model;
+  n.gpu_model = tn.gpu_model;
+  n.allocatable[kCpu] = tn.cpu_milli;
+  n.allocatable[kMemory] = tn.memory_mib * kMiB;
+  n.allocatable[kPods] = tn.max_pods;
+  n.allocatable[kGpu] = tn.gpus;
+  // Shares are booked against the node's GPUs: 1000 milli per device.
+  n.allocatable[kGpuMilli] = int64_t{tn.gpus} * kMilliPerGpu;
+  n.source = tn.source;
+  return n;
+}
+
+// An elastic group's NodePool: all maxNodes nodes are in the model, minNodes of them up at the
+// start (the autoscaler brings the others online, docs/autoscaling.md).
+NodePoolSpec MakePool(const TraceNode& tn, const Model& model) {
+  NodePoolSpec pool;
+  pool.name = tn.name;
+  pool.first_node = static_cast<NodeId>(model.nodes.size());
+  pool.num_nodes = static_cast<int32_t>(tn.autoscaling->max_nodes);
+  pool.autoscaling = tn.autoscaling;
+  pool.price_per_node_hour = tn.price_per_node_hour;
+  pool.spot = tn.spot;
+  pool.source = tn.source;
+  return pool;
+}
+
+// Appends the trace's nodes to the manifests' ones, an elastic group as its maxNodes nodes; a
+// name declared twice, or a cluster beyond kMaxClusterGpuSlots GPUs, is an error.
 absl::Status AddTraceNodes(const Trace& trace, Model& model) {
-  absl::flat_hash_set<std::string> names;
+  absl::flat_hash_set<std::string> names, pools;
   for (const auto& n : model.nodes) names.insert(n.name);
+  for (const auto& p : model.node_pools) pools.insert(p.name);
   int64_t slots = 0;  // GPU device slots of the cluster, within kMaxClusterGpuSlots
   for (const auto& n : model.nodes) slots += n.allocatable[kGpu];
-  model.nodes.reserve(model.nodes.size() + trace.nodes.size());
-  for (const auto& tn : trace.nodes) {
-    if (!names.insert(tn.name).second) {
+  auto add = [&](const TraceNode& tn, std::string name) -> absl::Status {
+    if (!names.insert(name).second) {
       return absl::InvalidArgumentError(
-          fmt::format("{}: node {} is also declared in the manifests", tn.source, tn.name));
+          fmt::format("{}: node {} is declared twice (in the manifests or the node lists{})",
+                      tn.source, name, tn.autoscaling ? ", as a node of this group" : ""));
     }
-    slots += tn.gpus;
+    model.nodes.push_back(MakeNode(tn, std::move(name)));
+    return absl::OkStatus();
+  };
+  for (const auto& tn : trace.nodes) {
+    const int64_t count = tn.autoscaling ? tn.autoscaling->max_nodes : 1;
+    slots += count * tn.gpus;
     if (slots > kMaxClusterGpuSlots)
       return absl::InvalidArgumentError(fmt::format(
           "{}: node {} brings the cluster to {} GPUs; at most {} GPU device slots are supported",
           tn.source, tn.name, slots, kMaxClusterGpuSlots));
-    Node n;
-    n.name = tn.name;
-    n.labels = tn.labels;
-    n.labels["kubernetes.io/hostname"] = tn.name;
-    if (!tn.gpu_model.empty()) n.labels["nvidia.com/gpu.product"] = tn.gpu_model;
-    n.gpu_model = tn.gpu_model;
-    n.allocatable[kCpu] = tn.cpu_milli;
-    n.allocatable[kMemory] = tn.memory_mib * kMiB;
-    n.allocatable[kPods] = tn.max_pods;
-    n.allocatable[kGpu] = tn.gpus;
-    // Shares are booked against the node's GPUs: 1000 milli per device.
-    n.allocatable[kGpuMilli] = int64_t{tn.gpus} * kMilliPerGpu;
-    n.source = tn.source;
-    model.nodes.push_back(std::move(n));
+    if (!tn.autoscaling) {
+      if (absl::Status st = add(tn, tn.name); !st.ok()) return st;
+      continue;
+    }
+    if (!pools.insert(tn.name).second)
+      return absl::InvalidArgumentError(
+          fmt::format("{}: node group {} is also a NodePool of the manifests", tn.source, tn.name));
+    const auto pool_index = static_cast<int32_t>(model.node_pools.size());
+    model.node_pools.push_back(MakePool(tn, model));
+    model.nodes.reserve(model.nodes.size() + static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      if (absl::Status st = add(tn, fmt::format("{}-{}", tn.name, i)); !st.ok()) return st;
+      model.nodes.back().pool = pool_index;
+      model.nodes.back().provisioned = i < tn.autoscaling->min_nodes;
+    }
   }
   return absl::OkStatus();
 }

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
+#include "model/limits.h"
 #include "trace/csv.h"
 
 namespace tessera::trace {
@@ -75,6 +76,87 @@ std::optional<double> TimeField(const CsvReader& r, int col, std::string_view na
   }
   return v;
 }
+
+// A number field within [min, max] (max itself excluded when `max_open`); nullopt when empty or
+// broken (the problem goes to `check`).
+std::optional<double> NumberField(const CsvReader& r, int col, std::string_view name, double min,
+                                  double max, bool max_open, std::string_view what,
+                                  RowCheck& check) {
+  std::string_view f = r.Field(col);
+  if (f.empty()) return std::nullopt;
+  auto v = ParseDouble(f);
+  if (!v) {
+    check.Fail(fmt::format("{}: \"{}\" is not a number ({})", name, f, what));
+    return std::nullopt;
+  }
+  if (*v < min || *v > max || (max_open && *v == max)) {
+    check.Fail(
+        fmt::format("{}: {} is out of range [{}, {}{}", name, *v, min, max, max_open ? ")" : "]"));
+    return std::nullopt;
+  }
+  return v;
+}
+
+// The columns of an elastic node group (docs/trace-replay.md, "Elastic node groups"); -1 when
+// absent. A row with max_nodes is a group; the others may be given only with it.
+struct GroupColumns {
+  int min_nodes, max_nodes, provisioning, scale_down, price, spot_discount, interruptions, notice;
+
+  explicit GroupColumns(const CsvReader& r)
+      : min_nodes(r.Column("min_nodes")),
+        max_nodes(r.Column("max_nodes")),
+        provisioning(r.Column("provisioning_seconds")),
+        scale_down(r.Column("scale_down_after_seconds")),
+        price(r.Column("price_per_node_hour")),
+        spot_discount(r.Column("spot_discount")),
+        interruptions(r.Column("interruptions_per_node_hour")),
+        notice(r.Column("notice_seconds")) {}
+
+  // Reads the group's fields of the current row into `n`.
+  void Read(const CsvReader& r, TraceNode& n, RowCheck& check) const {
+    const std::pair<int, std::string_view> others[] = {
+        {min_nodes, "min_nodes"},
+        {provisioning, "provisioning_seconds"},
+        {scale_down, "scale_down_after_seconds"},
+        {price, "price_per_node_hour"},
+        {spot_discount, "spot_discount"},
+        {interruptions, "interruptions_per_node_hour"},
+        {notice, "notice_seconds"}};
+    if (r.Field(max_nodes).empty()) {
+      for (const auto& [col, name] : others)
+        if (!r.Field(col).empty())
+          check.Fail(fmt::format("{}: only an elastic group has it; give max_nodes too", name));
+      return;
+    }
+    NodePoolAutoscaling a;
+    a.max_nodes = IntField(r, max_nodes, "max_nodes", 1, 1, kMaxNodePoolSize, check);
+    a.min_nodes = IntField(r, min_nodes, "min_nodes", 0, 0, kMaxNodePoolSize, check);
+    if (check.ok() && a.min_nodes > a.max_nodes)
+      check.Fail(fmt::format("min_nodes: {} is more than max_nodes {}", a.min_nodes, a.max_nodes));
+    constexpr double kMaxSeconds = 1e12;
+    a.provisioning_seconds = NumberField(r, provisioning, "provisioning_seconds", 0, kMaxSeconds,
+                                         false, "seconds", check)
+                                 .value_or(a.provisioning_seconds);
+    a.scale_down_after_seconds = NumberField(r, scale_down, "scale_down_after_seconds", 0,
+                                             kMaxSeconds, false, "seconds", check)
+                                     .value_or(a.scale_down_after_seconds);
+    n.autoscaling = a;
+    n.price_per_node_hour = NumberField(r, price, "price_per_node_hour", 0, kMaxNodePricePerHour,
+                                        false, "dollars per node-hour", check);
+    auto discount = NumberField(r, spot_discount, "spot_discount", 0, 1, true, "a fraction", check);
+    auto rate = NumberField(r, interruptions, "interruptions_per_node_hour", 0,
+                            kMaxInterruptionsPerNodeHour, false, "a rate per node-hour", check);
+    auto notice_s =
+        NumberField(r, notice, "notice_seconds", 0, kMaxSeconds, false, "seconds", check);
+    if (discount || rate || notice_s) {
+      NodePoolSpot spot;
+      spot.discount = discount.value_or(spot.discount);
+      spot.interruptions_per_node_hour = rate.value_or(spot.interruptions_per_node_hour);
+      spot.notice_seconds = notice_s.value_or(spot.notice_seconds);
+      n.spot = spot;
+    }
+  }
+};
 
 // Handles the end of one row: keeps it, skips it with a warning, or fails the read.
 absl::Status EndRow(const CsvReader& r, const RowCheck& check, BadRows bad_rows, ReadLog& log,
@@ -153,10 +235,13 @@ absl::Status ReadNodes(const std::string& path, BadRows bad_rows, Trace& trace, 
         "{}",
         path, absl::StrJoin(r.header(), ",")));
   }
-  WarnUnreadColumns(r,
-                    {"name", "sn", "cpu_milli", "memory_mib", "gpus", "gpu", "gpu_model", "model",
-                     "max_pods", "labels"},
-                    log);
+  WarnUnreadColumns(
+      r,
+      {"name", "sn", "cpu_milli", "memory_mib", "gpus", "gpu", "gpu_model", "model", "max_pods",
+       "labels", "min_nodes", "max_nodes", "provisioning_seconds", "scale_down_after_seconds",
+       "price_per_node_hour", "spot_discount", "interruptions_per_node_hour", "notice_seconds"},
+      log);
+  const GroupColumns group(r);
   absl::flat_hash_set<std::string> names;
   for (const auto& n : trace.nodes) names.insert(n.name);
   while (r.Next()) {
@@ -184,6 +269,7 @@ absl::Status ReadNodes(const std::string& path, BadRows bad_rows, Trace& trace, 
       }
       n.labels[key] = std::string(Trim(kv.substr(eq + 1)));
     }
+    group.Read(r, n, check);
     if (check.ok() && !names.insert(n.name).second)
       check.Fail(fmt::format("node {} is listed twice", n.name));
     if (auto s = EndRow(r, check, bad_rows, log, keep); !s.ok()) return s;

@@ -1,7 +1,8 @@
 // Readers of trace CSV files into a Trace.
 //
 // Nodes: the openb node list (`sn,cpu_milli,memory_mib,gpu,model`) or the generic node format
-// (`name,cpu_milli,memory_mib,gpus,gpu_model[,max_pods][,labels]`); the columns are found by
+// (`name,cpu_milli,memory_mib,gpus,gpu_model[,max_pods][,labels]`, and an elastic group's
+// `min_nodes,max_nodes,...` columns); the columns are found by
 // name, so both are one reader. Jobs: the openb pod list (recognised by its `num_gpu` column,
 // with or without the time columns) or the generic job format (recognised by `arrival`).
 // docs/trace-replay.md defines every column.

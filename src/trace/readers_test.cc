@@ -125,6 +125,54 @@ TEST(ReadNodes, OpenbAndGenericColumns) {
   EXPECT_TRUE(Contains(std::string(s.message()), "tiny_nodes.csv:3: node node-a is listed twice"));
 }
 
+// An elastic group (docs/trace-replay.md, "Elastic node groups") is one row with max_nodes; a
+// row with the group's columns empty is a node as before.
+TEST(ReadNodes, ElasticGroupColumns) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadNodes(DataFile("elastic_nodes.csv"), BadRows::kFail, t, log).ok());
+  EXPECT_EQ(log.warning_count, 0);
+  ASSERT_EQ(t.nodes.size(), 2u);
+  EXPECT_FALSE(t.nodes[0].autoscaling.has_value());
+  EXPECT_FALSE(t.nodes[0].price_per_node_hour.has_value());
+  const TraceNode& g = t.nodes[1];
+  ASSERT_TRUE(g.autoscaling.has_value());
+  EXPECT_EQ(g.autoscaling->min_nodes, 0);
+  EXPECT_EQ(g.autoscaling->max_nodes, 4);
+  EXPECT_EQ(g.autoscaling->provisioning_seconds, 300);
+  EXPECT_EQ(g.autoscaling->scale_down_after_seconds, 600);
+  EXPECT_EQ(g.price_per_node_hour, 32);
+  EXPECT_FALSE(g.spot.has_value());
+  EXPECT_EQ(g.labels.at("pool"), "a100");
+}
+
+TEST(ReadNodes, BrokenElasticGroupsNameFileLineAndColumn) {
+  Trace t;
+  ReadLog log;
+  const std::string f = DataFile("bad_elastic_nodes.csv");
+  ASSERT_TRUE(ReadNodes(f, BadRows::kSkip, t, log).ok());
+  ASSERT_EQ(log.warnings.size(), 5u);
+  EXPECT_EQ(log.warnings[0], f + ":2: max_nodes: 0 is out of range [1, 500000] (row skipped)");
+  EXPECT_EQ(log.warnings[1], f + ":3: min_nodes: 5 is more than max_nodes 3 (row skipped)");
+  EXPECT_EQ(log.warnings[2], f + ":4: spot_discount: 1 is out of range [0, 1) (row skipped)");
+  EXPECT_EQ(log.warnings[3],
+            f + ":5: provisioning_seconds: \"soon\" is not a number (seconds) (row skipped)");
+  EXPECT_EQ(log.warnings[4], f + ":6: price_per_node_hour: only an elastic group has it; give "
+                                 "max_nodes too (row skipped)");
+  ASSERT_EQ(t.nodes.size(), 1u);
+  const TraceNode& spot = t.nodes[0];
+  ASSERT_TRUE(spot.autoscaling && spot.spot);
+  EXPECT_EQ(spot.autoscaling->min_nodes, 1);
+  EXPECT_EQ(spot.autoscaling->scale_down_after_seconds, 600);  // the default
+  EXPECT_EQ(spot.spot->discount, 0.7);
+  EXPECT_EQ(spot.spot->interruptions_per_node_hour, 0.5);
+  EXPECT_EQ(spot.spot->notice_seconds, 30);
+  // With --bad-rows fail the first broken row stops the read.
+  Trace t2;
+  absl::Status s = ReadNodes(f, BadRows::kFail, t2, log);
+  EXPECT_EQ(s.message(), f + ":2: max_nodes: 0 is out of range [1, 500000]");
+}
+
 TEST(OpenbQos, Mapping) {
   std::string_view p;
   ASSERT_TRUE(OpenbQosPriority("LS", p));

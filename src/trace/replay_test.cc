@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "config/loader.h"
@@ -280,6 +281,63 @@ TEST(Replay, OpenbSmoke) {
   EXPECT_GT(r->all.admitted, 900);
   EXPECT_GT(r->peak_allocation_pct, 0);
   EXPECT_EQ(r->gpus_total, 6212);
+}
+
+// The same pool as a CSV node group (tests/data/trace/elastic_nodes.csv) and the same jobs as
+// CSV rows: the figures of the NodePool above, node names `<group>-<i>`.
+TEST(Replay, ElasticCsvNodeGroupMatchesTheNodePool) {
+  for (ScaleUpMode mode : {ScaleUpMode::kPodByPod, ScaleUpMode::kGangAware}) {
+    ReplayOptions ro;
+    ro.scale_up = mode;
+    Replayed run = Replay("elastic_nodes.csv", "elastic_jobs.csv", {}, "elastic_queues.yaml", ro);
+    const ReplayResult& r = run.result;
+    EXPECT_EQ(r.nodes, 5);  // cpu-0 and the group's 4
+    ASSERT_EQ(r.node_pools.size(), 1u);
+    const PoolUsage& u = r.node_pools[0];
+    EXPECT_EQ(u.pool, "a100");
+    EXPECT_TRUE(r.elastic);
+    EXPECT_EQ(u.peak_nodes, mode == ScaleUpMode::kPodByPod ? 4 : 1);
+    EXPECT_EQ(u.nodes_at_end, 0);
+    if (mode == ScaleUpMode::kPodByPod) {
+      EXPECT_DOUBLE_EQ(u.node_hours, 2.0);
+      EXPECT_NEAR(u.idle_node_hours, 1.833333, 1e-6);
+      EXPECT_NEAR(r.waiting_gang_gpu_hours, 13.333333, 1e-6);
+      EXPECT_EQ(r.node_events, 11 + 11);
+    } else {
+      EXPECT_NEAR(u.node_hours, 1200.0 / 3600, 1e-9);
+      EXPECT_EQ(r.node_events, 2);
+    }
+    ASSERT_TRUE(u.cost.has_value());
+    EXPECT_NEAR(*u.cost, u.node_hours * 32, 1e-9);
+  }
+}
+
+// A group's node named like a listed node, and a group named like a NodePool, are errors at the
+// row.
+TEST(Replay, ElasticCsvNodeGroupNamesMustNotCollide) {
+  const std::string path = ::testing::TempDir() + "collide_nodes.csv";
+  std::ofstream(path) << "name,cpu_milli,memory_mib,gpus,max_nodes\ngpu-1,1,1,1,\ngpu,1,1,8,2\n";
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadNodes(path, BadRows::kFail, t, log).ok());
+  Model model;
+  std::vector<std::string> notes;
+  auto conv = BuildModel(t, {}, model, notes);
+  ASSERT_FALSE(conv.ok());
+  EXPECT_EQ(conv.status().message(),
+            path +
+                ":3: node gpu-1 is declared twice (in the manifests or the node lists, as a "
+                "node of this group)");
+  LoadResult lr =
+      LoadManifestFiles({testing::SourceDir() + "/tests/scenarios/autoscaling-pod-by-pod.yaml"});
+  ASSERT_TRUE(lr.ok());
+  std::ofstream(path) << "name,cpu_milli,memory_mib,gpus,max_nodes\na100,1,1,8,2\n";
+  Trace t2;
+  ASSERT_TRUE(ReadNodes(path, BadRows::kFail, t2, log).ok());
+  conv = BuildModel(t2, {}, lr.model, notes);
+  ASSERT_FALSE(conv.ok());
+  EXPECT_EQ(conv.status().message(),
+            path + ":2: node group a100 is also a NodePool of the manifests");
 }
 
 }  // namespace

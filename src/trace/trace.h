@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/labels.h"
+#include "model/node_pool.h"
 
 namespace tessera::trace {
 
@@ -24,6 +26,12 @@ struct TraceNode {
   std::string gpu_model;   // becomes label nvidia.com/gpu.product
   Labels labels;
   std::string source;  // "file:line"
+  // An elastic node group (docs/trace-replay.md, "Elastic node groups"): the row stands for
+  // nodes `<name>-0` .. `<name>-<maxNodes - 1>` of its shape, an elastic NodePool named `name`
+  // of which minNodes are up at the start. Price and spot apply to the group only.
+  std::optional<NodePoolAutoscaling> autoscaling;
+  std::optional<double> price_per_node_hour;
+  std::optional<NodePoolSpot> spot;
 };
 
 // One job: `pods` identical pods admitted together (a gang).
