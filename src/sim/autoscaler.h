@@ -69,6 +69,10 @@ class Autoscaler {
   void Account(double now);
 
   std::vector<PoolUsage> Usage() const;
+  // Nodes of NodePool `pool` (Model::node_pools order) up now, those under a spot notice
+  // included, and of them the ones with no pod (for charts of nodes over time).
+  int32_t nodes_up(size_t pool) const { return pools_[pool].up; }
+  int32_t nodes_idle(size_t pool) const { return pools_[pool].idle; }
   // GPU-hours of nodes added for a workload, up and empty while that workload still waited (a
   // gang half-placed by pod-by-pod scale-up waits on paid, idle GPUs).
   double waiting_gang_gpu_hours() const { return waiting_gang_gpu_seconds_ / 3600; }

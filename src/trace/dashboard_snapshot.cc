@@ -84,17 +84,32 @@ json Cost(const ReplayResult& r) {
        {{"gpuHours", JNum(r.cost->idle.gpu_hours)}, {"dollars", JNum(r.cost->idle.dollars, 2)}}}};
 }
 
+// Per NodePool, the mean nodes up and idle over bucket b (a replay's addition to the trends
+// points: serve's have no `nodesByPool`).
+json NodesByPool(const ReplayResult& r, int b) {
+  json pools = json::object();
+  for (const PoolUsage& u : r.node_pools) {
+    const int up = Channel(r, "nodes_up:" + u.pool), idle = Channel(r, "nodes_idle:" + u.pool);
+    if (up < 0 || idle < 0) continue;
+    pools[u.pool] = {{"up", JNum(r.series.Mean(b, up), 2)},
+                     {"idle", JNum(r.series.Mean(b, idle), 2)}};
+  }
+  return pools;
+}
+
 json Trends(const ReplayResult& r) {
   const int alloc = Channel(r, "gpu_allocation_pct"), pending = Channel(r, "pending_jobs");
   json points = json::array();
   for (int b = 0; b < r.series.size(); ++b) {
     if (r.series.Covered(b) <= 0) continue;
-    points.push_back(
-        {{"time", Rfc3339(r.series.origin() + b * r.series.width())},
-         {"gpuAllocation", alloc < 0 ? json(nullptr) : JNum(r.series.Mean(b, alloc) / 100, 4)},
-         {"waitP95Seconds", nullptr},
-         {"idleNodeSeconds", nullptr},
-         {"pendingWorkloads", pending < 0 ? json(nullptr) : JNum(r.series.Mean(b, pending), 1)}});
+    json p = {
+        {"time", Rfc3339(r.series.origin() + b * r.series.width())},
+        {"gpuAllocation", alloc < 0 ? json(nullptr) : JNum(r.series.Mean(b, alloc) / 100, 4)},
+        {"waitP95Seconds", nullptr},
+        {"idleNodeSeconds", nullptr},
+        {"pendingWorkloads", pending < 0 ? json(nullptr) : JNum(r.series.Mean(b, pending), 1)}};
+    if (!r.node_pools.empty()) p["nodesByPool"] = NodesByPool(r, b);
+    points.push_back(std::move(p));
   }
   return {{"interval", JNum(r.series.width())}, {"points", points}};
 }

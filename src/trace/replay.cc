@@ -260,6 +260,10 @@ class Replayer {
     if (!manifest_order_.empty())
       last_arrival = std::max(last_arrival, ManifestArrival(manifest_order_.back()));
     res_.channels = {"gpu_allocation_pct", "fragmentation_pct", "pending_jobs", "running_jobs"};
+    // Nodes up and idle per NodePool, before the queues' channels (the last may be dropped).
+    for (const NodePoolSpec& p : as_ ? m_->node_pools : std::vector<NodePoolSpec>{})
+      for (const char* what : {"nodes_up:", "nodes_idle:"}) res_.channels.push_back(what + p.name);
+    queue_channel_ = static_cast<int>(res_.channels.size());
     for (const auto& q : res_.queues) res_.channels.push_back("gpus_used:" + q.name);
     const double span_guess = std::max(1.0, last_arrival - res_.start);
     res_.series =
@@ -277,9 +281,14 @@ class Replayer {
     values_[1] = 100.0 * ledger_->fragmented_gpu_milli() / total_milli_;
     values_[2] = static_cast<double>(pending_);
     values_[3] = static_cast<double>(running_);
+    for (size_t p = 0; as_ && 4 + 2 * p < static_cast<size_t>(queue_channel_); ++p) {
+      values_[4 + 2 * p] = as_->nodes_up(p);
+      values_[5 + 2 * p] = as_->nodes_idle(p);
+    }
     for (size_t q = 0; q < queue_milli_.size(); ++q) {
-      values_[4 + q] = static_cast<double>(queue_milli_[q]) / 1000.0;
-      res_.queues[q].gpu_hours += values_[4 + q] * dt / 3600.0;
+      double& gpus = values_[static_cast<size_t>(queue_channel_) + q];
+      gpus = static_cast<double>(queue_milli_[q]) / 1000.0;
+      res_.queues[q].gpu_hours += gpus * dt / 3600.0;
     }
     classes_.Advance(dt);
     alloc_area_ += values_[0] * dt;
@@ -613,6 +622,7 @@ class Replayer {
   size_t mi_ = 0, ti_ = 0;  // next in manifest_order_ / trace_order_
 
   std::vector<double> values_;  // the series' channels now
+  int queue_channel_ = 4;       // the first queue's channel (after the NodePools' ones)
   int64_t pending_ = 0, running_ = 0;
   double last_ = 0, alloc_area_ = 0, frag_area_ = 0;
   double total_milli_ = 1;

@@ -97,7 +97,9 @@ struct ReplayResult {
   // Per job size class (trace/size_classes.h), all kSizeClasses of them in order.
   std::vector<SizeClassResult> size_classes;
   TimeSeries series{0, 1, 2, 1};
-  std::vector<std::string> channels;  // names of the series' channels
+  // Names of the series' channels: gpu_allocation_pct, fragmentation_pct, pending_jobs,
+  // running_jobs, then nodes_up:POOL and nodes_idle:POOL per NodePool, then gpus_used:QUEUE.
+  std::vector<std::string> channels;
   std::vector<fgd::TypicalPod> typical;
   std::vector<std::string> notes;
   // Cost in money (docs/cost.md), idle GPUs over [start, end]; only with SchedulerConfig

@@ -1,5 +1,6 @@
 #include "trace/replay.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -338,6 +339,72 @@ TEST(Replay, ElasticCsvNodeGroupNamesMustNotCollide) {
   ASSERT_FALSE(conv.ok());
   EXPECT_EQ(conv.status().message(),
             path + ":2: node group a100 is also a NodePool of the manifests");
+}
+
+// Nodes over time (issue 17): the series carries nodes up and idle per NodePool, as time-weighted
+// means per bucket, so that the chart's area is the node-hours of the summary; timeseries.csv,
+// index.html and the dashboard's trends carry them.
+TEST(Replay, NodesOverTimePerPool) {
+  for (ScaleUpMode mode : {ScaleUpMode::kPodByPod, ScaleUpMode::kGangAware}) {
+    ReplayOptions ro;
+    ro.scale_up = mode;
+    Replayed run = Replay("elastic_nodes.csv", "elastic_jobs.csv", {}, "elastic_queues.yaml", ro);
+    const ReplayResult& r = run.result;
+    const auto at = [&](const std::string& name) {
+      auto it = std::find(r.channels.begin(), r.channels.end(), name);
+      EXPECT_NE(it, r.channels.end()) << name;
+      return static_cast<int>(it - r.channels.begin());
+    };
+    const int up = at("nodes_up:a100"), idle = at("nodes_idle:a100");
+    EXPECT_LT(idle, at("gpus_used:team"));
+    double up_seconds = 0, idle_seconds = 0, peak = 0;
+    // The bucket holding a time: its mean nodes up.
+    const auto up_at = [&](double t) {
+      return r.series.Mean(static_cast<int>((t - r.series.origin()) / r.series.width()), up);
+    };
+    for (int b = 0; b < r.series.size(); ++b) {
+      up_seconds += r.series.Mean(b, up) * r.series.Covered(b);
+      idle_seconds += r.series.Mean(b, idle) * r.series.Covered(b);
+      peak = std::max(peak, r.series.Mean(b, up));
+    }
+    ASSERT_EQ(r.node_pools.size(), 1u);
+    EXPECT_NEAR(up_seconds, r.node_pools[0].node_hours * 3600, 1e-6);
+    EXPECT_NEAR(idle_seconds, r.node_pools[0].idle_node_hours * 3600, 1e-6);
+    if (mode == ScaleUpMode::kGangAware) {
+      // One node for small: up 2300 to 3500, busy until 2900, then idle until removed.
+      EXPECT_NEAR(up_seconds, 1200, 1e-6);
+      EXPECT_NEAR(idle_seconds, 600, 1e-6);
+      EXPECT_DOUBLE_EQ(up_at(1000), 0);
+      EXPECT_DOUBLE_EQ(up_at(2600), 1);
+    } else {
+      // The four nodes too-big was given stand idle from 300 to 900.
+      EXPECT_DOUBLE_EQ(peak, 4);
+      EXPECT_DOUBLE_EQ(up_at(600), 4);
+      EXPECT_DOUBLE_EQ(r.series.Mean(static_cast<int>(600 / r.series.width()), idle), 4);
+    }
+    std::string csv;
+    for (const auto& [name, text] : ReportCsv(r))
+      if (name == "timeseries.csv") csv = text;
+    EXPECT_NE(csv.find(",nodes_up:a100,nodes_idle:a100,gpus_used:team\n"), std::string::npos)
+        << csv.substr(0, 200);
+    EXPECT_NE(ReportHtml(r, "t").find("Nodes up and idle per NodePool over time"),
+              std::string::npos);
+    nlohmann::json snap = nlohmann::json::parse(DashboardSnapshotJson(r));
+    double snap_up = 0;
+    for (const auto& p : snap["trends"]["points"])
+      snap_up = std::max(snap_up, p["nodesByPool"]["a100"]["up"].get<double>());
+    EXPECT_DOUBLE_EQ(snap_up, peak);
+  }
+}
+
+// Without NodePools the series and its files are as before: no node channels, no nodesByPool.
+TEST(Replay, NoNodeChannelsWithoutNodePools) {
+  Replayed run = Replay("tiny_nodes.csv", "tiny_jobs.csv");
+  EXPECT_EQ(run.result.channels,
+            (std::vector<std::string>{"gpu_allocation_pct", "fragmentation_pct", "pending_jobs",
+                                      "running_jobs", "gpus_used:default"}));
+  nlohmann::json snap = nlohmann::json::parse(DashboardSnapshotJson(run.result));
+  EXPECT_FALSE(snap["trends"]["points"][0].contains("nodesByPool"));
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ struct Line {
   std::string name;
   std::vector<double> y;
   bool dashed = false;
+  int color = -1;  // index in kColors; -1: the line's own index
 };
 
 // Lines over a shared x (hours from the start). `ymax` < 0: from the data.
@@ -121,7 +122,8 @@ std::string LineChart(const std::string& title, const std::string& ylabel,
                    kTop + ph / 2, Esc(ylabel));
   for (size_t i = 0; i < lines.size(); ++i) {
     const auto& l = lines[i];
-    const char* color = kColors[i % std::size(kColors)];
+    const char* color =
+        kColors[(l.color >= 0 ? static_cast<size_t>(l.color) : i) % std::size(kColors)];
     std::string pts;
     for (size_t k = 0; k < l.y.size() && k < x.size(); ++k)
       pts += fmt::format("{}{:.1f},{:.1f}", k ? " " : "", px(x[k]), py(l.y[k]));
@@ -207,6 +209,25 @@ std::vector<double> Channel(const ReplayResult& r, int c) {
   std::vector<double> y;
   for (int b = 0; b < r.series.size(); ++b) y.push_back(r.series.Mean(b, c));
   return y;
+}
+std::vector<double> Channel(const ReplayResult& r, const std::string& name) {
+  auto it = std::find(r.channels.begin(), r.channels.end(), name);
+  return it == r.channels.end() ? std::vector<double>{}
+                                : Channel(r, static_cast<int>(it - r.channels.begin()));
+}
+
+// Nodes up (solid) and idle (dashed) per NodePool, a colour per pool; "" without NodePools.
+std::string NodesChart(const ReplayResult& r, const std::vector<double>& x,
+                       const std::string& xlabel) {
+  std::vector<Line> lines;
+  for (size_t p = 0; p < r.node_pools.size() && p < std::size(kColors); ++p) {
+    const std::string& pool = r.node_pools[p].pool;
+    const int color = static_cast<int>(p);
+    lines.push_back({pool + " up", Channel(r, "nodes_up:" + pool), false, color});
+    lines.push_back({pool + " idle", Channel(r, "nodes_idle:" + pool), true, color});
+  }
+  if (lines.empty()) return "";
+  return LineChart("Nodes up and idle per NodePool over time", "nodes", x, lines, -1, xlabel);
 }
 
 }  // namespace
@@ -536,8 +557,9 @@ std::string ReportHtml(const ReplayResult& r, const std::string& title) {
   auto [x, xlabel] = TimeAxis(r);
   std::vector<Line> usage;
   for (size_t q = 0; q < r.queues.size() && q < std::size(kColors); ++q)
-    usage.push_back({r.queues[q].name, Channel(r, 4 + static_cast<int>(q))});
+    usage.push_back({r.queues[q].name, Channel(r, "gpus_used:" + r.queues[q].name)});
   h += LineChart("GPUs in use per ClusterQueue over time", "GPUs", x, usage, -1, xlabel);
+  h += NodesChart(r, x, xlabel);
   h += LineChart("GPU allocation and fragmentation over time", "% of all GPUs", x,
                  {{"allocation", Channel(r, 0)}, {"fragmentation (FGD)", Channel(r, 1), true}}, 100,
                  xlabel);

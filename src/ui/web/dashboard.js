@@ -392,10 +392,13 @@ function renderCost(c) {
       : el('p', { class: 'muted' }, 'No cost recorded in this period.'));
 }
 
-// A line chart of `values` over `times` (ms), drawn as SVG elements.
-function lineChart(title, times, values, fmt, id, fixedMax) {
+// A line chart of `values` over `times` (ms), drawn as SVG elements; `second`, when given, is a
+// dashed line over the same times (e.g. idle nodes under nodes up).
+function lineChart(title, times, values, fmt, id, fixedMax, second) {
   const W = 420, H = 160, L = 48, R = 8, T = 8, B = 20;
-  const ok = values.map((v, i) => [times[i], v]).filter(([t, v]) => isFinite(t) && v !== null && isFinite(v));
+  const pairs = vs => vs.map((v, i) => [times[i], v]).filter(([t, v]) => isFinite(t) && v !== null && v !== undefined && isFinite(v));
+  const ok = pairs(values);
+  const ok2 = second ? pairs(second) : [];
   const box = el('div', { class: 'chart', id }, el('h3', {}, title));
   const s = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img' });
   if (ok.length === 0) {
@@ -405,7 +408,7 @@ function lineChart(title, times, values, fmt, id, fixedMax) {
     return box;
   }
   const t0 = ok[0][0], t1 = Math.max(ok[ok.length - 1][0], t0 + 1);
-  const vmax = fixedMax || Math.max(...ok.map(p => p[1]), 1e-9);
+  const vmax = fixedMax || Math.max(...ok.map(p => p[1]), ...ok2.map(p => p[1]), 1e-9);
   const x = t => L + (W - L - R) * (t - t0) / (t1 - t0);
   const y = v => T + (H - T - B) * (1 - v / vmax);
   const pts = ok.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
@@ -417,8 +420,21 @@ function lineChart(title, times, values, fmt, id, fixedMax) {
       svg('text', { x: W - R, y: H - 4, 'text-anchor': 'end' }, fmtTime(new Date(t1).toISOString()).slice(11)),
       svg('polygon', { class: 'area', points: `${x(ok[0][0])},${H - B} ${pts.join(' ')} ${x(ok[ok.length - 1][0])},${H - B}` }),
       svg('polyline', { class: 'line', points: pts.join(' ') }));
-  box.append(s, el('div', { class: 'muted' }, `latest ${fmt(ok[ok.length - 1][1])}`));
+  if (ok2.length) {
+    s.append(svg('polyline', { class: 'line second', points: ok2.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' ') }));
+  }
+  box.append(s, el('div', { class: 'muted' }, `latest ${fmt(ok[ok.length - 1][1])}` +
+      (ok2.length ? ` (dashed ${fmt(ok2[ok2.length - 1][1])})` : '')));
   return box;
+}
+
+// A report's nodes over time (trends points with nodesByPool): per NodePool, nodes up, and idle
+// dashed. At most 8 pools are drawn.
+function nodeCharts(pts, times) {
+  const pools = [...new Set(pts.flatMap(p => Object.keys(p.nodesByPool || {})))].sort().slice(0, 8);
+  return pools.map((pool, i) => lineChart(`Nodes up (idle dashed): ${pool}`, times,
+      pts.map(p => p.nodesByPool?.[pool]?.up ?? null), v => num(v, 1), `chart-nodes-${i}`, 0,
+      pts.map(p => p.nodesByPool?.[pool]?.idle ?? null)));
 }
 
 function renderTrends(tr) {
@@ -429,7 +445,8 @@ function renderTrends(tr) {
       lineChart('Wait p95', times, pts.map(p => p.waitP95Seconds), fmtDuration, 'chart-wait'),
       lineChart(`Idle node time per ${fmtDuration(tr.interval)}`, times, pts.map(p => p.idleNodeSeconds),
                 fmtDuration, 'chart-idle'),
-      lineChart('Pending workloads', times, pts.map(p => p.pendingWorkloads), v => num(v, 0), 'chart-pending'));
+      lineChart('Pending workloads', times, pts.map(p => p.pendingWorkloads), v => num(v, 0), 'chart-pending'),
+      ...nodeCharts(pts, times));
 }
 
 // ---- refresh loop ---------------------------------------------------------------------------
