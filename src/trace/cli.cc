@@ -38,6 +38,8 @@ struct ReplayFlags {
   uint64_t seed = 1;
   std::string bad_rows = "skip";
   std::string report;
+  double report_at = -1;
+  int64_t report_workloads = trace::kDefaultSnapshotWorkloads;
   std::string placement;
   bool fair_sharing = false;
   std::string backfill;  // "", "on", "off"
@@ -205,6 +207,8 @@ int RunReplayCommand(const ReplayFlags& f) {
   trace::ReplayOptions ro;
   ro.cycle_interval = f.cycle_interval;
   if (f.until >= 0) ro.until = f.until;
+  if (f.report_at >= 0) ro.snapshot_at = f.report_at;
+  ro.snapshot_workloads = f.report_workloads;
   ro.verify = f.verify;
   if (f.scale_up == "gang-aware") ro.scale_up = ScaleUpMode::kGangAware;
   if (f.scale_up == "pod-by-pod") ro.scale_up = ScaleUpMode::kPodByPod;
@@ -280,6 +284,14 @@ Command AddReplayCommand(CLI::App& sim) {
       ->check(CLI::IsMember({"skip", "fail"}));
   app->add_option("--report", flags->report,
                   "write report.json, CSV files, index.html and dashboard.html here");
+  app->add_option("--report-at", flags->report_at,
+                  "dashboard.html's workloads and GPU map show the cluster at this time "
+                  "(seconds; default: the end of the run)")
+      ->check(Range(0, 1e15, true, "a finite number of seconds from 0 to 1e15"));
+  app->add_option("--report-workloads", flags->report_workloads,
+                  "dashboard.html lists at most this many workloads (running first, then the "
+                  "oldest pending; default 1000)")
+      ->check(Range(0, 1e6, true, "a whole number of workloads from 0 to 1000000"));
   app->add_option("--placement", flags->placement, "override the SchedulerConfig: binpack|spread")
       ->check(CLI::IsMember({"binpack", "spread"}));
   app->add_flag("--fair-sharing", flags->fair_sharing, "enable fair sharing");

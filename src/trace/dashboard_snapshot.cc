@@ -2,11 +2,10 @@
 // documents of serve's JSON API that a replay can fill, so that `sim replay --report` writes the
 // same page as serve with the run's end state. Simulated seconds become times since
 // 1970-01-01T00:00:00Z. A replay keeps no per-workload or per-node state (a trace may hold a
-// million jobs), so the snapshot has no workloads and no nodes: the page leaves out the
-// Workloads tab and the GPU map.
+// million jobs) but takes the cluster's workloads and nodes at one instant, bounded
+// (trace/cluster_snapshot.h): the page's Workloads tab and GPU map show them.
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <string>
 
 #include "fmt/format.h"
@@ -19,15 +18,7 @@ namespace {
 
 using nlohmann::json;
 using report_internal::JNum;
-
-std::string Rfc3339(double seconds) {
-  const auto t = static_cast<std::time_t>(std::floor(std::max(0.0, seconds)));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+using report_internal::Rfc3339;
 
 int Channel(const ReplayResult& r, const std::string& name) {
   auto it = std::find(r.channels.begin(), r.channels.end(), name);
@@ -122,20 +113,26 @@ std::string DashboardSnapshotJson(const ReplayResult& r) {
     pending += q.pending_at_end;
     running += q.running_at_end;
   }
+  // The cluster snapshot (trace/cluster_snapshot.h); taken at the end, it also gives the nodes
+  // and GPUs up then (an elastic pool's nodes not provisioned are left out) and the idle ones.
+  const ClusterSnapshot& cs = r.snapshot;
+  const bool at_end = cs.time >= 0 && cs.time == r.end;
+  const json nodes = at_end ? json(cs.nodes_up) : json(r.nodes);
+  const json gpus = at_end ? json(cs.gpus_up) : json(r.gpus_total);
   json snap = {{"summary",
                 {{"time", Rfc3339(r.end)},
                  {"leader", nullptr},
                  {"synced", true},
                  {"schedulerName", "tessera"},
-                 {"nodes", r.nodes},
-                 {"gpus", r.gpus_total},
+                 {"nodes", nodes},
+                 {"gpus", gpus},
                  {"gpusAllocated", JNum(r.final_allocation_pct / 100 * r.gpus_total, 1)},
-                 {"idleGpuNodes", nullptr},
+                 {"idleGpuNodes", at_end ? json(cs.idle_gpu_nodes) : json(nullptr)},
                  {"pendingWorkloads", pending},
                  {"admittedWorkloads", running}}},
                {"queues", Queues(r)},
-               {"workloads", nullptr},
-               {"nodes", nullptr},
+               {"workloads", cs.time < 0 ? json(nullptr) : json::parse(cs.workloads_json)},
+               {"nodes", cs.time < 0 ? json(nullptr) : json::parse(cs.nodes_json)},
                {"cost", Cost(r)},
                {"trends", Trends(r)}};
   return snap.dump();

@@ -132,6 +132,7 @@ class Replayer {
       if (t == kInf) break;
       double now = t;
       if (options_.cycle_interval > 0) now = NextCycleTime(t, options_.cycle_interval);
+      if (now > options_.snapshot_at && res_.snapshot.time < 0) Snapshot(options_.snapshot_at);
       if (now > options_.until) {
         stopped = true;
         break;
@@ -143,6 +144,7 @@ class Replayer {
       if (absl::Status st = Scale(now); !st.ok()) return st;
     }
     res_.end = stopped ? options_.until : last_;
+    if (res_.snapshot.time < 0) Snapshot(std::min(options_.snapshot_at, res_.end));
     Advance(res_.end);
     if (as_) Nodes();
     CountEndStates();
@@ -438,6 +440,9 @@ class Replayer {
       plan_ = false;
       if (as_->Next(true) > now) return absl::OkStatus();
     }
+  }
+  void Snapshot(double at) {
+    res_.snapshot = TakeClusterSnapshot(*s_, at, options_.snapshot_workloads);
   }
   // The NodePools' figures at the end; the cost ledger's idle GPUs count nodes while up.
   void Nodes() {

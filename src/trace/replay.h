@@ -19,6 +19,7 @@
 #include "fgd/fragmentation.h"
 #include "model/model.h"
 #include "sim/autoscaler.h"
+#include "trace/cluster_snapshot.h"
 #include "trace/metrics.h"
 #include "trace/model_builder.h"
 #include "trace/size_classes.h"
@@ -42,6 +43,11 @@ struct ReplayOptions {
   // Elastic NodePools of the manifests (docs/autoscaling.md): how they grow (`--scale-up`);
   // none: SchedulerConfig spec.autoscaler.scaleUp.
   std::optional<ScaleUpMode> scale_up;
+  // The cluster snapshot of the report's dashboard (trace/cluster_snapshot.h) shows the state at
+  // this time (after every instant up to it), or at the end when the run ends first; and lists
+  // at most this many workloads.
+  double snapshot_at = std::numeric_limits<double>::infinity();
+  int64_t snapshot_workloads = kDefaultSnapshotWorkloads;
 };
 
 // The instant of the first cycle at or after `t` with cycles every `interval` seconds: the
@@ -112,6 +118,8 @@ struct ReplayResult {
   ScaleUpMode scale_up = ScaleUpMode::kGangAware;
   double waiting_gang_gpu_hours = 0;
   int64_t node_events = 0;  // nodes added, removed and interrupted
+  // Workloads and nodes at ReplayOptions::snapshot_at (or the end), for dashboard.html.
+  ClusterSnapshot snapshot;
 };
 
 // Replays `trace` (jobs made by `converter`) and the workloads already in `model` (at their

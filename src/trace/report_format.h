@@ -5,7 +5,9 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,16 @@ inline nlohmann::json JNum(double v, int decimals = 3) {
   if (!std::isfinite(v)) return nullptr;
   double p = std::pow(10.0, decimals);
   return std::round(v * p) / p;
+}
+
+// Simulated seconds as an RFC 3339 time since 1970-01-01T00:00:00Z (the dashboard's times).
+inline std::string Rfc3339(double seconds) {
+  const auto t = static_cast<std::time_t>(std::floor(std::max(0.0, seconds)));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 inline nlohmann::json DistJson(const Distribution& d, int decimals = 3) {

@@ -7,7 +7,9 @@
 // workload's reason and the queue's usage are shown; a workload that ends leaves the map without
 // a reload. Screenshots of each view are kept in the build directory (artifacts/dashboard/).
 // Skipped, with the reason printed, when the API server is not built or chromium is missing.
-// DashboardBrowser.ReplayReportPageRendersTheRun: the page of `sim replay --report`.
+// DashboardBrowser.ReplayReportPageRendersTheRun: the page of `sim replay --report`;
+// DashboardBrowser.ReplayReportShowsWorkloadsGpuMapAndNodes: its Workloads tab, GPU map and nodes
+// over time.
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -374,7 +376,7 @@ TEST(DashboardBrowser, ReplayReportPageRendersTheRun) {
             json(fmt::format("{}\nnodes", report["summary"]["nodes"].get<int>())));
   EXPECT_EQ(browser->Execute("return [...document.querySelectorAll('#tabs a')]"
                              ".filter(a => !a.hidden).map(a => a.textContent)"),
-            json({"Queues", "Trends"}));
+            json({"Queues", "Workloads", "GPU map", "Trends"}));
   EXPECT_TRUE(browser->Screenshot(fmt::format("{}/report-queues.png", TESSERA_ARTIFACT_DIR)));
   browser->Execute("location.hash = '#trends'; return true");
   EXPECT_TRUE(TestCluster::WaitFor(
@@ -385,6 +387,92 @@ TEST(DashboardBrowser, ReplayReportPageRendersTheRun) {
       },
       20));
   EXPECT_TRUE(browser->Screenshot(fmt::format("{}/report-trends.png", TESSERA_ARTIFACT_DIR)));
+}
+
+// The report's Workloads tab and GPU map (the cluster at --report-at) and its nodes-over-time
+// chart, on the elastic CSV node group of tests/data/trace (pod-by-pod: at 2400 s small runs on
+// one of the four nodes given to too-big, which waits with 3 of its 5 pods fitting).
+TEST(DashboardBrowser, ReplayReportShowsWorkloadsGpuMapAndNodes) {
+  if (Browser::ChromiumPath().empty() || Browser::ChromedriverPath().empty())
+    GTEST_SKIP() << "SKIPPED (browser test): chromium and chromium-driver are not installed "
+                    "(scripts/install-deps.sh installs them)";
+  const std::string data = TestCluster::RepoRoot() + "/tests/data/trace/";
+  const std::string dir = ::testing::TempDir() + "dashboard-report-elastic";
+  const std::string log = ::testing::TempDir() + "dashboard-report-elastic.log";
+  int pid = TestCluster::Spawn(
+      {TESSERA_BINARY, "sim", "replay", "--nodes", data + "elastic_nodes.csv", "--jobs",
+       data + "elastic_jobs.csv", "--manifests", data + "elastic_queues.yaml", "--scale-up",
+       "pod-by-pod", "--report-at", "2400", "--report", dir},
+      log);
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 120))
+      << "sim replay did not finish";
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(log);
+
+  std::string why;
+  std::unique_ptr<Browser> browser = Browser::Start(dir + "/chromedriver.log", &why);
+  ASSERT_TRUE(browser) << why;
+  ASSERT_TRUE(browser->Navigate("file://" + dir + "/dashboard.html#workloads"));
+  const auto rows = [&] {
+    return browser->Execute(
+        "return [...document.querySelectorAll('#workloads tr[data-workload]')].map(tr => "
+        "[tr.dataset.workload, tr.querySelector('.pill').textContent, "
+        "tr.querySelector('.reason').textContent, tr.lastChild.innerText])");
+  };
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return rows().size() == 2; }, 20))
+      << browser->Execute("return document.body.innerText").dump();
+  const json r = rows();
+  EXPECT_EQ(r[0][0], "default/small");
+  EXPECT_EQ(r[0][1], "admitted");
+  EXPECT_NE(r[0][3].get<std::string>().find("1 pod → a100-"), std::string::npos) << r[0][3];
+  EXPECT_NE(r[0][3].get<std::string>().find("GPU 0,1,2,3,4,5,6,7"), std::string::npos) << r[0][3];
+  EXPECT_EQ(r[1][0], "default/too-big");
+  EXPECT_EQ(r[1][1], "pending");
+  EXPECT_NE(r[1][2].get<std::string>().find("3 of 5 pods of main fit"), std::string::npos)
+      << r[1][2];
+  EXPECT_NE(browser->Execute("return document.getElementById('wl-snapshot').textContent")
+                .get<std::string>()
+                .find("1970-01-01 00:40:00Z: 2 of 2"),
+            std::string::npos);
+  // A click explains from the snapshot.
+  browser->Execute(
+      "document.querySelector('tr[data-workload=\"default/too-big\"]').click(); "
+      "return true");
+  EXPECT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return browser->Execute("return document.getElementById('explain').innerText")
+                   .get<std::string>()
+                   .find("Would fit if") != std::string::npos;
+      },
+      20));
+  EXPECT_TRUE(browser->Screenshot(fmt::format("{}/report-workloads.png", TESSERA_ARTIFACT_DIR)));
+
+  browser->Execute("location.hash = '#gpus'; return true");
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return browser->Execute("return document.querySelectorAll('#gpu-map .node').length") ==
+               json(5);
+      },
+      20))
+      << browser->Execute("return document.body.innerText").dump();
+  EXPECT_EQ(browser->Execute("return [...document.querySelectorAll('#gpu-map .gpu')]"
+                             ".filter(g => g.dataset.workload === 'default/small').length"),
+            json(8));
+  EXPECT_EQ(browser->Execute("return document.querySelectorAll('#gpu-map .gpu.idle').length"),
+            json(24));
+  EXPECT_TRUE(browser->Screenshot(fmt::format("{}/report-gpu-map.png", TESSERA_ARTIFACT_DIR)));
+
+  browser->Execute("location.hash = '#trends'; return true");
+  EXPECT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return browser->Execute(
+                   "const c = document.getElementById('chart-nodes-0');"
+                   "return !!c && c.querySelector('h3').textContent.endsWith('a100') && "
+                   "c.querySelectorAll('polyline').length === 2") == json(true);
+      },
+      20));
+  EXPECT_TRUE(browser->Screenshot(fmt::format("{}/report-nodes.png", TESSERA_ARTIFACT_DIR)));
 }
 
 }  // namespace

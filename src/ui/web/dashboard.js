@@ -62,8 +62,10 @@ function fmtDuration(s) {
 }
 
 function nowMs() {
-  // In a snapshot, "now" is the end of the run, not the reader's clock.
-  const t = SNAPSHOT && SNAPSHOT.summary ? Date.parse(SNAPSHOT.summary.time) : NaN;
+  // In a snapshot, "now" is when its workloads were taken (the end of the run unless
+  // --report-at says otherwise), not the reader's clock.
+  const at = SNAPSHOT && (SNAPSHOT.workloads?.time || SNAPSHOT.summary?.time);
+  const t = at ? Date.parse(at) : NaN;
   return Number.isFinite(t) ? t : Date.now();
 }
 
@@ -281,7 +283,11 @@ function renderWorkloads(wl) {
         el('td', { class: 'reason' }, w.reason || ''),
         el('td', {}, podsCell(w)));
   });
-  replace('workloads', items.length ? table(['workload', 'state', { text: 'priority', cls: 'num' }, 'queue',
+  // A report's snapshot is of one instant and bounded (docs/observability.md).
+  const note = SNAPSHOT && wl.time ? el('p', { class: 'muted', id: 'wl-snapshot' },
+      `The cluster at ${fmtTime(wl.time)}: ${wl.items.length} of ${wl.total ?? wl.items.length} ` +
+      'pending and running workloads listed.') : null;
+  replace('workloads', note, items.length ? table(['workload', 'state', { text: 'priority', cls: 'num' }, 'queue',
       { text: 'GPUs', cls: 'num' }, { text: 'waited', cls: 'num' }, 'start', 'reason', 'pods → nodes'], rows)
       : el('p', { class: 'muted' }, wl.items.length ? 'No workload matches the filter.' : 'No workloads.'));
 }
@@ -350,6 +356,10 @@ function renderGpuMap(nodes, queues) {
   legend.push(el('span', {}, el('span', { class: 'swatch', style: 'background:#888;box-shadow:0 0 0 2px #c01048' }),
       `allocated, utilization below threshold (${unused})`));
   legend.push(el('span', { class: 'muted', id: 'gpu-counts' }, `${allocated} of ${total} GPUs allocated`));
+  if (SNAPSHOT && nodes.time) {
+    legend.push(el('span', { class: 'muted' }, `the cluster at ${fmtTime(nodes.time)}` +
+        (nodes.total > nodes.items.length ? `; ${nodes.items.length} of ${nodes.total} nodes shown` : '')));
+  }
   replace('gpu-legend', legend);
   replace('gpu-map', cards.length ? cards : el('p', { class: 'muted' }, 'No nodes with GPUs.'));
 }
@@ -563,8 +573,7 @@ function init() {
   });
   document.getElementById('cost-filter').addEventListener('submit', e => { e.preventDefault(); refreshNow(); });
   if (SNAPSHOT) {
-    // A report has one cost period, the run; and a tab whose documents it lacks (a replay keeps
-    // no workloads or nodes) is left out.
+    // A report has one cost period, the run; and a tab whose documents it lacks is left out.
     document.getElementById('cost-filter').hidden = true;
     const needs = { workloads: 'workloads', gpus: 'nodes', cost: 'cost', trends: 'trends' };
     for (const a of document.querySelectorAll('#tabs a')) {

@@ -1,0 +1,159 @@
+// The dashboard's cluster snapshot of a replay (trace/cluster_snapshot.h): workloads and the GPU
+// map at one instant, in serve's API shape, bounded.
+#include "trace/cluster_snapshot.h"
+
+#include <set>
+
+#include "config/loader.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "trace/readers.h"
+#include "trace/replay.h"
+#include "trace/report.h"
+#include "trace/synthetic.h"
+#include "trace/test_util.h"
+
+namespace tessera::trace {
+namespace {
+
+using nlohmann::json;
+using testing::DataFile;
+
+// The elastic CSV group and its two jobs (tests/data/trace/elastic_*): pod-by-pod gives too-big
+// four nodes at 0 (up at 300, scaled down at 900) and again at 2000 (up at 2300), where small
+// starts on one of them.
+ReplayResult ReplayElastic(ReplayOptions ro) {
+  Trace t;
+  ReadLog log;
+  EXPECT_TRUE(ReadNodes(DataFile("elastic_nodes.csv"), BadRows::kFail, t, log).ok());
+  EXPECT_TRUE(ReadJobs(DataFile("elastic_jobs.csv"), BadRows::kFail, t, log).ok());
+  LoadResult lr = LoadManifestFiles({DataFile("elastic_queues.yaml")});
+  EXPECT_TRUE(lr.ok());
+  std::vector<std::string> notes;
+  auto conv = BuildModel(t, {}, lr.model, notes);
+  EXPECT_TRUE(conv.ok()) << conv.status();
+  ro.verify = true;
+  ro.scale_up = ScaleUpMode::kPodByPod;
+  auto r = RunReplay(std::move(lr.model), t, *conv, ro);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? std::move(*r) : ReplayResult{};
+}
+
+const json* Find(const json& items, const std::string& name) {
+  for (const json& i : items)
+    if (i["name"] == name) return &i;
+  return nullptr;
+}
+
+TEST(ClusterSnapshot, WorkloadsAndGpuMapAtAChosenTime) {
+  ReplayOptions ro;
+  ro.snapshot_at = 2400;
+  const ReplayResult r = ReplayElastic(ro);
+  json snap = json::parse(DashboardSnapshotJson(r));
+  const json& wl = snap["workloads"];
+  EXPECT_EQ(wl["time"], "1970-01-01T00:40:00Z");
+  EXPECT_EQ(wl["total"], 2);
+  ASSERT_EQ(wl["items"].size(), 2u);
+  const json* small = Find(wl["items"], "small");
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ((*small)["state"], "admitted");
+  EXPECT_EQ((*small)["clusterQueue"], "team");
+  EXPECT_EQ((*small)["localQueue"], "team");
+  EXPECT_EQ((*small)["admittedAt"], "1970-01-01T00:38:20Z");  // 2300: its node came up
+  EXPECT_EQ((*small)["waitSeconds"], 300);
+  ASSERT_EQ((*small)["pods"].size(), 1u);
+  const std::string node = (*small)["pods"][0]["node"];
+  EXPECT_EQ((*small)["pods"][0]["gpuIndices"], json({0, 1, 2, 3, 4, 5, 6, 7}));
+  const json* big = Find(wl["items"], "too-big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ((*big)["state"], "pending");
+  EXPECT_EQ((*big)["gpus"], 40);
+  EXPECT_EQ((*big)["waitSeconds"], 2400);
+  EXPECT_NE((*big)["reason"].get<std::string>().find("3 of 5 pods of main fit"), std::string::npos)
+      << (*big)["reason"];
+  EXPECT_EQ((*big)["explain"]["reason"], (*big)["reason"]);
+  ASSERT_EQ((*big)["pods"].size(), 5u);
+  EXPECT_TRUE((*big)["pods"][4]["node"].is_null());
+  // The GPU map: the CPU node and the four nodes up; small's GPUs on its node, the rest idle.
+  const json& nodes = snap["nodes"]["items"];
+  ASSERT_EQ(nodes.size(), 5u);
+  int held = 0, slots = 0;
+  for (const json& n : nodes) {
+    for (const json& s : n["gpuSlots"]) {
+      ++slots;
+      if (s["workload"].is_null()) continue;
+      ++held;
+      EXPECT_EQ(n["name"], node);
+      EXPECT_EQ(s["workload"], "default/small");
+      EXPECT_EQ(s["clusterQueue"], "team");
+    }
+  }
+  EXPECT_EQ(slots, 32);
+  EXPECT_EQ(held, 8);
+  // The summary stays the run's end (the snapshot is not at the end).
+  EXPECT_EQ(snap["summary"]["nodes"], r.nodes);
+  EXPECT_TRUE(snap["summary"]["idleGpuNodes"].is_null());
+}
+
+TEST(ClusterSnapshot, AtTheEndTheSummaryCountsTheNodesUp) {
+  const ReplayResult r = ReplayElastic({});
+  json snap = json::parse(DashboardSnapshotJson(r));
+  EXPECT_EQ(snap["workloads"]["time"], snap["summary"]["time"]);
+  EXPECT_EQ(snap["workloads"]["total"], 1);  // too-big never starts
+  EXPECT_EQ(snap["workloads"]["items"][0]["name"], "too-big");
+  // The pool scaled down to 0: only the CPU node is up.
+  ASSERT_EQ(snap["nodes"]["items"].size(), 1u);
+  EXPECT_EQ(snap["summary"]["nodes"], 1);
+  EXPECT_EQ(snap["summary"]["gpus"], 0);
+  EXPECT_EQ(snap["summary"]["idleGpuNodes"], 0);
+}
+
+// A long backlog: the snapshot lists at most snapshot_workloads, running ones first, sorted as
+// serve sorts them, and says how many there were; each running one's pods are on the GPU map.
+TEST(ClusterSnapshot, BoundedRunningFirst) {
+  SyntheticOptions so;
+  so.jobs = 400;
+  so.nodes = 4;
+  so.load = 3;  // a backlog
+  so.mix = SyntheticMix::kGangs;
+  so.queues = 1;
+  Trace t = GenerateSynthetic(so);
+  Model model;
+  std::vector<std::string> notes;
+  auto conv = BuildModel(t, {}, model, notes);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  ReplayOptions ro;
+  ro.snapshot_at = t.jobs[200].arrival;
+  ro.snapshot_workloads = 6;
+  ro.until = ro.snapshot_at + 1;
+  auto r = RunReplay(std::move(model), t, *conv, ro);
+  ASSERT_TRUE(r.ok()) << r.status();
+  json snap = json::parse(DashboardSnapshotJson(*r));
+  const json& items = snap["workloads"]["items"];
+  ASSERT_EQ(items.size(), 6u);
+  EXPECT_GT(snap["workloads"]["total"].get<int>(), 6);
+  EXPECT_EQ(r->snapshot.workloads_written, 6);
+  int running = 0;
+  std::set<std::string> keys;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LT(items[i - 1]["name"], items[i]["name"]);
+    }
+    if (items[i]["state"] == "admitted") ++running;
+    keys.insert("default/" + items[i]["name"].get<std::string>());
+  }
+  // Every running workload holds GPUs on the map; those listed come first.
+  std::set<std::string> on_map;
+  for (const json& n : snap["nodes"]["items"])
+    for (const json& s : n["gpuSlots"])
+      if (!s["workload"].is_null()) on_map.insert(s["workload"]);
+  EXPECT_EQ(running, std::min<int>(6, static_cast<int>(on_map.size())));
+  for (const json& i : items) {
+    if (i["state"] == "admitted") {
+      EXPECT_TRUE(on_map.count("default/" + i["name"].get<std::string>())) << i["name"];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::trace
