@@ -1,6 +1,7 @@
 #include "accounting/live_recorder.h"
 
 #include <algorithm>
+#include <set>
 
 namespace tessera::accounting {
 
@@ -41,6 +42,41 @@ void LiveRecorder::Charge(Open& o, const LiveRun& run, double now) {
   o.held.utilization.reset();
 }
 
+LiveRecorder::Open LiveRecorder::Begin(const LiveRun& run, double now) {
+  Open o;
+  o.record = run.record;
+  o.record.source = "serve";
+  o.record.start = run.start;
+  o.record.end = run.start;
+  o.record.how = RunEnd::kRunning;
+  o.record.gpu_hours = 0;
+  o.record.attempt = 1 + runs_[run.record.run_key];
+  o.record.preemptions = preemptions_[run.record.run_key];
+  o.last = std::min(run.start, now);
+  o.held = run;
+  o.held.utilization.reset();
+  return o;
+}
+
+void LiveRecorder::Close(std::map<std::string, Open>::iterator it, const Ending* ending, double now,
+                         std::vector<RunRecord>& batch) {
+  Charge(it->second, it->second.held, now);
+  RunRecord r = std::move(it->second.record);
+  r.how = RunEnd::kFinished;
+  if (ending && ending->how != RunEnd::kRunning) {
+    r.how = ending->how;
+    r.reason = ending->reason;
+    if (r.how == RunEnd::kPreempted) {
+      ++r.preemptions;
+      ++preemptions_[it->first];
+    }
+  }
+  batch.push_back(std::move(r));
+  ++closed_;
+  ++runs_[it->first];
+  open_.erase(it);
+}
+
 absl::Status LiveRecorder::Observe(const std::vector<LiveRun>& running, double now,
                                    const Endings& ended) {
   std::vector<RunRecord> batch = std::move(unwritten_);
@@ -75,28 +111,30 @@ absl::Status LiveRecorder::Observe(const std::vector<LiveRun>& running, double n
     resumed_.clear();
   }
 
-  // Ended: gone from `running`.
+  // Ended: gone from `running`, or said to have ended (and perhaps running again since).
+  std::set<std::string> closed_now;
   for (auto it = open_.begin(); it != open_.end();) {
-    if (seen.count(it->first)) {
+    auto e = ended.find(it->first);
+    if (seen.count(it->first) && e == ended.end()) {
       ++it;
       continue;
     }
-    Charge(it->second, it->second.held, now);
-    RunRecord r = std::move(it->second.record);
-    r.how = RunEnd::kFinished;
-    if (auto p = ended.find(it->first); p != ended.end()) {
-      r.how = p->second.first;
-      r.reason = p->second.second;
-      if (r.how == RunEnd::kPreempted) {
-        ++r.preemptions;
-        ++preemptions_[it->first];
-      }
-    }
-    batch.push_back(std::move(r));
+    const Ending* ending = e == ended.end() ? nullptr : &e->second;
+    if (ending && ending->run) it->second.held = *ending->run;
+    const double at = ending && ending->at >= 0 ? std::min(ending->at, now) : now;
+    closed_now.insert(it->first);
+    Close(it++, ending, at, batch);
     batch_keys.emplace_back();
-    ++closed_;
-    ++runs_[it->first];
-    it = open_.erase(it);
+  }
+  // Runs that began and ended between two Observes: recorded from what the caller saw.
+  for (const auto& [key, ending] : ended) {
+    if (!ending.run || ending.run->record.run_key != key || open_.count(key)) continue;
+    if (closed_now.count(key)) continue;
+    if (seen.count(key) && seen[key]->start <= ending.run->start) continue;  // the same run
+    const double at = ending.at >= 0 ? std::min(ending.at, now) : now;
+    auto it = open_.emplace(key, Begin(*ending.run, at)).first;
+    Close(it, &ending, at, batch);
+    batch_keys.emplace_back();
   }
 
   // Running: new runs start, the others grow.
@@ -105,17 +143,7 @@ absl::Status LiveRecorder::Observe(const std::vector<LiveRun>& running, double n
     auto it = open_.find(run.record.run_key);
     bool fresh = false;
     if (it == open_.end()) {
-      Open o;
-      o.record = run.record;
-      o.record.source = "serve";
-      o.record.start = run.start;
-      o.record.end = run.start;
-      o.record.how = RunEnd::kRunning;
-      o.record.gpu_hours = 0;
-      o.record.attempt = 1 + runs_[run.record.run_key];
-      o.record.preemptions = preemptions_[run.record.run_key];
-      o.last = std::min(run.start, now);
-      it = open_.emplace(run.record.run_key, std::move(o)).first;
+      it = open_.emplace(run.record.run_key, Begin(run, now)).first;
       fresh = true;
     }
     Charge(it->second, run, now);

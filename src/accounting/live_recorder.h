@@ -11,7 +11,9 @@
 //   dollars (allocated x utilization) and its GPU-hour-weighted utilization; open rows are
 //   rewritten at most every `checkpoint_s` (a crash of serve loses at most that much);
 // - one gone ends its run at `now` (charged for what it held when last seen, unmeasured):
-//   finished, or preempted or failed when the caller says so; written at once.
+//   finished, or preempted or failed when the caller says so; written at once. The caller may
+//   say when it ended and what it held then (an Ending with `at` and `run`): a run that began
+//   and ended between two Observes is then recorded too, and none is charged past its end.
 // Resume (on becoming the leader, and at start) reads the runs left open in the store: the
 // first Observe after it carries on those still running (charging the time since their last
 // checkpoint, which they held through the restart) and closes the others as finished at their
@@ -48,8 +50,15 @@ class LiveRecorder {
   // Forgets what it holds and reads the runs left open in the store (source "serve").
   absl::Status Resume();
   // How a run ended, where the caller knows better than "finished": preempted (by whom), failed
-  // (a pod of it failed, and why). By run key.
-  using Endings = std::map<std::string, std::pair<RunEnd, std::string>>;
+  // (a pod of it failed, and why); when (seconds since the epoch; < 0: not known, taken as the
+  // Observe's `now`); and what it held then (none: as when last observed). By run key.
+  struct Ending {
+    RunEnd how = RunEnd::kFinished;
+    std::string reason;
+    double at = -1;
+    std::optional<LiveRun> run;
+  };
+  using Endings = std::map<std::string, Ending>;
   // The workloads running at `now` (seconds since the epoch). A run no longer running ends as
   // `ended` says, else finished. On an error of the store the closed runs are kept and written
   // with the next call; nothing is lost unless serve stops first.
@@ -67,6 +76,10 @@ class LiveRecorder {
     LiveRun held;               // what it held when last seen (its end is charged at that)
   };
   void Charge(Open& o, const LiveRun& now_run, double now);
+  Open Begin(const LiveRun& run, double now);
+  // Closes the open run of `key` at `now` as `ending` says (null: finished) into `batch`.
+  void Close(std::map<std::string, Open>::iterator it, const Ending* ending, double now,
+             std::vector<RunRecord>& batch);
 
   AccountingStore* const store_;
   const double checkpoint_s_;

@@ -92,9 +92,10 @@ TEST_F(LiveRecorderTest, PreemptedRunAndItsNextAttempt) {
   ASSERT_TRUE(rec.Resume().ok());
   const double t0 = 1000;
   ASSERT_TRUE(rec.Observe({MakeRun("job", 2, t0, std::nullopt)}, t0 + 1800).ok());
-  ASSERT_TRUE(rec.Observe({}, t0 + 3600,
-                          {{"Job:team-a/job", {RunEnd::kPreempted, "preempted by team-b/big"}}})
-                  .ok());
+  ASSERT_TRUE(
+      rec.Observe({}, t0 + 3600,
+                  {{"Job:team-a/job", {RunEnd::kPreempted, "preempted by team-b/big", -1, {}}}})
+          .ok());
   ASSERT_TRUE(rec.Observe({MakeRun("job", 2, t0 + 7200, std::nullopt)}, t0 + 7200).ok());
   ASSERT_TRUE(rec.Observe({}, t0 + 10800).ok());
   auto all = store->Read();
@@ -108,6 +109,53 @@ TEST_F(LiveRecorderTest, PreemptedRunAndItsNextAttempt) {
   EXPECT_DOUBLE_EQ((*all)[1].gpu_hours, 2);
   EXPECT_DOUBLE_EQ(*(*all)[1].allocated_dollars, 4);
   EXPECT_FALSE((*all)[1].effective_dollars.has_value());  // never measured
+}
+
+// serve observes every status period; a run that began and ended between two (admitted, then
+// preempted a moment later) is recorded from what the caller saw at its end, and charged up to
+// that end, not to the next Observe.
+TEST_F(LiveRecorderTest, RunThatBeganAndEndedBetweenTwoObservesIsRecorded) {
+  auto store = Open();
+  LiveRecorder rec(store.get(), 0);
+  ASSERT_TRUE(rec.Resume().ok());
+  const double t0 = 1000;
+  ASSERT_TRUE(rec.Observe({}, t0).ok());
+  LiveRecorder::Ending e{RunEnd::kPreempted, "preempted by team-b/b1", t0 + 1800,
+                         MakeRun("job", 4, t0 + 900, std::nullopt)};
+  ASSERT_TRUE(rec.Observe({}, t0 + 3600, {{"Job:team-a/job", e}}).ok());
+  auto all = store->Read();
+  ASSERT_EQ(all->size(), 1u);
+  const RunRecord& r = (*all)[0];
+  EXPECT_EQ(r.how, RunEnd::kPreempted);
+  EXPECT_EQ(r.reason, "preempted by team-b/b1");
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r.start, t0 + 900);
+  EXPECT_DOUBLE_EQ(r.end, t0 + 1800);
+  EXPECT_DOUBLE_EQ(r.gpu_hours, 1);  // 4 GPUs x 15 min
+}
+
+// Preempted and admitted again within one status period: the first run ends at its preemption,
+// the second is open from its own start.
+TEST_F(LiveRecorderTest, PreemptedAndReadmittedWithinOnePeriodMakesTwoRuns) {
+  auto store = Open();
+  LiveRecorder rec(store.get(), 0);
+  ASSERT_TRUE(rec.Resume().ok());
+  const double t0 = 1000;
+  ASSERT_TRUE(rec.Observe({MakeRun("job", 2, t0, std::nullopt)}, t0).ok());
+  LiveRecorder::Ending e{RunEnd::kPreempted, "preempted", t0 + 1800,
+                         MakeRun("job", 2, t0, std::nullopt)};
+  ASSERT_TRUE(
+      rec.Observe({MakeRun("job", 2, t0 + 2700, std::nullopt)}, t0 + 3600, {{"Job:team-a/job", e}})
+          .ok());
+  auto all = store->Read();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].how, RunEnd::kPreempted);
+  EXPECT_DOUBLE_EQ((*all)[0].end, t0 + 1800);
+  EXPECT_DOUBLE_EQ((*all)[0].gpu_hours, 1);  // 2 GPUs x 30 min
+  EXPECT_EQ((*all)[1].how, RunEnd::kRunning);
+  EXPECT_EQ((*all)[1].attempt, 2);
+  EXPECT_DOUBLE_EQ((*all)[1].start, t0 + 2700);
+  EXPECT_DOUBLE_EQ((*all)[1].gpu_hours, 0.5);  // 2 GPUs x 15 min so far
 }
 
 // serve stops (the recorder and the store are gone), then a new one resumes: `long` still runs

@@ -129,6 +129,8 @@ void Controller::Impl::Loop() {
       was_active = true;
       need_rebuild = true;                        // a new leader trusts only what the server says
       accounting_resume = accounting != nullptr;  // ... and only what the store holds
+      ended_runs.clear();     // ends seen when last the leader: another leader closed them since
+      run_snapshots.clear();  // taken again as the rebuild restores what runs
     }
     auto t0 = Clock::now();
     if (need_rebuild &&
@@ -353,7 +355,10 @@ void Controller::Impl::PodGone(const std::string& key) {
       break;
     case Group::State::kInEngine:
       if (g.admitted && g.pods.empty()) {
-        if (engine && g.id >= 0) engine->Finish(g.id, Now());
+        if (engine && g.id >= 0) {
+          EndRun(g, accounting::RunEnd::kFinished, "");
+          engine->Finish(g.id, Now());
+        }
         g.id = -1;
         need_cycle = true;
       } else {
@@ -368,6 +373,7 @@ void Controller::Impl::PodGone(const std::string& key) {
     if (g.state == Group::State::kInEngine && engine && g.id >= 0 && !g.admitted)
       engine->Finish(g.id, Now());
     problems_said.erase(g.key);
+    run_snapshots.erase(g.key);
     groups.erase(git);
   }
 }

@@ -159,6 +159,7 @@ void Controller::Impl::RestoreBound(Group& g) {
   }
   g.admitted = true;
   g.admitted_at = admitted_at;
+  RememberRun(g);
 }
 
 void Controller::Impl::Cycle() {
@@ -202,6 +203,7 @@ void Controller::Impl::Carry(const Decision& d) {
         g->admitted_at = Now();
         g->reason = {};
       }
+      RememberRun(*g);
       for (const PodPlacement& pl : d.pods) {
         if (pl.pod_set < 0 || static_cast<size_t>(pl.pod_set) >= g->sets.size()) continue;
         const auto& set = g->sets[pl.pod_set];
@@ -221,10 +223,8 @@ void Controller::Impl::Carry(const Decision& d) {
       collector.OnPreempt(*engine, d);
       std::string preemptor;
       if (Group* p = GroupOf(d.preemptor)) preemptor = p->key;
-      if (accounting)
-        ended_runs[g->key] = {
-            accounting::RunEnd::kPreempted,
-            d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason};
+      EndRun(*g, accounting::RunEnd::kPreempted,
+             d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason);
       for (const auto& k : g->pods) {
         const std::string* node = BoundNode(k);
         if (!node) continue;

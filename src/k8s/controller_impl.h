@@ -158,7 +158,9 @@ struct Controller::Impl {
   std::unique_ptr<accounting::LiveRecorder> accounting;
   bool accounting_resume = false;  // became the leader: read the open runs before writing
   std::string accounting_error;    // the last error logged (said once per change)
-  accounting::LiveRecorder::Endings ended_runs;  // group key -> preempted, until recorded
+  accounting::LiveRecorder::Endings ended_runs;  // group key -> how it ended, until recorded
+  // group key -> its run as of its admission or the last status period (for EndRun).
+  std::unordered_map<std::string, accounting::LiveRun> run_snapshots;
 
   double Now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -241,6 +243,14 @@ struct Controller::Impl {
   void RecordAccounting(const std::vector<HeldGpus>& held,
                         const std::map<std::string, WorkloadUsage>& usage);
   void SayUnderused(const std::string& key, const WorkloadUsage& u);
+  // The accounting record of `g`'s run as it stands (an admitted group in the engine).
+  accounting::LiveRun LiveRunOf(const Group& g) const;
+  // Keeps what an admitted `g` holds now, for EndRun (at its admission and restore).
+  void RememberRun(const Group& g);
+  // Says that `g`'s run ends now, and what it held, for the next RecordAccounting: a run that
+  // began and ended within one status period is recorded too.
+  void EndRun(const Group& g, accounting::RunEnd how, std::string reason);
+  double WallTime(double engine_time) const;  // seconds since the epoch of an engine time
 };
 
 }  // namespace tessera::k8s

@@ -115,6 +115,60 @@ void Controller::Impl::SayUnderused(const std::string& key, const WorkloadUsage&
   status_writer->Event(ref, "Warning", "Underused", message);
 }
 
+double Controller::Impl::WallTime(double engine_time) const {
+  return std::chrono::duration<double>(wall_start.time_since_epoch()).count() + engine_time;
+}
+
+accounting::LiveRun Controller::Impl::LiveRunOf(const Group& g) const {
+  const Model& m = engine->model();
+  const WorkloadStatus& st = engine->status(g.id);
+  const Workload& w = m.workloads[g.id];
+  accounting::LiveRun run;
+  run.record = accounting::DescribeRun(m, g.id, st.cluster_queue, st.flavors);
+  run.record.run_key = g.key;
+  run.record.pods = static_cast<int32_t>(st.pods.size());
+  std::set<std::string> models;
+  for (const PodPlacement& p : st.pods) {
+    if (p.node < 0 || static_cast<size_t>(p.node) >= m.nodes.size()) continue;
+    if (p.pod_set >= 0 && static_cast<size_t>(p.pod_set) < w.pod_sets.size())
+      run.record.gpus += cost::HeldGpus(w.pod_sets[p.pod_set].requests, m.nodes[p.node]);
+    if (!m.nodes[p.node].gpu_model.empty() && !p.gpus.empty())
+      models.insert(m.nodes[p.node].gpu_model);
+  }
+  for (const std::string& s : models)
+    run.record.gpu_model += (run.record.gpu_model.empty() ? "" : ",") + s;
+  run.record.submit = WallTime(std::max(0.0, g.submitted));
+  run.start = WallTime(g.admitted_at >= 0 ? g.admitted_at : Now());
+  if (m.config.pricing.present) {
+    cost::CostLedger ledger(m, /*by_workload=*/false);
+    ledger.Hold(g.id, st.cluster_queue, st.flavors, st.pods, 0);
+    if (auto line = ledger.OpenRun(g.id, 3600)) run.dollars_per_hour = line->allocated_dollars();
+  }
+  return run;
+}
+
+void Controller::Impl::RememberRun(const Group& g) {
+  if (!accounting || g.id < 0 || !g.admitted) return;
+  if (engine->status(g.id).state != WorkloadState::kAdmitted) return;
+  run_snapshots[g.key] = LiveRunOf(g);
+}
+
+void Controller::Impl::EndRun(const Group& g, accounting::RunEnd how, std::string reason) {
+  if (!accounting) return;
+  // By the time a decision is carried out the engine may have let the victim go already (it
+  // waits again, holding nothing): what it held is the snapshot taken at its admission or at
+  // the last status period.
+  RememberRun(g);
+  auto snap = run_snapshots.find(g.key);
+  if (snap == run_snapshots.end()) return;  // never admitted: no run to end
+  accounting::LiveRecorder::Ending& e = ended_runs[g.key];
+  e.how = how;
+  e.reason = std::move(reason);
+  e.at = WallTime(Now());
+  e.run = std::move(snap->second);
+  run_snapshots.erase(snap);
+}
+
 void Controller::Impl::RecordAccounting(const std::vector<HeldGpus>& held,
                                         const std::map<std::string, WorkloadUsage>& usage) {
   auto say = [this](const absl::Status& st) {
@@ -131,36 +185,14 @@ void Controller::Impl::RecordAccounting(const std::vector<HeldGpus>& held,
     if (!st.ok()) return;  // tried again next period: writing before reading could count twice
     accounting_resume = false;
   }
-  const Model& m = engine->model();
-  const auto wall = [this](double engine_time) {
-    return std::chrono::duration<double>(wall_start.time_since_epoch()).count() + engine_time;
-  };
   std::vector<accounting::LiveRun> runs;
   for (const HeldGpus& h : held) {
-    const Group& g = groups.at(h.key);
-    const WorkloadStatus& st = engine->status(g.id);
-    accounting::LiveRun run;
-    run.record = accounting::DescribeRun(m, g.id, st.cluster_queue, st.flavors);
-    run.record.run_key = h.key;
-    run.record.pods = static_cast<int32_t>(st.pods.size());
-    run.record.gpus = h.gpus;
-    std::set<std::string> models;
-    for (const PodPlacement& p : st.pods)
-      if (p.node >= 0 && !m.nodes[p.node].gpu_model.empty() && !p.gpus.empty())
-        models.insert(m.nodes[p.node].gpu_model);
-    for (const std::string& s : models)
-      run.record.gpu_model += (run.record.gpu_model.empty() ? "" : ",") + s;
-    run.record.submit = wall(std::max(0.0, g.submitted));
-    run.start = wall(g.admitted_at >= 0 ? g.admitted_at : Now());
-    if (m.config.pricing.present) {
-      cost::CostLedger ledger(m, /*by_workload=*/false);
-      ledger.Hold(g.id, st.cluster_queue, st.flavors, st.pods, 0);
-      if (auto line = ledger.OpenRun(g.id, 3600)) run.dollars_per_hour = line->allocated_dollars();
-    }
+    accounting::LiveRun run = LiveRunOf(groups.at(h.key));
+    run_snapshots[h.key] = run;
     if (auto u = usage.find(h.key); u != usage.end()) run.utilization = u->second.utilization;
     runs.push_back(std::move(run));
   }
-  say(accounting->Observe(runs, wall(Now()), ended_runs));
+  say(accounting->Observe(runs, WallTime(Now()), ended_runs));
   ended_runs.clear();
 }
 

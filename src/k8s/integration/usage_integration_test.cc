@@ -346,8 +346,11 @@ TEST_F(K8sUsage, ServeAccountingRecordsSurviveARestartAndOnlyTheLeaderWrites) {
     EXPECT_EQ(r.id, before[r.name].id);               // the same row, carried on
     EXPECT_DOUBLE_EQ(r.start, before[r.name].start);  // its real start
     EXPECT_GE(r.end, before[r.name].end);
-    // Held all along (through the restart too): GPUs x its span.
-    EXPECT_NEAR(r.gpu_hours, r.gpus * (r.end - r.start) / 3600, 1e-9);
+    // Held all along (through the restart too): GPUs x its span. `long`'s two pods are deleted
+    // one after the other, and between the two it holds one GPU: a moment, not the restart's
+    // seconds (2 GPU-seconds at most).
+    EXPECT_LE(r.gpu_hours, r.gpus * (r.end - r.start) / 3600 + 1e-9);
+    EXPECT_GE(r.gpu_hours, r.gpus * (r.end - r.start - 2) / 3600);
     ASSERT_TRUE(r.allocated_dollars.has_value());
     EXPECT_NEAR(*r.allocated_dollars, r.gpu_hours * 3.6, 1e-9);
     EXPECT_FALSE(r.effective_dollars.has_value());  // no dcgm-exporter: not measured
@@ -371,11 +374,9 @@ TEST_F(K8sUsage, ServeAccountingRecordsSurviveARestartAndOnlyTheLeaderWrites) {
 // team-b's gang reclaims it; the record of team-a's run says preempted, with the reason, and
 // team-b's run is open.
 //
-// DISABLED: since grace periods before the kill landed (b402400), team-a's run is often missing
-// from the store altogether (seen: "1 records: [b1 how=3 ...]", 3 runs of 4 on the lead's
-// machine and once in CI); the cause is not found yet. A known bug of serve's accounting,
-// written in the session's closing note; enable again with the fix.
-TEST_F(K8sUsage, DISABLED_ServeAccountingRecordsAPreemptionAsPreempted) {
+// It ran for well under serve's status period here: a run that begins and ends between two
+// observations is recorded too (LiveRecorder's Ending carries what it held).
+TEST_F(K8sUsage, ServeAccountingRecordsAPreemptionAsPreempted) {
   cluster_->CreateNodes(1, 8, "gpu");
   cluster_->Apply(R"(
 apiVersion: v1
