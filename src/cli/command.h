@@ -18,6 +18,8 @@ struct Command {
 Command AddFgdCommand(CLI::App& sim);
 // `tessera sim replay ...`: time replay of a cluster trace through the engine (src/trace/cli.cc).
 Command AddReplayCommand(CLI::App& sim);
+// `tessera sim plan ...`: the capacity calculator over a trace (src/trace/plan_cli.cc).
+Command AddPlanCommand(CLI::App& sim);
 // `tessera serve ...`: schedule a real cluster's pods through the API server (src/k8s/cli.cc).
 Command AddServeCommand(CLI::App& app);
 // `tessera get queues|workloads|nodes`, `tessera explain NS/NAME`: a running serve's JSON API

@@ -196,6 +196,7 @@ int main(int argc, char** argv) {
 
   const tessera::cli::Command module_commands[] = {
       tessera::cli::AddFgdCommand(*sim),    tessera::cli::AddReplayCommand(*sim),
+      tessera::cli::AddPlanCommand(*sim),
       tessera::cli::AddServeCommand(app),   tessera::cli::AddGetCommand(app),
       tessera::cli::AddExplainCommand(app), tessera::cli::AddReportCommand(app),
   };

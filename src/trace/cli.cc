@@ -16,6 +16,7 @@
 #include "config/loader.h"
 #include "fmt/format.h"
 #include "model/printable.h"
+#include "trace/cli_flags.h"
 #include "trace/estimates.h"
 #include "trace/model_builder.h"
 #include "trace/readers.h"
@@ -24,37 +25,6 @@
 #include "trace/synthetic.h"
 
 namespace tessera::cli {
-namespace {
-
-struct ReplayFlags {
-  std::vector<std::string> nodes;
-  std::string jobs;
-  std::vector<std::string> manifests;
-  int64_t synthetic_jobs = 0;
-  int32_t synthetic_nodes = 1000;
-  int32_t synthetic_queues = 8;
-  double synthetic_load = 0.9;
-  std::string synthetic_mix = "mixed";
-  uint64_t seed = 1;
-  std::string bad_rows = "skip";
-  std::string report;
-  double report_at = -1;
-  int64_t report_workloads = trace::kDefaultSnapshotWorkloads;
-  std::string placement;
-  bool fair_sharing = false;
-  std::string backfill;  // "", "on", "off"
-  std::string strategy;  // "", "StrictFIFO", "BestEffortFIFO"
-  std::string estimates = "none";
-  bool unqueued = false;
-  bool no_preemption = false;
-  double cycle_interval = 0;
-  double until = -1;
-  std::string scale_up;
-  int64_t limit = -1;
-  bool ignore_times = false;
-  bool verify = false;
-  std::string accounting_db;
-};
 
 // A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where
 // 0 is allowed (--cycle-interval 0: a cycle at every event). The message says the range.
@@ -144,6 +114,8 @@ bool BuildOptionsOf(const ReplayFlags& f, trace::BuildOptions& bo) {
   bo.estimates.seed = f.seed;
   return true;
 }
+
+namespace {
 
 int RunReplayCommand(const ReplayFlags& f) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -254,11 +226,9 @@ int RunReplayCommand(const ReplayFlags& f) {
 
 }  // namespace
 
-Command AddReplayCommand(CLI::App& sim) {
-  auto flags = std::make_shared<ReplayFlags>();
-  Command c;
-  CLI::App* app = sim.add_subcommand(
-      "replay", "Replay a cluster trace (openb or generic CSV, or synthetic) through the engine");
+void AddTraceFlags(CLI::App& app_ref, ReplayFlags& flags_ref) {
+  CLI::App* app = &app_ref;
+  ReplayFlags* flags = &flags_ref;
   app->add_option("--nodes", flags->nodes, "node list CSV (openb or generic); repeatable");
   app->add_option("--jobs", flags->jobs, "job list CSV (openb pod list or generic jobs)");
   app->add_option("--manifests", flags->manifests,
@@ -282,16 +252,6 @@ Command AddReplayCommand(CLI::App& sim) {
                   "seed of the synthetic generator and of --estimates random (default 1)");
   app->add_option("--bad-rows", flags->bad_rows, "skip (default: warn and go on) or fail")
       ->check(CLI::IsMember({"skip", "fail"}));
-  app->add_option("--report", flags->report,
-                  "write report.json, CSV files, index.html and dashboard.html here");
-  app->add_option("--report-at", flags->report_at,
-                  "dashboard.html's workloads and GPU map show the cluster at this time "
-                  "(seconds; default: the end of the run)")
-      ->check(Range(0, 1e15, true, "a finite number of seconds from 0 to 1e15"));
-  app->add_option("--report-workloads", flags->report_workloads,
-                  "dashboard.html lists at most this many workloads (running first, then the "
-                  "oldest pending; default 1000)")
-      ->check(Range(0, 1e6, true, "a whole number of workloads from 0 to 1000000"));
   app->add_option("--placement", flags->placement, "override the SchedulerConfig: binpack|spread")
       ->check(CLI::IsMember({"binpack", "spread"}));
   app->add_flag("--fair-sharing", flags->fair_sharing, "enable fair sharing");
@@ -314,14 +274,32 @@ Command AddReplayCommand(CLI::App& sim) {
   app->add_flag("--unqueued", flags->unqueued, "no queues and no quota: placement only");
   app->add_flag("--no-preemption", flags->no_preemption,
                 "default queues without preemption policies");
+  app->add_option("--limit", flags->limit, "replay only the first N jobs of the file")
+      ->check(Range(0, 9e18, true, "a whole number of jobs, 0 or more"));
+}
+
+Command AddReplayCommand(CLI::App& sim) {
+  auto flags = std::make_shared<ReplayFlags>();
+  Command c;
+  CLI::App* app = sim.add_subcommand(
+      "replay", "Replay a cluster trace (openb or generic CSV, or synthetic) through the engine");
+  AddTraceFlags(*app, *flags);
+  app->add_option("--report", flags->report,
+                  "write report.json, CSV files, index.html and dashboard.html here");
+  app->add_option("--report-at", flags->report_at,
+                  "dashboard.html's workloads and GPU map show the cluster at this time "
+                  "(seconds; default: the end of the run)")
+      ->check(Range(0, 1e15, true, "a finite number of seconds from 0 to 1e15"));
+  app->add_option("--report-workloads", flags->report_workloads,
+                  "dashboard.html lists at most this many workloads (running first, then the "
+                  "oldest pending; default 1000)")
+      ->check(Range(0, 1e6, true, "a whole number of workloads from 0 to 1000000"));
   app->add_option("--cycle-interval", flags->cycle_interval,
                   "seconds between scheduling cycles (default 0: at every event)")
       ->check(Range(0.001, 1e9, true,
                     "0 (a cycle at every event) or a finite number of seconds from 0.001 to 1e9"));
   app->add_option("--until", flags->until, "stop at this time (seconds)")
       ->check(Range(0, 1e15, true, "a finite number of seconds from 0 to 1e15"));
-  app->add_option("--limit", flags->limit, "replay only the first N jobs of the file")
-      ->check(Range(0, 9e18, true, "a whole number of jobs, 0 or more"));
   app->add_flag("--ignore-times", flags->ignore_times,
                 "job k arrives at k seconds and never leaves (the FGD experiments' process)");
   app->add_flag("--verify", flags->verify, "check the engine's invariants after every cycle");

@@ -56,7 +56,10 @@ nlohmann::json QueueJson(const QueueResult& q) {
           {"queueingDelayHistogram", hist}};
 }
 
-// ---- SVG charts
+}  // namespace
+
+// ---- SVG charts (report_format.h: the capacity plan's report draws with them too)
+namespace report_internal {
 
 constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
@@ -76,13 +79,6 @@ std::string TickLabel(double v) {
   if (v == std::floor(v)) return fmt::format("{:.0f}", v);
   return Num(v, 2);
 }
-
-struct Line {
-  std::string name;
-  std::vector<double> y;
-  bool dashed = false;
-  int color = -1;  // index in kColors; -1: the line's own index
-};
 
 // Lines over a shared x (hours from the start). `ymax` < 0: from the data.
 std::string LineChart(const std::string& title, const std::string& ylabel,
@@ -191,6 +187,15 @@ std::string BarChart(const std::string& title, const std::string& ylabel,
   s += "</svg>\n";
   return s;
 }
+
+}  // namespace report_internal
+
+namespace {
+
+using report_internal::BarChart;
+using report_internal::kColors;
+using report_internal::Line;
+using report_internal::LineChart;
 
 // Time axis of the series: bucket midpoints in hours (or minutes for short replays).
 std::pair<std::vector<double>, std::string> TimeAxis(const ReplayResult& r) {

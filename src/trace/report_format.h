@@ -55,6 +55,23 @@ inline nlohmann::json DistJson(const Distribution& d, int decimals = 3) {
 
 inline std::string Esc(const std::string& s) { return fgd::HtmlEscape(s); }
 
+// A line (or a bar series) of the SVG charts.
+struct Line {
+  std::string name;
+  std::vector<double> y;
+  bool dashed = false;
+  int color = -1;  // index in the charts' colours; -1: the line's own index
+};
+
+// Lines over a shared x from 0 (hours from the start in the replay report; nodes in the plan's).
+// `ymax` < 0: from the data. Inline SVG, every text escaped.
+std::string LineChart(const std::string& title, const std::string& ylabel,
+                      const std::vector<double>& x, const std::vector<Line>& lines, double ymax,
+                      const std::string& xlabel);
+// Grouped bars: one group per category, one bar per series.
+std::string BarChart(const std::string& title, const std::string& ylabel,
+                     const std::vector<std::string>& categories, const std::vector<Line>& series);
+
 // The size classes (trace/size_class_report.cc): the terminal table and the HTML table list the
 // classes that had jobs; JSON and CSV list every class.
 std::string SizeClassTable(const std::vector<SizeClassResult>& classes);

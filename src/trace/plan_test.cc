@@ -1,0 +1,217 @@
+#include "trace/plan.h"
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "trace/replay.h"
+#include "trace/synthetic.h"
+
+namespace tessera::trace {
+namespace {
+
+// A small deterministic trace: 300 jobs of 1 to 64 GPUs on 8-GPU nodes, offered at 90% of 8
+// nodes. Its nodes are dropped: the plan makes the cluster.
+Trace GangTrace(double load = 0.9, int64_t jobs = 300) {
+  SyntheticOptions so;
+  so.jobs = jobs;
+  so.nodes = 8;
+  so.seed = 7;
+  so.queues = 1;
+  so.load = load;
+  so.mix = SyntheticMix::kGangs;
+  Trace t = GenerateSynthetic(so);
+  t.nodes.clear();
+  return t;
+}
+
+PoolShape A100Pool() {
+  auto p = ParsePool("a100:gpus=8,model=A100,cpu=96,memory=768Gi,price=32,spot=0.25");
+  EXPECT_TRUE(p.ok()) << p.status();
+  return *p;
+}
+
+Target MustTarget(const std::string& text) {
+  auto t = ParseTarget(text);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+PlanOptions Options(std::vector<std::string> targets, int threads = 2) {
+  PlanOptions o;
+  o.pools = {A100Pool()};
+  for (const auto& t : targets) o.targets.push_back(MustTarget(t));
+  o.threads = threads;
+  o.curve_points = 6;
+  return o;
+}
+
+// The replay of `trace` on `nodes` A100 nodes, built here without the plan's code: what a user
+// checking the answer by hand with `tessera sim replay` would run.
+ReplayResult ReplayByHand(Trace trace, int nodes) {
+  for (int i = 0; i < nodes; ++i) {
+    TraceNode n;
+    n.name = fmt::format("n{}", i);
+    n.cpu_milli = 96000;
+    n.memory_mib = 768 * 1024;
+    n.gpus = 8;
+    n.gpu_model = "A100";
+    trace.nodes.push_back(n);
+  }
+  Model model;
+  std::vector<std::string> notes;
+  auto conv = BuildModel(trace, {}, model, notes);
+  EXPECT_TRUE(conv.ok()) << conv.status();
+  auto r = RunReplay(std::move(model), trace, *conv, {});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *r;
+}
+
+TEST(PlanParse, Pools) {
+  PoolShape p = A100Pool();
+  EXPECT_EQ(p.name, "a100");
+  EXPECT_EQ(p.gpus, 8);
+  EXPECT_EQ(p.gpu_model, "A100");
+  EXPECT_EQ(p.cpu_milli, 96000);
+  EXPECT_EQ(p.memory_mib, 768 * 1024);
+  EXPECT_DOUBLE_EQ(p.NodeHourPrice(), 24);
+  auto zero = ParsePool("cpu:gpus=0,cpu=64,memory=256Gi");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("gpus=0"), std::string::npos) << zero.status();
+  auto unknown = ParsePool("a:gpus=8,cpu=96,memory=1Ti,colour=red");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown key \"colour\""), std::string::npos);
+  EXPECT_FALSE(ParsePool("a:gpus=8,cpu=96").ok());                // memory missing
+  EXPECT_FALSE(ParsePool("A100:gpus=8,cpu=96,memory=1Ti").ok());  // not a name
+  EXPECT_FALSE(ParsePool("a:gpus=8,cpu=96,memory=1Ti,spot=1").ok());
+  EXPECT_FALSE(ParsePool("a:gpus=8,cpu=-1,memory=1Ti").ok());
+  EXPECT_FALSE(ParsePool("a:gpus=2.5,cpu=1,memory=1Ti").ok());
+}
+
+TEST(PlanParse, Targets) {
+  EXPECT_DOUBLE_EQ(MustTarget("wait-p95=30m").value, 1800);
+  EXPECT_DOUBLE_EQ(MustTarget("wait-p99=2h").value, 7200);
+  EXPECT_DOUBLE_EQ(MustTarget("wait-mean=90").value, 90);
+  EXPECT_EQ(MustTarget("utilization=0.8").kind, Target::Kind::kUtilization);
+  auto unknown = ParseTarget("latency=3m");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("\"latency=3m\""), std::string::npos);
+  EXPECT_FALSE(ParseTarget("wait-p95").ok());
+  EXPECT_FALSE(ParseTarget("wait-p95=soon").ok());
+  EXPECT_FALSE(ParseTarget("wait-p95=-5m").ok());
+  EXPECT_FALSE(ParseTarget("utilization=1.5").ok());
+  EXPECT_FALSE(ParseTarget("utilization=0").ok());
+}
+
+// The check: the replay at the recommended size meets the target, one size smaller
+// does not. Replayed here apart from the plan.
+TEST(Plan, AnswerMeetsTheTargetAndOneNodeLessDoesNot) {
+  const Trace trace = GangTrace();
+  auto r = RunPlan(trace, Model{}, Options({"wait-p95=30m"}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->best.has_value()) << PlanTable(*r);
+  const PoolPlan& p = r->pools[*r->best];
+  ASSERT_TRUE(p.answer.has_value());
+  const int n = *p.answer;
+  EXPECT_GE(n, 8);  // the 64-GPU gangs need 8 nodes
+  ReplayResult at = ReplayByHand(trace, n);
+  ReplayResult below = ReplayByHand(trace, n - 1);
+  EXPECT_EQ(at.all.rejected + at.all.pending_at_end, 0);
+  EXPECT_LE(at.all.wait.p95, 1800) << PlanTable(*r);
+  EXPECT_TRUE(below.all.wait.p95 > 1800 || below.all.rejected + below.all.pending_at_end > 0)
+      << PlanTable(*r);
+  // The plan's own figures are those of the replay.
+  const SizePoint* s = p.At(n);
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(s->wait.p95, at.all.wait.p95);
+  EXPECT_EQ(s->gpus, 8 * n);
+  EXPECT_NEAR(s->utilization, at.mean_allocation_pct / 100, 1e-12);
+  EXPECT_NEAR(s->effective_gpus + s->wasted_gpus, s->gpus, 1e-9);
+  EXPECT_NEAR(s->gpu_hours_paid, s->gpus * (at.end - at.start) / 3600, 1e-6);
+  EXPECT_DOUBLE_EQ(s->cost_per_month, n * 24.0 * 720);
+  EXPECT_NE(p.check.find(fmt::format("{} nodes meet the targets", n)), std::string::npos);
+  EXPECT_NE(p.check.find(fmt::format("{} nodes do not", n - 1)), std::string::npos) << p.check;
+  // Sizes above the answer on the curve meet the target, the largest failing one is n - 1.
+  for (const auto& q : p.points) EXPECT_EQ(q.meets, q.nodes >= n) << q.nodes;
+}
+
+TEST(Plan, UtilizationTargetIsTheSmallestClusterAtMostThatBusy) {
+  const Trace trace = GangTrace();
+  auto r = RunPlan(trace, Model{}, Options({"utilization=0.7"}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->best.has_value()) << PlanTable(*r);
+  const int n = *r->pools[0].answer;
+  EXPECT_LE(ReplayByHand(trace, n).mean_allocation_pct, 70) << PlanTable(*r);
+  ReplayResult below = ReplayByHand(trace, n - 1);
+  EXPECT_TRUE(below.mean_allocation_pct > 70 || below.all.rejected > 0) << PlanTable(*r);
+}
+
+TEST(Plan, SameAnswerWhateverTheThreads) {
+  const Trace trace = GangTrace();
+  auto one = RunPlan(trace, Model{}, Options({"wait-p99=1h", "utilization=0.9"}, 1));
+  auto three = RunPlan(trace, Model{}, Options({"wait-p99=1h", "utilization=0.9"}, 3));
+  ASSERT_TRUE(one.ok() && three.ok());
+  EXPECT_EQ(PlanJson(*one), PlanJson(*three));
+  EXPECT_EQ(one->replays, three->replays);
+}
+
+TEST(Plan, TargetNotMetUpToTheLargestSize) {
+  const Trace trace = GangTrace(3.0, 100);  // three times what 8 nodes hold
+  PlanOptions o = Options({"wait-p50=0s"});
+  o.max_nodes = 9;
+  auto r = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->best.has_value());
+  EXPECT_FALSE(r->pools[0].answer.has_value());
+  EXPECT_NE(r->pools[0].check.find("not met up to 9 nodes"), std::string::npos)
+      << r->pools[0].check;
+  EXPECT_NE(PlanTable(*r).find("No pool meets the targets."), std::string::npos);
+}
+
+TEST(Plan, PoolThatCannotHoldAJobIsNoAnswerAndSaysWhichJob) {
+  const Trace trace = GangTrace();
+  PlanOptions o = Options({"wait-p95=30m"});
+  o.pools.push_back(*ParsePool("t4:gpus=4,model=T4,cpu=48,memory=192Gi,price=2"));
+  auto r = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->pools.size(), 2u);
+  const PoolPlan& t4 = r->pools[1];
+  EXPECT_GT(t4.unfit_jobs, 0);
+  EXPECT_FALSE(t4.answer.has_value());
+  EXPECT_TRUE(t4.points.empty());  // nothing replayed
+  EXPECT_NE(t4.check.find("fit on no node of this shape (first: job-"), std::string::npos)
+      << t4.check;
+  ASSERT_TRUE(r->best.has_value());
+  EXPECT_EQ(*r->best, 0u);  // the cheap T4 pool cannot win
+}
+
+TEST(Plan, CheapestPoolWins) {
+  const Trace trace = GangTrace();
+  PlanOptions o = Options({"wait-p95=30m"});
+  o.pools = {*ParsePool("dear:gpus=8,model=A100,cpu=96,memory=768Gi,price=40"),
+             *ParsePool("cheap:gpus=8,model=A100,cpu=96,memory=768Gi,price=10")};
+  auto r = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->best.has_value());
+  EXPECT_EQ(r->pools[*r->best].pool.name, "cheap");
+  // Same shape, same answer: the price only ranks.
+  EXPECT_EQ(*r->pools[0].answer, *r->pools[1].answer);
+}
+
+TEST(Plan, ReportsEscapeTextAndListEverySize) {
+  const Trace trace = GangTrace();
+  auto r = RunPlan(trace, Model{}, Options({"wait-p95=30m"}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string html = PlanHtml(*r, "<script>alert(1)</script>");
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  auto j = nlohmann::json::parse(PlanJson(*r));
+  EXPECT_EQ(j["recommended"]["nodes"], *r->pools[0].answer);
+  EXPECT_EQ(j["pools"][0]["curve"].size(), r->pools[0].points.size());
+  const std::string csv = PlanCsv(*r);
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')),
+            r->pools[0].points.size() + 1);
+}
+
+}  // namespace
+}  // namespace tessera::trace
