@@ -71,7 +71,7 @@ void ReadAdmittedFlavor(DocContext& ctx, const ObjectMeta& meta, Workload& w) {
       std::string item = text.substr(start, end - start);
       size_t eq = item.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-        return fail("\"" + item.substr(0, 100) + "\" is not POD_SET=FLAVOR");
+        return fail(std::string(1, '"') + item.substr(0, 100) + "\" is not POD_SET=FLAVOR");
       std::string set = item.substr(0, eq);
       for (const auto& [seen, f] : out)
         if (seen == set) return fail("pod set " + set + " is named twice");

@@ -185,7 +185,7 @@ absl::StatusOr<std::string> FormatExplain(const json& w, double now) {
     for (const json& p : w.at("pods")) {
       std::string gpus;
       for (const json& g : p.at("gpuIndices"))
-        gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int64_t>());
+        gpus += std::string(gpus.empty() ? "" : ",") + std::to_string(g.get<int64_t>());
       pods.AddRow({p.at("name").get<std::string>(), Str(p, "node"), gpus.empty() ? "-" : gpus});
     }
     out += "Pods:\n";
