@@ -41,15 +41,19 @@ void Statement::PlacePod(WorkloadId id, int ps, NodeChoice choice, const Combo& 
   undo_.push_back(id);
 }
 
-void Statement::UnplaceLast(WorkloadId id) {
+void Statement::Unaccount(WorkloadId id, const PlacedPod& p) {
   WorkloadRec& rec = s_.recs[id];
-  PlacedPod& p = rec.placed.back();
   const Resources& req = s_.model.workloads[id].pod_sets[p.placement.pod_set].requests;
   s_.cluster->Release(p.placement.node, req, p.placement.gpus, p.placement.mig_starts);
   for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, -q);
   rec.gpus_placed -= req[kGpu];
   if (rec.spread_group >= 0) --s_.group_nodes[rec.spread_group][p.placement.node];
   --rec.placed_per_set[p.placement.pod_set];
+}
+
+void Statement::UnplaceLast(WorkloadId id) {
+  WorkloadRec& rec = s_.recs[id];
+  Unaccount(id, rec.placed.back());
   rec.placed.pop_back();
 }
 
@@ -61,9 +65,12 @@ void Statement::RollbackTo(size_t mark) {
 }
 
 std::vector<PlacedPod> Statement::Evict(WorkloadId id, bool announce) {
+  // Last pod first, as UnplaceLast would; the pods move out whole (no copy: a look ahead evicts
+  // and reinstates thousands of workloads a cycle).
   WorkloadRec& rec = s_.recs[id];
-  std::vector<PlacedPod> pods = rec.placed;
-  while (!rec.placed.empty()) UnplaceLast(id);
+  for (auto it = rec.placed.rbegin(); it != rec.placed.rend(); ++it) Unaccount(id, *it);
+  std::vector<PlacedPod> pods = std::move(rec.placed);
+  rec.placed.clear();
   if (!announce) return pods;
   ++s_.release_epoch;
   e_.pending.MarkRootReleased(rec.cq);
@@ -72,14 +79,18 @@ std::vector<PlacedPod> Statement::Evict(WorkloadId id, bool announce) {
 
 void Statement::Reinstate(WorkloadId id, std::vector<PlacedPod> pods) {
   WorkloadRec& rec = s_.recs[id];
-  for (auto& p : pods) {
+  for (const auto& p : pods) {
     const Resources& req = s_.model.workloads[id].pod_sets[p.placement.pod_set].requests;
     s_.cluster->AssignExact(p.placement.node, req, p.placement.gpus, id, p.placement.mig_starts);
     for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
     if (rec.spread_group >= 0) ++s_.group_nodes[rec.spread_group][p.placement.node];
     ++rec.placed_per_set[p.placement.pod_set];
-    rec.placed.push_back(std::move(p));
+  }
+  if (rec.placed.empty()) {
+    rec.placed = std::move(pods);
+  } else {
+    for (auto& p : pods) rec.placed.push_back(std::move(p));
   }
 }
 

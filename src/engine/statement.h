@@ -37,6 +37,8 @@ class Statement {
   void Reinstate(WorkloadId id, std::vector<PlacedPod> pods);
 
  private:
+  // Takes pod `p` of `id` off its node, devices and quota (its record stays).
+  void Unaccount(WorkloadId id, const PlacedPod& p);
   void UnplaceLast(WorkloadId id);
 
   Engine& e_;

@@ -110,11 +110,16 @@ void Reservations::Hold(Reservation& r) {
   if (r.held) return;
   r.held = true;
   ++held_;
-  r.booked.clear();
+  // The entries of `booked` are reused from hold to hold (their vectors keep their room):
+  // a plan holds and lifts reservations thousands of times a cycle.
+  r.nbooked = 0;
   ClusterState& cs = *s_.cluster;
   for (const Reservation::Pod& p : r.pods) {
-    Reservation::Pod b;
+    if (r.nbooked == r.booked.size()) r.booked.emplace_back();
+    Reservation::Pod& b = r.booked[r.nbooked];
     b.node = p.node;
+    b.req = Resources{};
+    b.gpus.clear();
     const Resources& free = cs.free(p.node);
     if (p.req[kGpu] > 0) {
       const int32_t* owners = cs.gpu_owners(p.node);
@@ -127,7 +132,7 @@ void Reservations::Hold(Reservation& r) {
       b.req[res] = std::clamp<int64_t>(std::min(p.req[res], free[res]), 0, p.req[res]);
     if (b.gpus.empty() && b.req[kCpu] == 0 && b.req[kMemory] == 0 && b.req[kPods] == 0) continue;
     cs.AssignExact(b.node, b.req, b.gpus, r.id);
-    r.booked.push_back(std::move(b));
+    ++r.nbooked;
   }
   const int32_t cq = s_.recs[r.id].cq;
   if (cq >= 0)
@@ -138,9 +143,9 @@ void Reservations::Lift(Reservation& r) {
   if (!r.held) return;
   r.held = false;
   --held_;
-  for (auto it = r.booked.rbegin(); it != r.booked.rend(); ++it)
-    s_.cluster->Release(it->node, it->req, it->gpus);
-  r.booked.clear();
+  for (size_t k = r.nbooked; k-- > 0;)
+    s_.cluster->Release(r.booked[k].node, r.booked[k].req, r.booked[k].gpus);
+  r.nbooked = 0;
   const int32_t cq = s_.recs[r.id].cq;
   if (cq >= 0)
     for (const auto& [fr, q] : r.quota) s_.quota->AddUsage(cq, fr, -q);
@@ -355,7 +360,7 @@ void Reservations::Note(WorkloadId id, std::string note) {
   noted_.push_back(id);
 }
 
-std::set<QueueKey>& Reservations::Claimants(int32_t cq) {
+absl::btree_set<QueueKey>& Reservations::Claimants(int32_t cq) {
   const int q = EngineState::queue_index(cq);
   if (static_cast<size_t>(q) >= claimants_.size()) claimants_.resize(q + 1);
   return claimants_[q];
@@ -424,7 +429,7 @@ void Reservations::Begin(double now) {
 
 void Reservations::OnFailed(WorkloadId id, double now) {
   if (!enabled() || s_.status[id].state != WorkloadState::kPending) return;
-  std::set<QueueKey>& claimants = Claimants(s_.recs[id].cq);
+  absl::btree_set<QueueKey>& claimants = Claimants(s_.recs[id].cq);
   claimants.insert(s_.KeyOf(id));
   for (const Reservation& r : list_)
     if (r.id == id) return;

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "engine/engine_state.h"
 
 namespace tessera {
@@ -44,8 +45,10 @@ struct Reservation {
   Need quota;             // held: its need less what its queue's releases free by `start`
   int32_t waits_for = 0;  // running workloads in its way that must end first
   std::vector<std::string> waits_for_queues;  // their ClusterQueues, most first
-  // What Hold booked now, released exactly by Lift.
+  // What Hold booked now (the first `nbooked`; the rest is room kept for the next Hold),
+  // released exactly by Lift.
   std::vector<Reservation::Pod> booked;
+  size_t nbooked = 0;
   bool held = false;
 };
 
@@ -107,7 +110,7 @@ class Reservations {
   void Note(WorkloadId id, std::string note);
   int QueueCount(int32_t cq) const;
   int Limit() const;  // reservations per queue
-  std::set<QueueKey>& Claimants(int32_t cq);
+  absl::btree_set<QueueKey>& Claimants(int32_t cq);
   double EndOf(WorkloadId id, double now) const;  // a pending workload's end if started now
 
   Engine& e_;
@@ -125,7 +128,7 @@ class Reservations {
   int64_t stamp_ = 0;
   // Per pending queue: the workloads that failed an attempt, in queue order. The first Limit()
   // still pending get the reservations (parked or not: a parked head keeps its place).
-  std::vector<std::set<QueueKey>> claimants_;
+  std::vector<absl::btree_set<QueueKey>> claimants_;
   // The instant and epochs of the last full plan (Begin): unchanged, it stands.
   double planned_now_ = -1;
   int64_t planned_admit_ = -1, planned_release_ = -1;
