@@ -51,19 +51,26 @@ void DrainStoppedQueues(Engine& e, double now, std::vector<Decision>& out) {
       if (s.status[id].admitted_at < now) drained.push_back(id);
     for (WorkloadId id : drained) {
       WorkloadStatus& st = s.status[id];
-      e.statement.Evict(id);
       s.partial.erase(id);
       s.admitted_by_cq[cq].erase({s.recs[id].priority, id});
-      st.pods.clear();
-      st.admitted_at = -1;
       ++st.preemptions;
       ++s.stats.preempted;
-      e.pending.SetPending(id, StoppedReason(s, cq));
       Decision d;
       d.type = Decision::Type::kPreempt;
       d.workload = id;
       d.reason = fmt::format("The ClusterQueue is stopped: {} has stopPolicy HoldAndDrain",
                              s.model.cluster_queues[cq].name);
+      if (e.terminations.Graced(id)) {
+        // As a preemption's victim: told to stop, it keeps its pods for its grace period
+        // (preemption/termination.h), then waits in its stopped queue.
+        d.grace_seconds = s.model.workloads[id].GraceSeconds();
+        e.terminations.Begin(id, /*preemptor=*/-1, now, d.reason);
+      } else {
+        e.statement.Evict(id);
+        st.pods.clear();
+        st.admitted_at = -1;
+        e.pending.SetPending(id, StoppedReason(s, cq));
+      }
       out.push_back(std::move(d));
     }
   }

@@ -26,7 +26,8 @@ bool HeldByStopPolicy(const EngineState& s, WorkloadId id);
 // The pending reason of a workload held by its stopped ClusterQueue.
 std::string StoppedReason(const EngineState& s, int32_t cq);
 // HoldAndDrain: evicts every workload of a draining ClusterQueue admitted before `now`; each
-// eviction is a kPreempt decision without preemptor.
+// eviction is a kPreempt decision without preemptor. A workload with a grace period keeps its
+// pods for it (preemption/termination.h), then waits in its queue.
 void DrainStoppedQueues(Engine& e, double now, std::vector<Decision>& out);
 // The instant after `now` at which a workload admitted at `now` into a draining ClusterQueue
 // is evicted; +infinity when there is none.

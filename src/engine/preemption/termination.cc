@@ -1,5 +1,6 @@
 #include "engine/preemption/termination.h"
 
+#include "engine/admission/stop_policy.h"
 #include "engine/engine.h"
 #include "fmt/format.h"
 
@@ -37,12 +38,19 @@ void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
     const WorkloadId v = ends_.begin()->second;
     std::string reason = std::move(s_.recs[v].preempted_reason);
     s_.recs[v].preempted_reason.clear();
+    // Drained by its stopped ClusterQueue (no preemptor): it waits there, as one drained
+    // without a grace period does (admission/stop_policy.h).
+    const bool drained = s_.recs[v].grace_for < 0 && QueueStopped(s_, s_.recs[v].cq);
     Free(v);
     WorkloadStatus& vs = s_.status[v];
     vs.pods.clear();
     vs.admitted_at = -1;
-    e_.pending.SetPending(v, "requeued after preemption: " + reason);
-    e_.pending.Enqueue(v);
+    if (drained) {
+      e_.pending.SetPending(v, StoppedReason(s_, s_.recs[v].cq));
+    } else {
+      e_.pending.SetPending(v, "requeued after preemption: " + reason);
+      e_.pending.Enqueue(v);
+    }
     Decision d;
     d.type = Decision::Type::kTerminated;
     d.workload = v;
