@@ -24,6 +24,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/integration/queue_cluster_test.h"
 #include "k8s/kube_client.h"
 #include "tests/k8s/test_cluster.h"
 #include "tests/k8s/webdriver.h"
@@ -49,21 +50,6 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-json ClusterQueue(const std::string& name, int gpus) {
-  return {{"apiVersion", "tessera.dev/v1alpha1"},
-          {"kind", "ClusterQueue"},
-          {"metadata", {{"name", name}}},
-          {"spec",
-           {{"namespaceSelector", json::object()},
-            {"resourceGroups",
-             {{{"coveredResources", {"cpu", "nvidia.com/gpu"}},
-               {"flavors",
-                {{{"name", "default"},
-                  {"resources",
-                   {{{"name", "cpu"}, {"nominalQuota", 64}},
-                    {{"name", "nvidia.com/gpu"}, {"nominalQuota", gpus}}}}}}}}}}}}};
-}
-
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -76,46 +62,19 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
-class K8sDashboard : public ::testing::Test {
+class K8sDashboard : public testing_queues::QueueClusterTest {
  protected:
   void SetUp() override {
     if (Browser::ChromiumPath().empty() || Browser::ChromedriverPath().empty())
       GTEST_SKIP() << "SKIPPED (browser test): chromium and chromium-driver are not installed "
                       "(scripts/install-deps.sh installs them)";
-    std::string why;
-    bool not_built = false;
-    cluster_ = TestCluster::Start(&why, &not_built);
-    if (!cluster_) {
-      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
-      FAIL() << why;
-    }
-    cluster_->Apply(ReadFile(TestCluster::RepoRoot() + "/deploy/crds/tessera.dev_queues.yaml"));
-    cluster_->Apply(
-        ReadFile(TestCluster::RepoRoot() + "/deploy/crds/scheduling.x-k8s.io_podgroups.yaml"));
-    ASSERT_TRUE(TestCluster::WaitFor(
-        [&] {
-          auto r = cluster_->client().Get("/apis/tessera.dev/v1alpha1/clusterqueues");
-          return r.ok() && r->status == 200;
-        },
-        30))
-        << "CRDs not served";
+    QueueClusterTest::SetUp();
   }
 
   void TearDown() override {
     browser_.reset();
     if (serve_pid_ > 0) TestCluster::Kill(serve_pid_);
-    cluster_.reset();
-  }
-
-  void CreateGroup(const std::string& ns, const std::string& group, int n, int gpus) {
-    cluster_->Create({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-                      {"kind", "PodGroup"},
-                      {"metadata", {{"name", group}, {"namespace", ns}}},
-                      {"spec", {{"minMember", n}}}});
-    json labels = {{"scheduling.x-k8s.io/pod-group", group}, {"kueue.x-k8s.io/queue-name", "lq"}};
-    for (int i = 0; i < n; ++i)
-      cluster_->Create(
-          cluster_->PodSpec(ns, fmt::format("{}-{}", group, i), gpus, "tessera", labels));
+    QueueClusterTest::TearDown();
   }
 
   // GET of serve's JSON API with the token; null when it does not answer 200.
@@ -156,7 +115,6 @@ class K8sDashboard : public ::testing::Test {
 
   std::string ServeLog() { return ReadFile(cluster_->dir() + "/serve.log"); }
 
-  std::unique_ptr<TestCluster> cluster_;
   std::unique_ptr<Browser> browser_;
   int serve_pid_ = -1;
   int port_ = -1;
@@ -166,16 +124,10 @@ TEST_F(K8sDashboard, ShowsQueuesWorkloadsAndTheGpuMapOfARunningServe) {
   cluster_->CreateNodes(3, 8, "gpu");
   for (const char* ns : {"team-a", "team-b"}) {
     cluster_->CreateNamespace(ns);
-    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                      {"kind", "LocalQueue"},
-                      {"metadata", {{"name", "lq"}, {"namespace", ns}}},
-                      {"spec", {{"clusterQueue", ns}}}});
-    cluster_->Create(ClusterQueue(ns, 8));
+    CreateLocalQueue(ns, "lq", ns);
+    cluster_->Create(testing_queues::ClusterQueueObject(ns, 8));
   }
-  cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                    {"kind", "ResourceFlavor"},
-                    {"metadata", {{"name", "default"}}},
-                    {"spec", json::object()}});
+  CreateFlavor();
 
   const std::string token_file = cluster_->dir() + "/api-token";
   std::ofstream(token_file) << kToken << "\n";
@@ -187,13 +139,13 @@ TEST_F(K8sDashboard, ShowsQueuesWorkloadsAndTheGpuMapOfARunningServe) {
   ASSERT_GT(serve_pid_, 0);
 
   // team-a's gang takes its 8 GPUs, team-b's workload 2; team-a's next one waits on quota.
-  CreateGroup("team-a", "train", 2, 4);
-  CreateGroup("team-b", "infer", 1, 2);
+  CreateGang("team-a", "train", 2, json::object(), 4);
+  CreateGang("team-b", "infer", 1, json::object(), 2);
   ASSERT_TRUE(TestCluster::WaitFor(
       [&] { return cluster_->BoundPods("team-a") == 2 && cluster_->BoundPods("team-b") == 1; },
       kTimeout))
       << ServeLog();
-  CreateGroup("team-a", "waiting", 1, 4);
+  CreateGang("team-a", "waiting", 1, json::object(), 4);
 
   // The API's view once it has caught up: what the page must show.
   json train, infer, waiting;

@@ -10,6 +10,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "k8s/controller.h"
+#include "k8s/integration/queue_cluster_test.h"
 #include "k8s/metrics.h"
 #include "tests/k8s/test_cluster.h"
 
@@ -21,36 +22,11 @@ using testing::TestCluster;
 
 constexpr double kTimeout = 90;  // generous: ASan builds on a loaded 2-core machine
 
-std::string ReadRepoFile(const std::string& rel) {
-  std::ifstream in(TestCluster::RepoRoot() + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class K8sFairUsage : public ::testing::Test {
+class K8sFairUsage : public testing_queues::QueueClusterTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    bool not_built = false;
-    cluster_ = TestCluster::Start(&why, &not_built);
-    if (!cluster_) {
-      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
-      FAIL() << why;
-    }
-    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
-    ASSERT_TRUE(TestCluster::WaitFor(
-        [&] {
-          auto r = cluster_->client().Get("/apis/tessera.dev/v1alpha1/localqueues");
-          return r.ok() && r->status == 200;
-        },
-        30))
-        << "CRDs not served";
-  }
-
   void TearDown() override {
     controller_.reset();
-    cluster_.reset();
+    QueueClusterTest::TearDown();
   }
 
   void StartTessera() {
@@ -87,7 +63,6 @@ class K8sFairUsage : public ::testing::Test {
     return std::stod(c["nvidia.com/gpu"].get<std::string>());
   }
 
-  std::unique_ptr<TestCluster> cluster_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<Controller> controller_;
 };
@@ -100,22 +75,10 @@ TEST_F(K8sFairUsage, UsageKeptInTheLocalQueueStatusOrdersAdmissionsAfterARestart
                     {"spec",
                      {{"admissionFairSharing",
                        {{"usageHalfLifeTime", "20s"}, {"usageSamplingInterval", "1s"}}}}}});
-  cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                    {"kind", "ResourceFlavor"},
-                    {"metadata", {{"name", "default"}}},
-                    {"spec", json::object()}});
-  cluster_->Create(
-      {{"apiVersion", "tessera.dev/v1alpha1"},
-       {"kind", "ClusterQueue"},
-       {"metadata", {{"name", "shared"}}},
-       {"spec",
-        {{"namespaceSelector", json::object()},
-         {"admissionScope", {{"admissionMode", "UsageBasedAdmissionFairSharing"}}},
-         {"resourceGroups",
-          {{{"coveredResources", {"nvidia.com/gpu"}},
-            {"flavors",
-             {{{"name", "default"},
-               {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 4}}}}}}}}}}}}});
+  CreateFlavor();
+  json cq = testing_queues::ClusterQueueObject("shared", 4);
+  cq["spec"]["admissionScope"] = {{"admissionMode", "UsageBasedAdmissionFairSharing"}};
+  cluster_->Create(cq);
   for (const char* team : {"a", "b"})
     cluster_->Create(
         {{"apiVersion", "tessera.dev/v1alpha1"},

@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "k8s/controller.h"
+#include "k8s/integration/queue_cluster_test.h"
 #include "k8s/metrics.h"
 #include "tests/k8s/test_cluster.h"
 
@@ -23,13 +24,6 @@ using testing::TestCluster;
 
 constexpr double kTimeout = 90;  // generous: ASan builds on a loaded 2-core machine
 constexpr int kVictimGrace = 30;
-
-std::string ReadRepoFile(const std::string& rel) {
-  std::ifstream in(TestCluster::RepoRoot() + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Seconds since the epoch of an RFC 3339 time with whole seconds ("2026-11-24T04:05:06Z").
 long long Epoch(const std::string& t) {
@@ -45,36 +39,17 @@ long long Epoch(const std::string& t) {
   return static_cast<long long>(timegm(&tm));
 }
 
-class K8sGrace : public ::testing::Test {
+class K8sGrace : public testing_queues::QueueClusterTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    bool not_built = false;
-    cluster_ = TestCluster::Start(&why, &not_built);
-    if (!cluster_) {
-      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
-      FAIL() << why;
-    }
-    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
-    ASSERT_TRUE(TestCluster::WaitFor(
-        [&] {
-          auto r = cluster_->client().Get("/apis/tessera.dev/v1alpha1/clusterqueues");
-          return r.ok() && r->status == 200;
-        },
-        30))
-        << "CRDs not served";
-  }
-
   void TearDown() override {
     controller_.reset();
-    cluster_.reset();
+    QueueClusterTest::TearDown();
   }
 
   json Pod(const std::string& name) {
     return cluster_->Get("/api/v1/namespaces/default/pods/" + name);
   }
 
-  std::unique_ptr<TestCluster> cluster_;
   Metrics metrics_;
   std::unique_ptr<Controller> controller_;
 };
@@ -86,26 +61,10 @@ TEST_F(K8sGrace, VictimIsToldThenEvictedWithItsGracePeriodAndThePreemptorWaitsFo
                       {"kind", "PriorityClass"},
                       {"metadata", {{"name", name}}},
                       {"value", value}});
-  cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                    {"kind", "ResourceFlavor"},
-                    {"metadata", {{"name", "default"}}},
-                    {"spec", json::object()}});
+  CreateFlavor();
   cluster_->Create(
-      {{"apiVersion", "tessera.dev/v1alpha1"},
-       {"kind", "ClusterQueue"},
-       {"metadata", {{"name", "main"}}},
-       {"spec",
-        {{"namespaceSelector", json::object()},
-         {"preemption", {{"withinClusterQueue", "LowerPriority"}}},
-         {"resourceGroups",
-          {{{"coveredResources", {"nvidia.com/gpu"}},
-            {"flavors",
-             {{{"name", "default"},
-               {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}});
-  cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                    {"kind", "LocalQueue"},
-                    {"metadata", {{"name", "lq"}, {"namespace", "default"}}},
-                    {"spec", {{"clusterQueue", "main"}}}});
+      testing_queues::ClusterQueueObject("main", 8, "", {{"withinClusterQueue", "LowerPriority"}}));
+  CreateLocalQueue("default", "lq", "main");
   ControllerOptions o;
   o.status_period_s = 0.2;
   controller_ = std::make_unique<Controller>(&cluster_->client(), o, &metrics_);

@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "k8s/controller.h"
 #include "k8s/dcgm_scraper.h"
+#include "k8s/integration/queue_cluster_test.h"
 #include "k8s/metrics.h"
 #include "tests/k8s/test_cluster.h"
 
@@ -30,6 +31,7 @@ namespace {
 
 using testing::json;
 using testing::TestCluster;
+using testing_queues::ReadRepoFile;
 
 constexpr double kTimeout = 60;
 
@@ -38,10 +40,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string ReadRepoFile(const std::string& rel) {
-  return ReadFile(TestCluster::RepoRoot() + "/" + rel);
 }
 
 std::map<std::string, double> Samples(const std::string& text) {
@@ -56,52 +54,20 @@ std::map<std::string, double> Samples(const std::string& text) {
   return out;
 }
 
-json ClusterQueue(const std::string& name, int gpus = 8) {
-  return {{"apiVersion", "tessera.dev/v1alpha1"},
-          {"kind", "ClusterQueue"},
-          {"metadata", {{"name", name}}},
-          {"spec",
-           {{"namespaceSelector", json::object()},
-            {"cohort", "org"},
-            {"preemption", {{"reclaimWithinCohort", "Any"}}},
-            {"resourceGroups",
-             {{{"coveredResources", {"cpu", "nvidia.com/gpu"}},
-               {"flavors",
-                {{{"name", "default"},
-                  {"resources",
-                   {{{"name", "cpu"}, {"nominalQuota", 64}},
-                    {{"name", "nvidia.com/gpu"}, {"nominalQuota", gpus}}}}}}}}}}}}};
+// In cohort "org", reclaiming what it lent.
+json ClusterQueue(const std::string& name, int gpus) {
+  return testing_queues::ClusterQueueObject(name, gpus, "org", {{"reclaimWithinCohort", "Any"}});
 }
 
-class K8sUsage : public ::testing::Test {
+class K8sUsage : public testing_queues::QueueClusterTest {
  protected:
   void SetUp() override {
-    std::string why;
-    bool not_built = false;
-    cluster_ = TestCluster::Start(&why, &not_built);
-    if (!cluster_) {
-      if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
-      FAIL() << why;
-    }
-    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
-    cluster_->Apply(ReadRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml"));
-    ASSERT_TRUE(TestCluster::WaitFor(
-        [&] {
-          auto r = cluster_->client().Get("/apis/tessera.dev/v1alpha1/clusterqueues");
-          return r.ok() && r->status == 200;
-        },
-        30))
-        << "CRDs not served";
+    QueueClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     cluster_->CreateNamespace("team-a");
-    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                      {"kind", "LocalQueue"},
-                      {"metadata", {{"name", "lq"}, {"namespace", "team-a"}}},
-                      {"spec", {{"clusterQueue", "team-a"}}}});
+    CreateLocalQueue("team-a", "lq", "team-a");
     cluster_->Create(ClusterQueue("team-a", 4));  // in cohort "org", which team-b joins
-    cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
-                      {"kind", "ResourceFlavor"},
-                      {"metadata", {{"name", "default"}}},
-                      {"spec", json::object()}});
+    CreateFlavor();
     // $3.60 per GPU-hour: a GPU-second costs $0.001.
     cluster_->Create({{"apiVersion", "tessera.dev/v1alpha1"},
                       {"kind", "SchedulerConfig"},
@@ -112,29 +78,12 @@ class K8sUsage : public ::testing::Test {
   void TearDown() override {
     server_.reset();
     controller_.reset();
-    cluster_.reset();
+    QueueClusterTest::TearDown();
   }
 
-  // A PodGroup of `pods` pods of `gpus` GPUs each, named GROUP-i (or `names`).
-  void CreateGang(const std::string& group, int pods, int gpus, const std::string& ns = "team-a") {
-    cluster_->Create({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-                      {"kind", "PodGroup"},
-                      {"metadata", {{"name", group}, {"namespace", ns}}},
-                      {"spec", {{"minMember", pods}}}});
-    const json labels = {{"scheduling.x-k8s.io/pod-group", group},
-                         {"kueue.x-k8s.io/queue-name", "lq"}};
-    for (int i = 0; i < pods; ++i)
-      cluster_->Create(
-          cluster_->PodSpec(ns, fmt::format("{}-{}", group, i), gpus, "tessera", labels));
-  }
-
-  int Bound(const std::string& prefix, const std::string& ns = "team-a") {
-    int n = 0;
-    for (const auto& p : cluster_->Pods(ns))
-      if (p["metadata"]["name"].get<std::string>().rfind(prefix, 0) == 0 &&
-          !p["spec"].value("nodeName", "").empty())
-        ++n;
-    return n;
+  // A PodGroup of `pods` pods of `gpus` GPUs each, GROUP-0 ..., in LocalQueue "lq".
+  void Gang(const std::string& group, int pods, int gpus, const std::string& ns = "team-a") {
+    CreateGang(ns, group, pods, json::object(), gpus);
   }
 
   std::string Scrape() {
@@ -145,7 +94,6 @@ class K8sUsage : public ::testing::Test {
     return r.ok() && r->status == 200 ? r->body : "";
   }
 
-  std::unique_ptr<TestCluster> cluster_;
   Metrics metrics_;
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<MetricsServer> server_;
@@ -195,8 +143,8 @@ TEST_F(K8sUsage, DcgmExporterReadingsMakeAnUnderusedWorkloadAndItsEffectiveCost)
   ASSERT_GT(port_, 0);
 
   // The exposition shows pod team-a/train-0 on GPUs 0 and 1 at 2.1 % and 1.4 % engine activity.
-  CreateGang("train", 1, 2);
-  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("train-") == 1; }, kTimeout));
+  Gang("train", 1, 2);
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-a", "train-") == 1; }, kTimeout));
   const std::string team = "{cluster_queue=\"team-a\",namespace=\"team-a\"}";
   std::map<std::string, double> s;
   const bool underused = TestCluster::WaitFor(
@@ -284,10 +232,10 @@ TEST_F(K8sUsage, ServeAccountingRecordsSurviveARestartAndOnlyTheLeaderWrites) {
       << log("a");
   int f = serve("f");  // the follower
   ASSERT_GT(f, 0);
-  CreateGang("long", 2, 1);
-  CreateGang("short", 1, 1);
-  ASSERT_TRUE(
-      TestCluster::WaitFor([&] { return Bound("long-") == 2 && Bound("short-") == 1; }, kTimeout))
+  Gang("long", 2, 1);
+  Gang("short", 1, 1);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return Bound("team-a", "long-") == 2 && Bound("team-a", "short-") == 1; }, kTimeout))
       << log("a");
   auto store = accounting::AccountingStore::Open(db, {.read_only = true});
   ASSERT_TRUE(store.ok()) << store.status();
@@ -313,7 +261,7 @@ TEST_F(K8sUsage, ServeAccountingRecordsSurviveARestartAndOnlyTheLeaderWrites) {
   // A follower that wrote would have added rows of its own.
   EXPECT_EQ((*store)->Read()->size(), 2u) << log("f");
   cluster_->DeletePod("team-a", "short-0");
-  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("short-") == 0; }, kTimeout));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-a", "short-") == 0; }, kTimeout));
   int b = serve("b");
   ASSERT_GT(b, 0);
   // `short` is closed (at its last checkpoint), `long` carried on.
@@ -397,10 +345,10 @@ spec: {clusterQueue: team-b}
   o.accounting = store->get();
   controller_ = std::make_unique<Controller>(&cluster_->client(), o, &metrics_);
   controller_->Start();
-  CreateGang("a1", 8, 1);  // borrows team-b's 4 GPUs
-  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("a1-") == 8; }, kTimeout));
-  CreateGang("b1", 4, 1, "team-b");  // reclaims them: a1 is preempted whole
-  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("b1-", "team-b") == 4; }, kTimeout));
+  Gang("a1", 8, 1);  // borrows team-b's 4 GPUs
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-a", "a1-") == 8; }, kTimeout));
+  Gang("b1", 4, 1, "team-b");  // reclaims them: a1 is preempted whole
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-b", "b1-") == 4; }, kTimeout));
   std::vector<accounting::RunRecord> all;
   ASSERT_TRUE(TestCluster::WaitFor(
       [&] {
