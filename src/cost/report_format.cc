@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "fmt/format.h"
+#include "model/printable.h"
 
 namespace tessera::cost {
 namespace {
@@ -31,28 +32,7 @@ nlohmann::json RowsJson(const CostRows& rows) {
   return j;
 }
 
-std::string Esc(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string Esc(std::string_view s) { return HtmlEscape(s); }
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "fgd/experiment.h"
+#include "model/printable.h"
 
 namespace tessera::fgd {
 
@@ -68,7 +69,7 @@ std::string SummaryTable(const std::vector<SummaryCell>& cells);
 [[nodiscard]] absl::Status WriteReport(const std::string& dir, const std::vector<RunResult>& runs,
                                        const std::vector<SummaryCell>& summary, double tune_ratio);
 
-// `s` with &, <, > and " escaped for HTML text and attribute values (the reports' pages).
-std::string HtmlEscape(std::string_view s);
+// `s` with &, <, > and " escaped for HTML text and attribute values (model/printable.h).
+using ::tessera::HtmlEscape;
 
 }  // namespace tessera::fgd

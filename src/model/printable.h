@@ -65,4 +65,30 @@ inline std::string EscapeNonPrintable(std::string_view text) {
   return out;
 }
 
+// `text` safe inside HTML text and double-quoted attributes (&, <, > and " as entities), for the
+// HTML reports (fgd, cost, trace replay); nothing else changes.
+inline std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace tessera
