@@ -1,8 +1,10 @@
 #include "engine/elastic/elastic.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 #include "engine/admission/stop_policy.h"
 #include "engine/engine.h"
@@ -107,6 +109,37 @@ class Planner {
     }
     return false;
   }
+  // Gang-aware: places the gang as the engine's next admit action would, beside the
+  // reservations of the workloads before it that it must not delay (backfill, docs/time.md),
+  // planned with the nodes tried now online. Without this, nodes came up for a gang that a
+  // reservation then kept off them, and stood paid and empty (docs/autoscaling.md).
+  bool PlaceGangAsAdmitted(WorkloadId id, bool trial = false) {
+    // Reservations only take capacity away: a gang that does not fit without them does not fit
+    // beside them, and planning them (the costly part) is left out.
+    const size_t mark = e_.statement.mark();
+    if (!PlaceGang(id)) return false;
+    Reservations& res = e_.reservations;
+    std::vector<WorkloadId> heads = res.HeadsBefore(id);
+    if (heads.empty()) return true;
+    e_.statement.RollbackTo(mark);
+    // Planned once per state of the plan (what it placed and brought online) and set of heads:
+    // consecutive workloads that get nothing share them.
+    const std::pair<size_t, size_t> state{e_.statement.mark(), brought_.size()};
+    std::vector<Reservation> fresh;
+    std::vector<Reservation>* planned = &planned_;
+    if (trial) {
+      fresh = res.PlanHeads(heads);
+      planned = &fresh;
+    } else if (state != planned_state_ || heads != planned_heads_) {
+      planned_ = res.PlanHeads(heads);
+      planned_state_ = state;
+      planned_heads_ = std::move(heads);
+    }
+    res.HoldFor(id, *planned);
+    const bool placed = PlaceGang(id);
+    res.LiftPlanned(*planned);
+    return placed;
+  }
   // The first combination whose quota for minCount pods the queue can give now; -1: none.
   int QuotaCombo(WorkloadId id) const {
     const WorkloadRec& rec = s_.recs[id];
@@ -116,7 +149,8 @@ class Planner {
   }
   int Headroom(size_t g) const { return static_cast<int>(groups_[g].addable.size()) - next_[g]; }
   // Would the gang fit with the next k nodes of group g? Changes nothing.
-  bool FitsWith(WorkloadId id, size_t g, int k) {
+  // `admitted`: beside the reservations (PlaceGangAsAdmitted), else ignoring them.
+  bool FitsWith(WorkloadId id, size_t g, int k, bool admitted) {
     const size_t mark = e_.statement.mark();
     std::vector<NodeId> added;
     for (int i = 0; i < k; ++i) {
@@ -125,10 +159,23 @@ class Planner {
       s_.cluster->SetOnline(n, true);
       added.push_back(n);
     }
-    const bool fits = PlaceGang(id);
+    const bool fits = admitted ? PlaceGangAsAdmitted(id, /*trial=*/true) : PlaceGang(id);
     e_.statement.RollbackTo(mark);
     for (NodeId n : added) s_.cluster->SetOnline(n, false);
     return fits;
+  }
+  // The fewest of the next nodes of group g in [lo, hi] with which the gang fits.
+  // REQUIRES: FitsWith(id, g, hi, admitted).
+  int Fewest(WorkloadId id, size_t g, int lo, int hi, bool admitted) {
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (FitsWith(id, g, mid, admitted)) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return hi;
   }
   // Takes the next k nodes of group g for `id`.
   NodeRequest Take(WorkloadId id, size_t g, int k) {
@@ -144,22 +191,17 @@ class Planner {
   }
 
   void GangAware(WorkloadId id, std::vector<NodeRequest>& out) {
-    if (PlaceGang(id)) return;       // what exists (or is coming) serves it
-    if (QuotaCombo(id) < 0) return;  // its queue cannot admit it: no nodes for it
+    if (PlaceGangAsAdmitted(id)) return;  // what exists (or is coming) serves it
+    if (QuotaCombo(id) < 0) return;       // its queue cannot admit it: no nodes for it
     int best_g = -1, best_k = 0;
     double best_cost = std::numeric_limits<double>::infinity();
     for (size_t g = 0; g < groups_.size(); ++g) {
       const int h = Headroom(g);
-      if (h <= 0 || !FitsWith(id, g, h)) continue;
-      int lo = 1, hi = h;  // the fewest nodes: fits(hi) holds
-      while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (FitsWith(id, g, mid)) {
-          hi = mid;
-        } else {
-          lo = mid + 1;
-        }
-      }
+      if (h <= 0 || !FitsWith(id, g, h, true)) continue;
+      // The fewest nodes ignoring reservations bounds those beside them from below, and costs
+      // no reservation planning; usually the gang fits beside them with that many too.
+      int hi = Fewest(id, g, 1, h, false);
+      if (!FitsWith(id, g, hi, true)) hi = Fewest(id, g, hi + 1, h, true);
       const double cost = hi * groups_[g].node_price;
       if (best_g < 0 || cost < best_cost) {
         best_g = static_cast<int>(g);
@@ -169,7 +211,7 @@ class Planner {
     }
     if (best_g < 0) return;  // no group can hold the whole gang: nothing asked
     NodeRequest r = Take(id, static_cast<size_t>(best_g), best_k);
-    if (!PlaceGang(id)) return;  // cannot happen: FitsWith(best_k) held
+    if (!PlaceGangAsAdmitted(id)) return;  // cannot happen: FitsWith(best_k) held
     out.push_back(std::move(r));
   }
 
@@ -241,6 +283,11 @@ class Planner {
   std::vector<int> next_;  // per group: addable nodes taken so far
   std::vector<NodeId> brought_;
   size_t mark_;
+  // PlaceGangAsAdmitted's reservations, for the plan's state (statement mark, nodes brought
+  // online) and heads they were planned for.
+  std::vector<Reservation> planned_;
+  std::pair<size_t, size_t> planned_state_{SIZE_MAX, 0};
+  std::vector<WorkloadId> planned_heads_;
 };
 
 }  // namespace

@@ -383,17 +383,7 @@ int Reservations::Limit() const {
   return k > 0 ? k : std::numeric_limits<int>::max();
 }
 
-void Reservations::Begin(double now) {
-  plans_ = 0;
-  if (!enabled()) return;
-  // Nothing happened since the last plan at this instant: the reservations stand.
-  if (now == planned_now_ && s_.admit_epoch == planned_admit_ &&
-      s_.release_epoch == planned_release_) {
-    for (Reservation& r : list_) Hold(r);
-    return;
-  }
-  LiftAll();
-  list_.clear();
+std::vector<WorkloadId> Reservations::Heads() {
   // The first claimants of every queue (parked or not), then all in queue order.
   std::vector<WorkloadId> heads;
   for (auto& claimants : claimants_) {
@@ -411,7 +401,22 @@ void Reservations::Begin(double now) {
   }
   std::sort(heads.begin(), heads.end(),
             [&](WorkloadId a, WorkloadId b) { return s_.KeyOf(a) < s_.KeyOf(b); });
-  for (WorkloadId id : heads) {
+  return heads;
+}
+
+void Reservations::Begin(double now) {
+  plans_ = 0;
+  last_now_ = now;
+  if (!enabled()) return;
+  // Nothing happened since the last plan at this instant: the reservations stand.
+  if (now == planned_now_ && s_.admit_epoch == planned_admit_ &&
+      s_.release_epoch == planned_release_) {
+    for (Reservation& r : list_) Hold(r);
+    return;
+  }
+  LiftAll();
+  list_.clear();
+  for (WorkloadId id : Heads()) {
     if (plans_ >= s_.model.config.backfill.max_job_test) break;
     Reservation r;
     std::string why;
@@ -511,6 +516,42 @@ void Reservations::End(double now) {
     Note(r.id, std::move(note));
     s_.status[r.id].expected_start = std::max(r.start, now);
   }
+}
+
+std::vector<WorkloadId> Reservations::HeadsBefore(WorkloadId id) {
+  std::vector<WorkloadId> out;
+  if (!enabled()) return out;
+  for (WorkloadId head : Heads()) {
+    if (static_cast<int>(out.size()) >= s_.model.config.backfill.max_job_test) break;
+    // A workload the planner placed (tentatively) starts on what it was given: no reservation.
+    if (head != id && Before(head, id) && s_.recs[head].placed.empty()) out.push_back(head);
+  }
+  return out;
+}
+
+std::vector<Reservation> Reservations::PlanHeads(const std::vector<WorkloadId>& heads) {
+  // Plan() holds what list_ has: here the reservations planned so far, in precedence order.
+  std::vector<Reservation> kept;
+  kept.swap(list_);
+  for (WorkloadId head : heads) {
+    Reservation r;
+    std::string why;
+    if (Plan(head, last_now_, r, why)) list_.push_back(std::move(r));
+  }
+  std::vector<Reservation> planned;
+  planned.swap(list_);
+  list_.swap(kept);
+  return planned;
+}
+
+void Reservations::HoldFor(WorkloadId id, std::vector<Reservation>& planned) {
+  const double end = EndOf(id, last_now_);
+  for (Reservation& r : planned)
+    if (r.start < end) Hold(r);
+}
+
+void Reservations::LiftPlanned(std::vector<Reservation>& planned) {
+  for (Reservation& r : planned) Lift(r);
 }
 
 }  // namespace tessera

@@ -84,6 +84,21 @@ class Reservations {
   // Every reservation planned, in precedence order.
   const std::vector<Reservation>& list() const { return list_; }
 
+  // For the scale-up planner (elastic/elastic.cc), after the admit action of the same instant,
+  // to place pending workload `id` as the next admit action would:
+  //   HeadsBefore: the heads whose reservations go before `id` (none without backfill; a
+  //     workload the planner placed tentatively is none: it will start);
+  //   PlanHeads: their reservations, planned as the next admit action will plan them with the
+  //     cluster as it is now (nodes the planner brought online count), in order; nothing held;
+  //   HoldFor: holds those `id` must not delay (starting before its estimated end);
+  //   LiftPlanned: lifts them again.
+  // The engine's own reservations stay as they are. REQUIRES: none held (outside the admit
+  // action).
+  std::vector<WorkloadId> HeadsBefore(WorkloadId id);
+  std::vector<Reservation> PlanHeads(const std::vector<WorkloadId>& heads);
+  void HoldFor(WorkloadId id, std::vector<Reservation>& planned);
+  void LiftPlanned(std::vector<Reservation>& planned);
+
  private:
   struct Run {
     double end;  // raw: admission + estimate (capped by the deadline), +inf: none
@@ -110,6 +125,9 @@ class Reservations {
   void Note(WorkloadId id, std::string note);
   int QueueCount(int32_t cq) const;
   int Limit() const;  // reservations per queue
+  // The workloads to plan reservations for, in queue order: the first Limit() pending claimants
+  // of every queue (claimants no longer pending are dropped).
+  std::vector<WorkloadId> Heads();
   absl::btree_set<QueueKey>& Claimants(int32_t cq);
   double EndOf(WorkloadId id, double now) const;  // a pending workload's end if started now
 
@@ -131,6 +149,7 @@ class Reservations {
   std::vector<absl::btree_set<QueueKey>> claimants_;
   // The instant and epochs of the last full plan (Begin): unchanged, it stands.
   double planned_now_ = -1;
+  double last_now_ = 0;  // the instant of the last admit action (Begin)
   int64_t planned_admit_ = -1, planned_release_ = -1;
   // Workloads whose expected start or time note was set: End clears what is no longer true.
   std::vector<WorkloadId> noted_;
