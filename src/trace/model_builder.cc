@@ -77,6 +77,14 @@ absl::Status AddTraceNodes(const Trace& trace, Model& model) {
     model.nodes.push_back(MakeNode(tn, std::move(name)));
     return absl::OkStatus();
   };
+  // A row of a few bytes stands for up to maxNodes nodes: bounded in all, before any is made,
+  // so that a file of such rows cannot take unbounded memory.
+  int64_t group_nodes = 0;
+  for (const auto& tn : trace.nodes)
+    if (tn.autoscaling && (group_nodes += tn.autoscaling->max_nodes) > kMaxNodePoolSize)
+      return absl::InvalidArgumentError(
+          fmt::format("{}: node group {} brings the node groups to {} nodes; at most {} in all",
+                      tn.source, tn.name, group_nodes, kMaxNodePoolSize));
   for (const auto& tn : trace.nodes) {
     const int64_t count = tn.autoscaling ? tn.autoscaling->max_nodes : 1;
     slots += count * tn.gpus;

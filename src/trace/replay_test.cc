@@ -341,6 +341,16 @@ TEST(Replay, ElasticCsvNodeGroupNamesMustNotCollide) {
   ASSERT_FALSE(conv.ok());
   EXPECT_EQ(conv.status().message(),
             path + ":2: node group a100 is also a NodePool of the manifests");
+  // Rows of a few bytes each may not expand beyond 500,000 nodes in all.
+  std::ofstream(path) << "name,cpu_milli,memory_mib,max_nodes\na,1,1,400000\nb,1,1,400000\n";
+  Trace t3;
+  ASSERT_TRUE(ReadNodes(path, BadRows::kFail, t3, log).ok());
+  Model m3;
+  conv = BuildModel(t3, {}, m3, notes);
+  ASSERT_FALSE(conv.ok());
+  EXPECT_EQ(
+      conv.status().message(),
+      path + ":3: node group b brings the node groups to 800000 nodes; at most 500000 in all");
 }
 
 // Nodes over time (issue 17): the series carries nodes up and idle per NodePool, as time-weighted
