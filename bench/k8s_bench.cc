@@ -31,6 +31,7 @@
 #include <sstream>
 #include <thread>
 
+#include "CLI/CLI.hpp"
 #include "fmt/format.h"
 #include "k8s/controller.h"
 #include "k8s/informer.h"
@@ -448,34 +449,21 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
 
 int Main(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&] { return i + 1 < argc ? std::stoi(argv[++i]) : 0; };
-    if (a == "--nodes")
-      f.nodes = next();
-    else if (a == "--gpus")
-      f.gpus = next();
-    else if (a == "--pods")
-      f.pods = next();
-    else if (a == "--gangs")
-      f.gangs = next();
-    else if (a == "--gang-size")
-      f.gang_size = next();
-    else if (a == "--bind-workers")
-      f.bind_workers = next();
-    else if (a == "--no-kube-scheduler")
-      f.kube_scheduler = false;
-    else if (a == "--no-events")
-      f.events = false;
-    else if (a == "--json")
-      f.protobuf = false;
-    else if (a == "--profile-apiserver")
-      f.profile_s = next();
-    else {
-      std::cerr << "k8s_bench: unknown flag " << a << "\n";
-      return 2;
-    }
-  }
+  CLI::App app{"Pods bound per second on fake nodes, Tessera against kube-scheduler"};
+  app.add_option("--nodes", f.nodes, "fake nodes")->check(CLI::Range(1, 100000));
+  app.add_option("--gpus", f.gpus, "GPUs per node")->check(CLI::Range(1, 64));
+  app.add_option("--pods", f.pods, "single pods of the first round")->check(CLI::Range(0, 1000000));
+  app.add_option("--gangs", f.gangs, "gangs of the second round")->check(CLI::Range(0, 100000));
+  app.add_option("--gang-size", f.gang_size, "pods per gang")->check(CLI::Range(1, 1000));
+  app.add_option("--bind-workers", f.bind_workers, "Tessera's bind workers")
+      ->check(CLI::Range(1, 1024));
+  app.add_flag("--no-kube-scheduler{false}", f.kube_scheduler, "measure Tessera only");
+  app.add_flag("--no-events{false}", f.events, "Tessera writes no Scheduled Events");
+  app.add_flag("--json{false}", f.protobuf, "informers and watch in JSON, not protobuf");
+  app.add_option("--profile-apiserver", f.profile_s,
+                 "seconds of an API server CPU profile during Tessera's first round")
+      ->check(CLI::Range(0, 3600));
+  CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
   if (f.kube_scheduler && TestCluster::KubeSchedulerPath().empty()) {
     std::cerr << "k8s_bench: kube-scheduler is not built (scripts/k8s/build-apiserver.sh "
@@ -490,10 +478,7 @@ int Main(int argc, char** argv) {
     std::cerr << "k8s_bench: " << why << "\n";
     return 1;
   }
-  std::ifstream crd(TestCluster::RepoRoot() + "/deploy/crds/scheduling.x-k8s.io_podgroups.yaml");
-  std::stringstream ss;
-  ss << crd.rdbuf();
-  cluster->Apply(ss.str());
+  cluster->ApplyRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml");
   auto t = Clock::now();
   CreateNodes(*cluster, f.nodes, f.gpus);
   std::cerr << fmt::format("k8s_bench: {} nodes of {} GPUs created in {:.1f} s (server {})\n",

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "fmt/format.h"
 #include "tests/k8s/test_cluster.h"
 
@@ -310,22 +311,20 @@ int FaultRun::Run() {
 int main(int argc, char** argv) {
   using tessera::k8s::testing::TestCluster;
   tessera::k8s::Flags f;
-  if (argc < 2) {
-    std::cerr << "usage: k8s_faults TESSERA_BINARY [--seconds S] [--nodes N] [--gpus G] "
-                 "[--rounds R] [--per-tick N] [--life S]\n";
-    return 2;
-  }
-  f.tessera = argv[1];
-  for (int i = 2; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    const double v = std::atof(argv[i + 1]);
-    if (k == "--seconds") f.seconds = v;
-    if (k == "--nodes") f.nodes = static_cast<int>(v);
-    if (k == "--gpus") f.gpus = static_cast<int>(v);
-    if (k == "--rounds") f.rounds = static_cast<int>(v);
-    if (k == "--per-tick") f.per_tick = static_cast<int>(v);
-    if (k == "--life") f.life = v;
-  }
+  CLI::App app{
+      "Kubernetes mode under faults: two serve replicas, API server, leader and etcd "
+      "killed in rounds (docs/kubernetes.md)"};
+  app.add_option("tessera", f.tessera, "the tessera binary to run as serve")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--seconds", f.seconds, "how long the load runs")->check(CLI::PositiveNumber);
+  app.add_option("--nodes", f.nodes, "fake nodes")->check(CLI::Range(1, 100000));
+  app.add_option("--gpus", f.gpus, "GPUs per node")->check(CLI::Range(1, 64));
+  app.add_option("--rounds", f.rounds, "rounds of faults")->check(CLI::Range(0, 100));
+  app.add_option("--per-tick", f.per_tick, "workloads created every 0.4 s")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--life", f.life, "seconds a bound pod runs")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
   std::string why;
   bool not_built = false;
   auto cluster = TestCluster::Start(&why, &not_built);
@@ -333,10 +332,7 @@ int main(int argc, char** argv) {
     std::cerr << "k8s_faults: no cluster: " << why << "\n";
     return 2;
   }
-  std::ifstream crd(TestCluster::RepoRoot() + "/deploy/crds/scheduling.x-k8s.io_podgroups.yaml");
-  std::stringstream ss;
-  ss << crd.rdbuf();
-  cluster->Apply(ss.str());
+  cluster->ApplyRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml");
   cluster->CreateNodes(f.nodes, f.gpus, "gpu");
   TestCluster::WaitFor(
       [&] {

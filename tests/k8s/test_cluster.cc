@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -183,6 +185,13 @@ json TestCluster::Create(const json& obj) {
 
 void TestCluster::Apply(const std::string& yaml_text) {
   for (const auto& obj : YamlToJson(yaml_text)) Create(obj);
+}
+
+void TestCluster::ApplyRepoFile(const std::string& rel) {
+  std::ifstream in(RepoRoot() + "/" + rel);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Apply(ss.str());
 }
 
 void TestCluster::CreateNamespace(const std::string& ns, const json& labels) {

@@ -55,6 +55,8 @@ class TestCluster {
   json Create(const json& obj);
   // Creates every document of a YAML file or text.
   void Apply(const std::string& yaml_text);
+  // Apply of a file of the repository (e.g. "deploy/crds/scheduling.x-k8s.io_podgroups.yaml").
+  void ApplyRepoFile(const std::string& rel);
   // Deletes a pod at once (grace period 0), bound or not.
   void DeletePod(const std::string& ns, const std::string& name);
   void DeleteAllPods(const std::string& ns);

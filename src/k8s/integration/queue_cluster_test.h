@@ -76,8 +76,8 @@ class QueueClusterTest : public ::testing::Test {
       if (not_built) GTEST_SKIP() << "SKIPPED (Kubernetes integration): " << why;
       FAIL() << why;
     }
-    cluster_->Apply(ReadRepoFile("deploy/crds/tessera.dev_queues.yaml"));
-    cluster_->Apply(ReadRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml"));
+    cluster_->ApplyRepoFile("deploy/crds/tessera.dev_queues.yaml");
+    cluster_->ApplyRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml");
     ASSERT_TRUE(TestCluster::WaitFor(
         [&] {
           for (const char* p : {"/apis/tessera.dev/v1alpha1/clusterqueues",
