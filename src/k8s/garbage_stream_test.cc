@@ -119,7 +119,10 @@ TEST(GarbageWatch, EveryGarbledJsonEventMakesTheInformerRelist) {
     Informer informer(&server.client(), "pods", "/api/v1/pods",
                       [&](WatchEvent ev) { seen.Add(ev); });
     informer.Start();
-    EXPECT_TRUE(WaitFor([&] { return server.lists() >= 2; })) << "no relist";
+    // The relist's answer handed on, not only asked for (the server counts the request before
+    // the informer has read the answer: waiting on that alone raced under load).
+    EXPECT_TRUE(WaitFor([&] { return server.lists() >= 2 && seen.Get().size() >= 3; }))
+        << "no relist";
     informer.Stop();
     const auto events = seen.Get();
     ASSERT_GE(events.size(), 3u);
@@ -185,7 +188,10 @@ TEST(GarbageWatch, BadProtobufFramesMakeTheInformerRelist) {
         &server.client(), "pods", "/api/v1/pods", [&](WatchEvent ev) { seen.Add(ev); },
         /*optional=*/false, /*protobuf=*/true);
     informer.Start();
-    EXPECT_TRUE(WaitFor([&] { return server.lists() >= 2; })) << "no relist";
+    // The relist's answer handed on, not only asked for (the server counts the request before
+    // the informer has read the answer: waiting on that alone raced under load).
+    EXPECT_TRUE(WaitFor([&] { return server.lists() >= 2 && seen.Get().size() >= 3; }))
+        << "no relist";
     informer.Stop();
     const auto events = seen.Get();
     ASSERT_GE(events.size(), 3u);
