@@ -119,6 +119,9 @@ class SchedulerImpl : public Scheduler {
                                        int32_t max_workloads) override {
     return tessera::PlanScaleUp(e_, groups, coming, mode, max_workloads);
   }
+  std::vector<WorkloadId> NeedCapacity(int32_t max_workloads) override {
+    return tessera::NeedCapacity(e_, max_workloads);
+  }
 
  private:
   // Resolves a workload's references (priority class, queue, namespace selector) and its

@@ -213,6 +213,11 @@ class Scheduler {
                                                const std::vector<NodeId>& coming, ScaleUpMode mode,
                                                int32_t max_workloads) = 0;
 
+  // Kubernetes mode's ProvisioningRequests (elastic.h's NeedCapacity): the workloads, in queue
+  // order, at most `max_workloads`, that their queue's quota admits but the nodes up cannot
+  // hold; changes nothing.
+  virtual std::vector<WorkloadId> NeedCapacity(int32_t max_workloads) = 0;
+
   // What would let pending workload `id` start, one sentence each, from the parts of its reason
   // (reasons.h FitHints); empty when it is not pending or nothing is known.
   virtual std::vector<std::string> fit_hints(WorkloadId id) const = 0;

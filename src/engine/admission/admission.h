@@ -21,6 +21,10 @@ namespace tessera {
 
 struct Engine;
 
+// What no node could serve in a pod set's request (whole GPUs and a share at once, a share by
+// milli and by memory, a share above one device); empty when nothing.
+std::string PodSetShapeProblem(const PodSet& ps);
+
 class Admission {
  public:
   enum class Outcome { kAdmitted, kPending, kRejected };

@@ -23,21 +23,25 @@ std::vector<Toleration> Admission::FlavorTolerations(WorkloadId id, const Combo&
   return out;
 }
 
+std::string PodSetShapeProblem(const PodSet& ps) {
+  if (ClusterState::IsShare(ps.requests) && ps.requests[kGpu] > 0)
+    return fmt::format("pod set {} asks for whole GPUs and a GPU share at once", ps.name);
+  if (ps.requests[kGpuMilli] > 0 && ps.requests[kGpuMemory] > 0)
+    return fmt::format("pod set {} asks for a GPU share by milli and by memory at once", ps.name);
+  if (ps.requests[kGpuMilli] > kMilliPerGpu)
+    return fmt::format(
+        "pod set {} asks for {} {}: a share is at most 1000 (one device); more must be whole "
+        "GPUs",
+        ps.name, ps.requests[kGpuMilli], kGpuMilliResourceName);
+  return "";
+}
+
 std::string Admission::CanEverFit(WorkloadId id) const {
   const Workload& w = s_.model.workloads[id];
   const WorkloadRec& rec = s_.recs[id];
   if (w.pod_sets.empty() || w.TotalPods() == 0) return "";  // nothing to place: admits at once
-  for (const PodSet& ps : w.pod_sets) {
-    if (ClusterState::IsShare(ps.requests) && ps.requests[kGpu] > 0)
-      return fmt::format("pod set {} asks for whole GPUs and a GPU share at once", ps.name);
-    if (ps.requests[kGpuMilli] > 0 && ps.requests[kGpuMemory] > 0)
-      return fmt::format("pod set {} asks for a GPU share by milli and by memory at once", ps.name);
-    if (ps.requests[kGpuMilli] > kMilliPerGpu)
-      return fmt::format(
-          "pod set {} asks for {} {}: a share is at most 1000 (one device); more must be whole "
-          "GPUs",
-          ps.name, ps.requests[kGpuMilli], kGpuMilliResourceName);
-  }
+  for (const PodSet& ps : w.pod_sets)
+    if (std::string why = PodSetShapeProblem(ps); !why.empty()) return why;
   // Quota: the min pods' needs within what the queue could ever get, in some flavor combo.
   const auto& combos = s_.recs[id].combos;
   std::string quota_reason;

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "engine/admission/admission.h"
 #include "engine/admission/stop_policy.h"
 #include "engine/engine.h"
 #include "fmt/format.h"
@@ -291,6 +292,48 @@ class Planner {
 };
 
 }  // namespace
+
+std::vector<WorkloadId> NeedCapacity(Engine& e, int32_t max_workloads) {
+  EngineState& s = e.st;
+  std::vector<std::tuple<int32_t, double, WorkloadId>> keys;
+  for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.recs.size()); ++id) {
+    const WorkloadStatus& st = s.status[id];
+    const WorkloadRec& rec = s.recs[id];
+    if (st.state != WorkloadState::kPending && st.state != WorkloadState::kRejected) continue;
+    if (!rec.unresolved.empty() || rec.combos.empty() || HeldByStopPolicy(s, id)) continue;
+    const Workload& w = s.model.workloads[id];
+    if (w.MinPods() > w.TotalPods() || w.TotalPods() == 0) continue;
+    // A request no node shape could serve (a share and whole GPUs at once...) is no node's
+    // business: it stays rejected.
+    bool shape_ok = true;
+    for (const PodSet& ps : w.pod_sets) shape_ok = shape_ok && PodSetShapeProblem(ps).empty();
+    if (shape_ok) keys.emplace_back(-rec.priority, rec.order_created, id);
+  }
+  std::sort(keys.begin(), keys.end());
+  // The look ahead must not wake anything: placements it rolls back are not releases.
+  const int64_t epoch = s.release_epoch;
+  const std::vector<NodeGroupOffer> none;
+  Planner p(e, none);
+  std::vector<std::pair<int32_t, Need>> charged;  // quota charged for gangs that do not fit
+  std::vector<WorkloadId> out;
+  for (const auto& [prio, created, id] : keys) {
+    if (static_cast<int32_t>(out.size()) >= max_workloads) break;
+    if (s.status[id].state == WorkloadState::kPending && p.PlaceGang(id)) continue;
+    const int c = p.QuotaCombo(id);
+    if (c < 0) continue;  // its queue cannot admit it now: no capacity is asked for it
+    const WorkloadRec& rec = s.recs[id];
+    if (rec.cq >= 0) {
+      for (const auto& [fr, q] : rec.min_need[c]) s.quota->AddUsage(rec.cq, fr, q);
+      charged.emplace_back(rec.cq, rec.min_need[c]);
+    }
+    out.push_back(id);
+  }
+  for (const auto& [cq, need] : charged)
+    for (const auto& [fr, q] : need) s.quota->AddUsage(cq, fr, -q);
+  p.Finish();
+  s.release_epoch = epoch;
+  return out;
+}
 
 std::vector<NodeRequest> PlanScaleUp(Engine& e, const std::vector<NodeGroupOffer>& groups,
                                      const std::vector<NodeId>& coming, ScaleUpMode mode,

@@ -232,5 +232,43 @@ TEST(ElasticTest, GangAwareRespectsReservationsPlannedWithTheNewNodes) {
   }
 }
 
+// Kubernetes mode's ProvisioningRequests: which workloads the nodes up cannot hold though their
+// queue would admit them, in queue order, the earlier ones' quota counted against the later.
+TEST(ElasticTest, NeedCapacityIsTheGangsQuotaAdmitsButNodesCannotHold) {
+  Model m = Cluster(1, 0, 24);
+  m.workloads.push_back(WL("running").Queue("cq").Pods(1, 4).Obj());
+  m.workloads.push_back(WL("fits").Queue("cq").Pods(1, 4).Priority("low").Obj());
+  m.workloads.push_back(WL("train").Queue("cq").Pods(2, 8).Priority("high").Obj());
+  m.workloads.push_back(WL("later").Queue("cq").Pods(1, 8).Priority("low").Obj());
+  auto s = Scheduler::Create(m);
+  ASSERT_TRUE(s.ok());
+  (*s)->Submit(0, 0);
+  (*s)->RunCycle(0);
+  for (WorkloadId id = 1; id < 4; ++id) (*s)->Submit(id, 1);
+  // Before any cycle: "fits" would fit on n0 (4 GPUs free); "train" needs two nodes; "later"
+  // (8 GPUs) would find its quota taken by train's 16 and running's and fits' 8.
+  EXPECT_EQ((*s)->NeedCapacity(100), std::vector<WorkloadId>{2});
+  EXPECT_TRUE((*s)->NeedCapacity(0).empty());
+  // Nothing changed: the quota and the node are as they were.
+  EXPECT_TRUE((*s)->Verify().ok()) << (*s)->Verify();
+  auto d = (*s)->RunCycle(2);
+  ASSERT_EQ(d.size(), 1u);  // fits, on n0
+  EXPECT_EQ((*s)->status(1).state, WorkloadState::kAdmitted);
+  // train's quota charged, later has none left.
+  EXPECT_EQ((*s)->NeedCapacity(100), std::vector<WorkloadId>{2});
+  (*s)->Finish(2, 3);  // train gone: later's quota is there, n0 has no room for 8 GPUs
+  EXPECT_EQ((*s)->NeedCapacity(100), std::vector<WorkloadId>{3});
+}
+
+TEST(ElasticTest, NeedCapacityIncludesWhatNoNodeCouldEverHoldButNotWhatQuotaNeverAdmits) {
+  Model m = MakeModel({}, {CQ("cq").Gpus("gpu", 16).Obj()});  // scaled to zero
+  m.workloads.push_back(WL("train").Queue("cq").Pods(2, 8).Obj());
+  m.workloads.push_back(WL("huge").Queue("cq").Pods(3, 8).Obj());
+  auto s = Start(m);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kRejected);
+  EXPECT_EQ(s->status(1).state, WorkloadState::kRejected);
+  EXPECT_EQ(s->NeedCapacity(100), std::vector<WorkloadId>{0});
+}
+
 }  // namespace
 }  // namespace tessera
