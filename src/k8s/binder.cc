@@ -6,6 +6,7 @@
 
 #include "fmt/format.h"
 #include "k8s/event_recorder.h"
+#include "k8s/node_policy.h"
 #include "k8s/proto.h"
 #include "spdlog/spdlog.h"
 
@@ -49,13 +50,17 @@ std::string Binder::BindingJson(const BindingBody& b) {
 }
 
 void Binder::Bind(const PodInfo& p, const std::string& node, const std::vector<int32_t>& gpus,
-                  const std::vector<int8_t>& mig_starts) {
+                  const std::vector<int8_t>& mig_starts, bool protect) {
   // The server copies a Binding's annotations onto the pod in the same write.
   BindingBody b{p.ns, p.name, p.uid, node, {}};
   if (!gpus.empty()) b.annotations.emplace_back(kGpuIndicesAnnotation, FormatGpuIndices(gpus));
   if (!mig_starts.empty())
     b.annotations.emplace_back(kMigStartsAnnotation, FormatGpuIndices(std::vector<int32_t>(
                                                          mig_starts.begin(), mig_starts.end())));
+  if (protect) {
+    b.annotations.emplace_back(kDoNotDisruptAnnotation, "true");
+    b.annotations.emplace_back(kSafeToEvictAnnotation, "false");
+  }
   std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", p.ns, p.name);
   pool_->Post([this, key = p.Key(), path, b = std::move(b)] { SendBind(key, path, b); });
 }

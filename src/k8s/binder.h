@@ -51,9 +51,10 @@ class Binder {
   Binder& operator=(const Binder&) = delete;
 
   // Binds the pod to `node`, recording the devices it was given (kGpuIndicesAnnotation,
-  // kMigStartsAnnotation).
+  // kMigStartsAnnotation), and with `protect`, that consolidation must leave its node alone
+  // (kDoNotDisruptAnnotation, kSafeToEvictAnnotation).
   void Bind(const PodInfo& pod, const std::string& node, const std::vector<int32_t>& gpus,
-            const std::vector<int8_t>& mig_starts);
+            const std::vector<int8_t>& mig_starts, bool protect = false);
   // Tells the pod it is about to go, then evicts it with its own grace period (retried while a
   // PodDisruptionBudget says not now). The notice is the DisruptionTarget=True condition with
   // reason PreemptionByScheduler and `message`, as kube-scheduler and Kueue set it; it is sent

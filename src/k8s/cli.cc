@@ -58,7 +58,53 @@ struct ServeFlags {
   double underuse_threshold = 0.1;
   double underuse_for_s = 1800;
   std::string accounting_db;
+  // Elastic clusters (docs/autoscaling.md, "Kubernetes mode").
+  bool provisioning = false;
+  std::string provisioning_class = "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
+  std::vector<std::string> provisioning_parameters;
+  int provisioning_backoff_limit = 3;
+  double provisioning_backoff_base_s = 60, provisioning_backoff_max_s = 1800;
+  int provisioning_max_requests = 64;
+  int protect_min_pods = 2;
+  bool no_spot_policy = false;
+  std::vector<std::string> spot_labels;
 };
+
+// KEY=VALUE of a repeatable flag; false, with the message, when it is not.
+bool SplitKeyValue(const std::string& flag, const std::string& text,
+                   std::pair<std::string, std::string>* out) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    std::cerr << "tessera serve: " << flag << " " << text << ": expected KEY=VALUE\n";
+    return false;
+  }
+  *out = {text.substr(0, eq), text.substr(eq + 1)};
+  return true;
+}
+
+// The elastic-cluster options from the flags; false, with the message, on a bad one.
+bool ElasticOptions(const ServeFlags& f, k8s::ControllerOptions& options) {
+  k8s::ProvisioningOptions& p = options.provisioning;
+  p.enabled = f.provisioning;
+  p.class_name = f.provisioning_class;
+  p.backoff_limit = f.provisioning_backoff_limit;
+  p.backoff_base_s = f.provisioning_backoff_base_s;
+  p.backoff_max_s = f.provisioning_backoff_max_s;
+  p.max_requests = f.provisioning_max_requests;
+  for (const std::string& kv : f.provisioning_parameters) {
+    std::pair<std::string, std::string> v;
+    if (!SplitKeyValue("--provisioning-parameter", kv, &v)) return false;
+    p.parameters[v.first] = v.second;
+  }
+  options.node_policy.protect_min_pods = f.protect_min_pods;
+  options.node_policy.spot_policy = !f.no_spot_policy;
+  for (const std::string& kv : f.spot_labels) {
+    std::pair<std::string, std::string> v;
+    if (!SplitKeyValue("--spot-node-label", kv, &v)) return false;
+    options.node_policy.spot_labels.push_back(std::move(v));
+  }
+  return true;
+}
 
 int Serve(const ServeFlags& f) {
   k8s::InstallEscapingLogFormatter();
@@ -130,6 +176,7 @@ int Serve(const ServeFlags& f) {
   if (!f.dcgm_urls.empty()) options.dcgm = &dcgm;
   options.underuse = {f.underuse_threshold, f.underuse_for_s};
   options.accounting = store.get();
+  if (!ElasticOptions(f, options)) return 1;
   options.scheduler_name = f.scheduler_name;
   options.bind_workers = f.bind_workers;
   options.scheduled_events = !f.no_scheduled_events;
@@ -279,6 +326,46 @@ Command AddServeCommand(CLI::App& app) {
   s->add_option("--accounting-db", flags->accounting_db,
                 "write one accounting record per workload run to this SQLite file (leader only; "
                 "docs/accounting.md)");
+  s->add_flag(
+      "--provisioning-requests", flags->provisioning,
+      "ask the autoscaler for capacity for gangs that do not fit but whose queue would "
+      "admit them, with autoscaling.x-k8s.io/v1 ProvisioningRequests (docs/autoscaling.md)");
+  s->add_option(
+       "--provisioning-class", flags->provisioning_class,
+       "spec.provisioningClassName of the requests (or check-capacity.autoscaling.x-k8s.io)")
+      ->capture_default_str();
+  s->add_option("--provisioning-parameter", flags->provisioning_parameters,
+                "KEY=VALUE into the requests' spec.parameters; repeatable");
+  s->add_option("--provisioning-backoff-limit", flags->provisioning_backoff_limit,
+                "new attempts after a request Failed, its booking expired or its capacity was "
+                "revoked")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  s->add_option("--provisioning-backoff-base", flags->provisioning_backoff_base_s,
+                "seconds before the second attempt; doubled for each later one")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  s->add_option("--provisioning-backoff-max", flags->provisioning_backoff_max_s,
+                "the longest wait between attempts, seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  s->add_option("--provisioning-max-requests", flags->provisioning_max_requests,
+                "gangs, in queue order, with a request out at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  s->add_option("--protect-gangs-min-pods", flags->protect_min_pods,
+                "bound pods of workloads of at least this many pods get karpenter.sh/"
+                "do-not-disrupt and cluster-autoscaler.kubernetes.io/safe-to-evict=false "
+                "(0: none, 1: every pod)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  s->add_flag("--no-spot-policy", flags->no_spot_policy,
+              "spot nodes are nodes like the others (default: only pods annotated "
+              "tessera.dev/interruptible=true use them, and prefer them)");
+  s->add_option("--spot-node-label", flags->spot_labels,
+                "KEY=VALUE: nodes with this label are spot nodes too (besides karpenter.sh/"
+                "capacity-type=spot, cloud.google.com/gke-spot=true, eks.amazonaws.com/"
+                "capacityType=SPOT); repeatable");
   s->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
   c.run = [flags] { return Serve(*flags); };

@@ -72,6 +72,13 @@ void Controller::Impl::Start() {
   AddInformer("podgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true);
   AddInformer("volcanopodgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", true);
   for (const char* r : kQueueResources) AddInformer(r, fmt::format("{}/{}", kQueueGroup, r), true);
+  if (options.provisioning.enabled) {
+    provisioner = std::make_unique<Provisioner>(client, options.provisioning, stop);
+    AddInformer("provisioningrequests",
+                fmt::format("{}?labelSelector={}", kProvisioningPath,
+                            UrlEncode(fmt::format("{}={}", kManagedByLabel, kManagedByValue))),
+                true);
+  }
   for (auto& i : informers) i->Start();
   loop_thread = std::thread([this] { Loop(); });
 }
@@ -89,6 +96,7 @@ void Controller::Impl::Stop() {
                      std::chrono::milliseconds(static_cast<int64_t>(options.stop_drain_s * 1000)));
   if (status_writer) status_writer->StopEvents();
   binder.reset();
+  provisioner.reset();
   status_writer.reset();
   client->AbortAfter(Clock::time_point::max());
 }
@@ -145,8 +153,10 @@ void Controller::Impl::Loop() {
       // A wait limit or a minimum runtime ran out since the last cycle: the engine has
       // something to decide even though nothing arrived or ended.
       if (!need_cycle && engine->NextTimer(last_cycle_now) <= Now()) need_cycle = true;
+      const bool cycled = need_cycle;
       if (need_cycle) Cycle();
       ReleaseNominated();
+      SyncProvisioning(cycled);
     }
     decision_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     if (std::chrono::duration<double>(Clock::now() - last_status).count() >=
@@ -233,6 +243,10 @@ void Controller::Impl::ApplyWatch(WatchEvent& ev) {
     } else {
       PodUpsert(ev.object);
     }
+    return;
+  }
+  if (ev.resource == "provisioningrequests") {
+    if (provisioner) provisioner->Apply(ev);
     return;
   }
   ObjectCache::Changes changes = cache.Apply(ev);

@@ -19,6 +19,8 @@
 #include "k8s/dcgm_scraper.h"
 #include "k8s/kube_client.h"
 #include "k8s/metrics.h"
+#include "k8s/node_policy.h"
+#include "k8s/provisioning.h"
 #include "k8s/utilization.h"
 
 namespace tessera::accounting {
@@ -54,6 +56,10 @@ struct ControllerOptions {
   double accounting_checkpoint_s = 10;
   // The JSON API's trends (cluster_view.h): one point per this many seconds.
   double trend_interval_s = 60;
+  // Elastic clusters (docs/autoscaling.md, "Kubernetes mode"): ProvisioningRequests for gangs
+  // that do not fit, and the rules for nodes being removed, spot nodes and consolidation.
+  ProvisioningOptions provisioning;
+  NodePolicyOptions node_policy;
 };
 
 struct ControllerSnapshot {

@@ -99,6 +99,8 @@ void Controller::Impl::Place(Group& g) {
     return;
   }
   g.sets = std::move(a.sets);
+  // Spot nodes for the interruptible only (node_policy.h); pods already bound stay where they are.
+  if (a.bound == 0) ApplySpotPolicy(a.workload, options.node_policy);
   WorkloadId id = engine->AddWorkload(std::move(a.workload));
   if (static_cast<size_t>(id) >= id_to_group.size()) id_to_group.resize(id + 1);
   id_to_group[id] = g.key;
@@ -278,7 +280,9 @@ void Controller::Impl::Bind(const std::string& key, const std::string& node,
   auto it = pods.find(key);
   if (it == pods.end()) return;
   binds_in_flight.insert(key);
-  binder->Bind(it->second, node, gpus, mig_starts);
+  auto g = groups.find(it->second.GroupKey());
+  binder->Bind(it->second, node, gpus, mig_starts,
+               g != groups.end() && ProtectFromDisruption(g->second));
 }
 
 void Controller::Impl::Evict(const std::string& key, const std::string& why) {
@@ -293,19 +297,26 @@ void Controller::Impl::Evict(const std::string& key, const std::string& why) {
 void Controller::Impl::Publish(Group& g, const std::string& reason, double expected_start) {
   if (reason.empty() || g.foreign) return;
   const double now = Now();
-  PendingMessage next = ComposePendingMessage(reason, expected_start, now, wall_start);
+  const std::string note = ProvisioningNote(g);
+  PendingMessage next = ComposePendingMessage(note.empty() ? reason : reason + "; " + note,
+                                              expected_start, now, wall_start);
   // "in 12m" becoming "in 11m", or an expected start that drifts a little, is not new: the
   // condition is rewritten when the explanation changes, not at every cycle.
-  const bool changed = g.reason.text.empty() || !g.reason.Same(next, now);
+  const char* condition = PendingConditionReason(g);
+  const bool changed =
+      g.reason.text.empty() || !g.reason.Same(next, now) || g.condition_reason != condition;
   if (!changed &&
       (options.failed_event_interval_s < 0 || now - g.reason_at < options.failed_event_interval_s))
     return;
-  if (changed) g.reason = std::move(next);
+  if (changed) {
+    g.reason = std::move(next);
+    g.condition_reason = condition;
+  }
   g.reason_at = now;
   for (const auto& k : g.pods) {
     auto it = pods.find(k);
     if (it == pods.end() || it->second.Bound() || assumed.count(k)) continue;
-    status_writer->Unschedulable(it->second, g.reason.text, changed);
+    status_writer->Unschedulable(it->second, g.reason.text, changed, condition);
   }
 }
 

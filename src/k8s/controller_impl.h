@@ -42,6 +42,7 @@
 #include "k8s/object_cache.h"
 #include "k8s/objects.h"
 #include "k8s/pending_message.h"
+#include "k8s/provisioning.h"
 #include "k8s/status_writer.h"
 
 namespace tessera::k8s {
@@ -76,6 +77,7 @@ struct Controller::Impl {
     // runtime count from its real start.
     double admitted_at = -1;
     PendingMessage reason;                        // the pending message last published
+    std::string condition_reason;                 // ... and its PodScheduled reason
     double reason_at = -1;                        // when its FailedScheduling was last recorded
     std::map<std::string, std::string> evicting;  // pod key -> node it is evicted from
   };
@@ -114,6 +116,7 @@ struct Controller::Impl {
   std::vector<std::unique_ptr<Informer>> informers;
   std::unique_ptr<Binder> binder;
   std::unique_ptr<StatusWriter> status_writer;
+  std::unique_ptr<Provisioner> provisioner;  // null without options.provisioning.enabled
   std::thread loop_thread;
   std::atomic<bool> stop{false};
   std::atomic<bool> active{true};
@@ -161,6 +164,7 @@ struct Controller::Impl {
   accounting::LiveRecorder::Endings ended_runs;  // group key -> how it ended, until recorded
   // group key -> its run as of its admission or the last status period (for EndRun).
   std::unordered_map<std::string, accounting::LiveRun> run_snapshots;
+  double last_provisioning_sync = -1;
 
   double Now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -234,6 +238,18 @@ struct Controller::Impl {
   // PodGroups: phase and how many of their pods are bound.
   void WritePodGroupStatuses();
   void WriteStatuses();
+
+  // ---------------------------------------------------------------- controller_provisioning.cc
+  // ProvisioningRequests for the gangs the engine says need capacity (provisioning.h), at most
+  // every status period unless a cycle ran; the pods' messages are rewritten when a request's
+  // state changed.
+  void SyncProvisioning(bool cycled);
+  // What a waiting group's pods say of its request, and their PodScheduled reason: Unschedulable
+  // unless requests are being made (then no autoscaler should scale for them pod by pod).
+  std::string ProvisioningNote(const Group& g) const;
+  const char* PendingConditionReason(const Group& g) const;
+  // Whether the pods of the group are marked kDoNotDisruptAnnotation when bound.
+  bool ProtectFromDisruption(const Group& g) const;
 
   // ---------------------------------------------------------------- controller_usage.cc
   // What the admitted workloads use: joins the DCGM readings to them (utilization.h), reports

@@ -2,6 +2,7 @@
 
 #include "config/loader.h"
 #include "fmt/format.h"
+#include "k8s/node_policy.h"
 #include "model/limits.h"
 #include "spdlog/spdlog.h"
 
@@ -266,6 +267,8 @@ Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
     node_names->push_back(name);
     m.nodes.push_back(nr.first);
     if (!nr.second) m.nodes.back().unschedulable = true;  // NotReady: keep what runs there
+    // Being removed by an autoscaler (node_policy.h): likewise.
+    if (BeingRemoved(m.nodes.back())) m.nodes.back().unschedulable = true;
   }
   LoadResult lr;
   for (const char* r : kQueueResources) {

@@ -190,9 +190,11 @@ absl::Status ReadPodHeader(const json& obj, PodInfo& p) {
   const json& status = At(obj, "status");
   p.phase = Str(status, "phase");
   if (const json& conds = At(status, "conditions"); conds.is_array()) {
-    for (const auto& c : conds)
-      if (Str(c, "type") == "PodScheduled" && Str(c, "status") == "False")
-        p.scheduled_condition = Str(c, "message");
+    for (const auto& c : conds) {
+      if (Str(c, "type") != "PodScheduled" || Str(c, "status") != "False") continue;
+      p.scheduled_condition = Str(c, "message");
+      p.scheduled_reason = Str(c, "reason");
+    }
   }
   return absl::OkStatus();
 }

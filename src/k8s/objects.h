@@ -64,6 +64,7 @@ struct PodInfo {
   std::vector<int32_t> gpu_indices;  // kGpuIndicesAnnotation, empty when absent
   std::vector<int8_t> mig_starts;    // kMigStartsAnnotation, empty when absent
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
+  std::string scheduled_reason;      // ... and its reason
   // Its fields of time (time_fields.h: annotations, Kueue's label, spec.activeDeadlineSeconds),
   // and the values that could not be used ("metadata.annotations.KEY: why"), left out; also a
   // topology spread constraint left out ("spec.topologySpreadConstraints[i]...: why"). Each is

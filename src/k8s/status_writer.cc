@@ -49,14 +49,16 @@ void StatusWriter::Event(const ObjectRef& ref, const char* type, const char* rea
   events_->Record(ref, type, reason, message);
 }
 
-void StatusWriter::Unschedulable(const PodInfo& p, const std::string& reason, bool changed) {
+void StatusWriter::Unschedulable(const PodInfo& p, const std::string& reason, bool changed,
+                                 const char* condition_reason) {
   Event(p, "Warning", "FailedScheduling", reason);
-  if (!changed || p.scheduled_condition == reason) return;
+  if (!changed || (p.scheduled_condition == reason && p.scheduled_reason == condition_reason))
+    return;
   json patch = {{"status",
                  {{"conditions",
                    {{{"type", "PodScheduled"},
                      {"status", "False"},
-                     {"reason", "Unschedulable"},
+                     {"reason", condition_reason},
                      {"message", reason},
                      {"lastTransitionTime", WallRfc3339()}}}}}}};
   Send(fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name), patch.dump(),

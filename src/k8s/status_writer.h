@@ -51,7 +51,9 @@ class StatusWriter {
              const std::string& message);
   // The pod waits for `reason`: a FailedScheduling Event, and, when the reason is new
   // (`changed`) and the pod does not already say it, its PodScheduled condition.
-  void Unschedulable(const PodInfo& pod, const std::string& reason, bool changed);
+  // `condition_reason`: the condition's reason (autoscalers act on Unschedulable only).
+  void Unschedulable(const PodInfo& pod, const std::string& reason, bool changed,
+                     const char* condition_reason = "Unschedulable");
   // The PodGroup's status: its phase from how many of its `members` are `scheduled`.
   void PodGroupStatus(const PodGroupInfo& pg, int32_t scheduled, int32_t members);
   // Every ClusterQueue's status from the engine's usage, with the pending and admitted

@@ -1,0 +1,51 @@
+// The controller's side of elastic clusters (controller_impl.h says how the pieces fit; what is
+// asked of the autoscaler: docs/autoscaling.md, "Kubernetes mode"): ProvisioningRequests for the
+// gangs the engine says need capacity, what their pods say meanwhile, and which bound pods are
+// kept from consolidation.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "k8s/controller_impl.h"
+
+namespace tessera::k8s {
+
+void Controller::Impl::SyncProvisioning(bool cycled) {
+  if (!provisioner || !engine) return;
+  const double now = Now();
+  if (!cycled && last_provisioning_sync >= 0 &&
+      now - last_provisioning_sync < std::min(options.status_period_s, 1.0))
+    return;
+  last_provisioning_sync = now;
+  std::vector<CapacityNeed> needs;
+  if (provisioner->active()) {
+    for (WorkloadId id : engine->NeedCapacity(options.provisioning.max_requests)) {
+      const Group* g = GroupOf(id);
+      if (!g || g->foreign || g->state != Group::State::kInEngine || g->admitted) continue;
+      CapacityNeed n{g->key, g->ns, g->kind, g->name, {}};
+      for (const auto& set : g->sets)
+        if (!set.empty()) n.pod_sets.emplace_back(set.front(), static_cast<int32_t>(set.size()));
+      if (!n.pod_sets.empty()) needs.push_back(std::move(n));
+    }
+  }
+  // A request's state changed (or one was made or deleted): the pods say so now, not at the
+  // next cycle.
+  if (provisioner->Sync(now, needs)) PublishPendingReasons();
+}
+
+std::string Controller::Impl::ProvisioningNote(const Group& g) const {
+  return provisioner ? provisioner->Note(g.key, Now()) : "";
+}
+
+const char* Controller::Impl::PendingConditionReason(const Group& g) const {
+  if (!provisioner || !provisioner->active()) return "Unschedulable";
+  return provisioner->Note(g.key, Now()).empty() ? kNotAdmittedReason
+                                                 : kWaitingForProvisioningReason;
+}
+
+bool Controller::Impl::ProtectFromDisruption(const Group& g) const {
+  const int min = options.node_policy.protect_min_pods;
+  return min > 0 && static_cast<int>(g.pods.size()) >= min;
+}
+
+}  // namespace tessera::k8s

@@ -1,0 +1,279 @@
+// ProvisioningRequests against a real kube-apiserver and etcd (issue 17, docs/autoscaling.md
+// "Kubernetes mode"), with the request's CRD installed (tests/k8s/testdata/
+// provisioningrequests-crd.yaml) and a small autoscaler in the test: it polls the requests, and
+// for one it serves creates `count` Nodes of 8 GPUs and sets Accepted and Provisioned; for one it
+// fails it sets Failed. A gang that does not fit on the nodes up gets a request, its pods say
+// WaitingForProvisioning (no autoscaler scales for them pod by pod), no pod is bound before the
+// new nodes exist, the gang is bound whole on them, and the request and its PodTemplates are then
+// deleted. Skipped, with the reason printed, when the API server is not built.
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "k8s/controller.h"
+#include "k8s/integration/queue_cluster_test.h"
+#include "k8s/metrics.h"
+#include "k8s/node_policy.h"
+#include "k8s/provisioning.h"
+
+namespace tessera::k8s {
+namespace {
+
+using testing_queues::ClusterQueueObject;
+using testing_queues::json;
+using testing_queues::QueueClusterTest;
+using testing_queues::ReadRepoFile;
+using testing_queues::TestCluster;
+
+constexpr double kTimeout = 90;  // generous: ASan builds on a loaded 2-core machine
+
+// The autoscaler's part: serves the requests it sees, in the order it sees them. The first
+// `fail_first` requests get Failed=True instead. Nodes appear only when `go` is set.
+class FakeAutoscaler {
+ public:
+  FakeAutoscaler(TestCluster* cluster, int fail_first)
+      : cluster_(cluster), fail_first_(fail_first) {}
+  ~FakeAutoscaler() { Stop(); }
+
+  void Start() {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        if (go_) Poll();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  void Go() { go_ = true; }
+  // Bound pods of `prefix` the autoscaler saw before it created the nodes of a request (must be
+  // none: the gang waits for them).
+  int bound_before_nodes() const { return bound_before_nodes_; }
+  std::vector<std::string> seen() {
+    std::lock_guard<std::mutex> l(mu_);
+    return seen_;
+  }
+
+ private:
+  void Poll() {
+    json list = cluster_->Get(std::string(kProvisioningPath));
+    for (const json& pr : list.value("items", json::array())) {
+      const std::string ns = pr["metadata"]["namespace"], name = pr["metadata"]["name"];
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (done_.count(name)) continue;
+        done_.insert(name);
+        seen_.push_back(name);
+      }
+      const std::string status_path = fmt::format(
+          "/apis/autoscaling.x-k8s.io/v1/namespaces/{}/provisioningrequests/{}/status", ns, name);
+      json conditions = json::array();
+      const std::string now = "2026-11-24T00:00:00Z";
+      if (failed_ < fail_first_) {
+        ++failed_;
+        conditions.push_back({{"type", "Failed"},
+                              {"status", "True"},
+                              {"reason", "OutOfResources"},
+                              {"message", "no capacity in the zone"},
+                              {"lastTransitionTime", now}});
+      } else {
+        int count = 0;
+        for (const json& ps : pr["spec"]["podSets"]) {
+          // The PodTemplate it names exists, with the pod's GPU request.
+          json t = cluster_->Get(fmt::format("/api/v1/namespaces/{}/podtemplates/{}", ns,
+                                             ps["podTemplateRef"]["name"].get<std::string>()));
+          EXPECT_EQ(
+              t["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"],
+              "8")
+              << t.dump();
+          count += ps["count"].get<int>();
+        }
+        bound_before_nodes_ += cluster_->BoundPods(ns) - 1;  // less the filler
+        cluster_->CreateNodes(count, 8, "auto-" + std::to_string(served_));
+        ++served_;
+        conditions.push_back({{"type", "Accepted"},
+                              {"status", "True"},
+                              {"reason", "Accepted"},
+                              {"message", "accepted"},
+                              {"lastTransitionTime", now}});
+        conditions.push_back({{"type", "Provisioned"},
+                              {"status", "True"},
+                              {"reason", "Provisioned"},
+                              {"message", "capacity is available"},
+                              {"lastTransitionTime", now}});
+      }
+      auto r = cluster_->client().Patch(
+          status_path, json{{"status", {{"conditions", conditions}}}}.dump(), PatchType::kMerge);
+      EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : std::string("no answer"));
+    }
+  }
+
+  TestCluster* const cluster_;
+  const int fail_first_;
+  std::atomic<bool> stop_{false}, go_{false};
+  std::atomic<int> bound_before_nodes_{0};
+  int served_ = 0, failed_ = 0;  // the thread's
+  std::mutex mu_;
+  std::set<std::string> done_;
+  std::vector<std::string> seen_;
+  std::thread thread_;  // last: it uses the members above
+};
+
+class K8sProvisioning : public QueueClusterTest {
+ protected:
+  void SetUp() override {
+    QueueClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    cluster_->Apply(ReadRepoFile("tests/k8s/testdata/provisioningrequests-crd.yaml"));
+    ASSERT_TRUE(TestCluster::WaitFor(
+        [&] {
+          auto r = cluster_->client().Get(kProvisioningPath);
+          return r.ok() && r->status == 200;
+        },
+        30))
+        << "the ProvisioningRequest CRD is not served";
+    // One node of 8 GPUs, held by a filler pod; a queue that admits 32 GPUs.
+    cluster_->CreateNodes(1, 8, "gpu");
+    CreateFlavor();
+    cluster_->Create(ClusterQueueObject("main", 32));
+    CreateLocalQueue("default", "lq", "main");
+  }
+
+  void TearDown() override {
+    controller_.reset();
+    QueueClusterTest::TearDown();
+  }
+
+  void StartController() {
+    ControllerOptions o;
+    o.status_period_s = 0.2;
+    o.provisioning.enabled = true;
+    o.provisioning.backoff_base_s = 1;
+    controller_ = std::make_unique<Controller>(&cluster_->client(), o, &metrics_);
+    controller_->Start();
+  }
+
+  // The filler (8 GPUs, bound to gpu-0), then the PodGroup "train" of 2 pods of 8 GPUs each.
+  void CreateFillerAndGang() {
+    const json queue = {{"kueue.x-k8s.io/queue-name", "lq"}};
+    cluster_->Create(cluster_->PodSpec("default", "filler", 8, "tessera", queue));
+    ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "filler") == 1; }, kTimeout));
+    cluster_->Create({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                      {"kind", "PodGroup"},
+                      {"metadata", {{"name", "train"}, {"namespace", "default"}}},
+                      {"spec", {{"minMember", 2}}}});
+    json labels = queue;
+    labels["scheduling.x-k8s.io/pod-group"] = "train";
+    for (int i = 0; i < 2; ++i)
+      cluster_->Create(
+          cluster_->PodSpec("default", "train-" + std::to_string(i), 8, "tessera", labels));
+  }
+
+  std::vector<std::string> Requests() {
+    std::vector<std::string> out;
+    for (const json& pr : cluster_->Get(kProvisioningPath).value("items", json::array()))
+      out.push_back(pr["metadata"]["name"]);
+    return out;
+  }
+
+  json Scheduled(const std::string& pod) {
+    json p = cluster_->Get("/api/v1/namespaces/default/pods/" + pod);
+    for (const json& c : p["status"].value("conditions", json::array()))
+      if (c["type"] == "PodScheduled") return c;
+    return json();
+  }
+
+  // The gang is bound whole on the autoscaler's nodes, protected from consolidation; its request
+  // and PodTemplates are deleted after.
+  void ExpectBoundOnNewNodesAndCleanedUp() {
+    ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "train-") == 2; }, kTimeout))
+        << "the gang was never bound";
+    for (const json& p : cluster_->Pods("default")) {
+      const std::string name = p["metadata"]["name"];
+      if (name.rfind("train-", 0) != 0) continue;
+      EXPECT_EQ(p["spec"]["nodeName"].get<std::string>().rfind("auto-", 0), 0u) << p.dump();
+      EXPECT_EQ(p["metadata"]["annotations"].value(kDoNotDisruptAnnotation, ""), "true");
+      EXPECT_EQ(p["metadata"]["annotations"].value(kSafeToEvictAnnotation, ""), "false");
+    }
+    EXPECT_TRUE(TestCluster::WaitFor([&] { return Requests().empty(); }, kTimeout))
+        << "the request was not deleted after the gang was bound";
+    EXPECT_TRUE(TestCluster::WaitFor(
+        [&] {
+          return cluster_->Get("/api/v1/namespaces/default/podtemplates")
+              .value("items", json::array())
+              .empty();
+        },
+        kTimeout))
+        << "its PodTemplates were not deleted";
+  }
+
+  Metrics metrics_;
+  std::unique_ptr<Controller> controller_;
+};
+
+TEST_F(K8sProvisioning, GangThatDoesNotFitGetsARequestAndIsBoundWholeOnTheNewNodes) {
+  FakeAutoscaler autoscaler(cluster_.get(), /*fail_first=*/0);
+  autoscaler.Start();
+  StartController();
+  CreateFillerAndGang();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Requests().size() == 1; }, kTimeout))
+      << "no ProvisioningRequest for the gang";
+  const std::string name = Requests()[0];
+  EXPECT_EQ(name, "tessera-podgroup-train-1");
+  const json pr = cluster_->Get(std::string("/apis/autoscaling.x-k8s.io/v1/namespaces/default/"
+                                            "provisioningrequests/") +
+                                name);
+  EXPECT_EQ(pr["spec"]["provisioningClassName"],
+            "best-effort-atomic-scale-up.autoscaling.x-k8s.io");
+  ASSERT_EQ(pr["spec"]["podSets"].size(), 1u) << pr.dump();
+  EXPECT_EQ(pr["spec"]["podSets"][0]["count"], 2);
+  // Its PodTemplate belongs to it.
+  const json t =
+      cluster_->Get("/api/v1/namespaces/default/podtemplates/" +
+                    pr["spec"]["podSets"][0]["podTemplateRef"]["name"].get<std::string>());
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        json tt = cluster_->Get("/api/v1/namespaces/default/podtemplates/" +
+                                t["metadata"]["name"].get<std::string>());
+        return tt["metadata"].contains("ownerReferences") &&
+               tt["metadata"]["ownerReferences"][0]["kind"] == "ProvisioningRequest";
+      },
+      kTimeout))
+      << t.dump();
+  // Meanwhile its pods say why, with a reason autoscalers do not scale pod by pod for.
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        json c = Scheduled("train-0");
+        return c.is_object() && c.value("reason", "") == kWaitingForProvisioningReason &&
+               c.value("message", "").find(name) != std::string::npos;
+      },
+      kTimeout))
+      << Scheduled("train-0").dump();
+  EXPECT_EQ(Bound("default", "train-"), 0);
+
+  autoscaler.Go();
+  ExpectBoundOnNewNodesAndCleanedUp();
+  EXPECT_EQ(autoscaler.bound_before_nodes(), 0) << "a pod of the gang was bound before its nodes";
+  EXPECT_EQ(autoscaler.seen(), std::vector<std::string>{name});
+}
+
+TEST_F(K8sProvisioning, FailedRequestIsRetriedAfterABackoffAndTheNextAttemptIsServed) {
+  FakeAutoscaler autoscaler(cluster_.get(), /*fail_first=*/1);
+  autoscaler.Start();
+  autoscaler.Go();
+  StartController();
+  CreateFillerAndGang();
+  ExpectBoundOnNewNodesAndCleanedUp();
+  EXPECT_EQ(autoscaler.bound_before_nodes(), 0);
+  // The first attempt failed; the second (after the 1 s backoff) was served.
+  EXPECT_EQ(autoscaler.seen(),
+            (std::vector<std::string>{"tessera-podgroup-train-1", "tessera-podgroup-train-2"}));
+}
+
+}  // namespace
+}  // namespace tessera::k8s

@@ -1,0 +1,46 @@
+#include "k8s/node_policy.h"
+
+namespace tessera::k8s {
+
+bool BeingRemoved(const Node& node) {
+  for (const Taint& t : node.taints) {
+    // The Cluster Autoscaler's taint (NoSchedule; its value is the time it was set).
+    if (t.key == "ToBeDeletedByClusterAutoscaler") return true;
+    if (t.effect != TaintEffect::kNoSchedule) continue;
+    if (t.key == "karpenter.sh/disrupted") return true;
+    if (t.key == "karpenter.sh/disruption" && t.value == "disrupting") return true;
+  }
+  return false;
+}
+
+bool IsSpot(const Node& node, const NodePolicyOptions& options) {
+  for (const auto& [key, value] : options.spot_labels) {
+    auto it = node.labels.find(key);
+    if (it != node.labels.end() && it->second == value) return true;
+  }
+  return false;
+}
+
+bool Interruptible(const PodSet& ps) {
+  auto it = ps.annotations.find(kInterruptibleAnnotation);
+  return it != ps.annotations.end() && it->second == "true";
+}
+
+void ApplySpotPolicy(Workload& w, const NodePolicyOptions& options) {
+  if (!options.spot_policy || options.spot_labels.empty()) return;
+  for (PodSet& ps : w.pod_sets) {
+    if (Interruptible(ps)) {
+      for (const auto& [key, value] : options.spot_labels)
+        ps.affinity.preferred_terms.push_back({100, {{{key, SelectorOp::kIn, {value}}}}});
+      continue;
+    }
+    // Required terms are ORed: each must keep the pod off spot nodes. A label the node lacks
+    // satisfies NotIn, as in Kubernetes.
+    if (ps.affinity.required_terms.empty()) ps.affinity.required_terms.emplace_back();
+    for (NodeSelectorTerm& term : ps.affinity.required_terms)
+      for (const auto& [key, value] : options.spot_labels)
+        term.match_expressions.push_back({key, SelectorOp::kNotIn, {value}});
+  }
+}
+
+}  // namespace tessera::k8s

@@ -1,0 +1,60 @@
+// Serve's rules for nodes an autoscaler adds and takes away (docs/autoscaling.md, "Kubernetes
+// mode"): nodes being removed take no new pods, spot nodes are for workloads that tolerate
+// interruption, and the running pods of a gang are marked so that a consolidating autoscaler
+// leaves their nodes alone.
+//
+// Apart from the controller because these are policies over the model's plain values (a Node, a
+// Workload), testable without a cluster; the controller applies them where it builds the engine's
+// model (object_cache.cc, controller_decisions.cc).
+//
+// Thread-safety: pure functions over values.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/node.h"
+#include "model/workload.h"
+
+namespace tessera::k8s {
+
+// The annotation on a pod (or its template) saying its workload may be interrupted: it may run,
+// and prefers to run, on spot nodes.
+inline constexpr const char* kInterruptibleAnnotation = "tessera.dev/interruptible";
+// What serve puts on the bound pods of a gang (NodePolicyOptions::protect_min_pods) so that
+// consolidation does not take their nodes: Karpenter's annotation, and the Cluster Autoscaler's.
+inline constexpr const char* kDoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt";
+inline constexpr const char* kSafeToEvictAnnotation =
+    "cluster-autoscaler.kubernetes.io/safe-to-evict";
+
+struct NodePolicyOptions {
+  // Bound pods of a workload of at least this many pods carry kDoNotDisruptAnnotation "true" and
+  // kSafeToEvictAnnotation "false", set in the Binding (no write of its own). 0: off; 1: every pod.
+  int protect_min_pods = 2;
+  // Spot nodes (a node with one of these labels) take only interruptible workloads, which prefer
+  // them. Off: spot nodes are nodes like the others.
+  bool spot_policy = true;
+  std::vector<std::pair<std::string, std::string>> spot_labels = {
+      {"karpenter.sh/capacity-type", "spot"},
+      {"cloud.google.com/gke-spot", "true"},
+      {"eks.amazonaws.com/capacityType", "SPOT"},
+  };
+};
+
+// The node is being taken away by an autoscaler: the Cluster Autoscaler's
+// ToBeDeletedByClusterAutoscaler taint, or Karpenter's karpenter.sh/disrupted (v1) or
+// karpenter.sh/disruption=disrupting (before v1) NoSchedule taint. Such a node takes no new pods;
+// what runs there stays.
+bool BeingRemoved(const Node& node);
+// The node carries one of the spot labels.
+bool IsSpot(const Node& node, const NodePolicyOptions& options);
+// Whether pod set `ps` tolerates interruption (kInterruptibleAnnotation "true").
+bool Interruptible(const PodSet& ps);
+// With the spot policy on: every pod set that is not interruptible is kept off spot nodes (a
+// NotIn requirement per spot label in every required node affinity term), and every one that is
+// prefers them (a preferred term of weight 100 per spot label). Only the engine's copy of the
+// workload changes; the pods keep their own spec.
+void ApplySpotPolicy(Workload& w, const NodePolicyOptions& options);
+
+}  // namespace tessera::k8s

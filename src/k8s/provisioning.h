@@ -1,0 +1,154 @@
+// ProvisioningRequests (autoscaling.x-k8s.io/v1, the Cluster Autoscaler's API for asking for
+// capacity for a group of pods at once) for the gangs that the nodes up cannot hold but whose
+// queue would admit them (docs/autoscaling.md, "Kubernetes mode").
+//
+// What it does follows Kueue's ProvisioningRequest admission check: one request per gang at a
+// time, named `tessera-<kind>-<name>-<attempt>`, with one v1 PodTemplate per pod set (owned by the
+// request); a request that Failed, whose booking expired or whose capacity was revoked before the
+// gang was bound is retried as attempt+1 after a backoff of base*2^(attempt-1), capped, up to
+// `backoff_limit` retries; after the last, the failed request is kept (so a restart does not start
+// over) and the gang waits without one. A request whose gang is bound, or no longer needs
+// capacity, or is gone, is deleted with its PodTemplates. The gang itself is bound by the engine
+// once the new nodes appear and it fits: nothing is bound before.
+//
+// The pure pieces (names, bodies, conditions, backoff) are free functions; Provisioner holds the
+// requests as the informer shows them and does its writes on a worker of its own.
+//
+// Thread-safety: Provisioner's methods from one thread (the controller's loop); its writes run on
+// its worker and hand their results back under a mutex.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "k8s/informer.h"
+#include "k8s/kube_client.h"
+#include "k8s/task_pool.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::k8s {
+
+using json = nlohmann::json;
+
+inline constexpr const char* kProvisioningPath =
+    "/apis/autoscaling.x-k8s.io/v1/provisioningrequests";
+// On the requests and PodTemplates serve makes (the informer selects on it).
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kManagedByValue = "tessera";
+// On a request: the controller's key of the gang it is for ("PodGroup:ns/name").
+inline constexpr const char* kGangAnnotation = "tessera.dev/gang";
+// The PodScheduled=False reason of a gang's pods while a request is out for it (autoscalers act on
+// pods whose reason is Unschedulable only), and of the other waiting pods while requests are made.
+inline constexpr const char* kWaitingForProvisioningReason = "WaitingForProvisioning";
+inline constexpr const char* kNotAdmittedReason = "NotAdmitted";
+
+struct ProvisioningOptions {
+  bool enabled = false;
+  std::string class_name = "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
+  std::map<std::string, std::string> parameters;  // spec.parameters
+  int backoff_limit = 3;                          // retries after the first attempt
+  double backoff_base_s = 60, backoff_max_s = 1800;
+  int max_requests = 64;  // gangs, in queue order, that may have a request out at once
+};
+
+// The request's conditions, read as Kueue reads them: the first that is True of Failed,
+// CapacityRevoked, BookingExpired, Provisioned, Accepted; kWaiting when none is.
+enum class ProvisioningPhase {
+  kWaiting,
+  kAccepted,
+  kProvisioned,
+  kFailed,
+  kBookingExpired,
+  kCapacityRevoked
+};
+struct ProvisioningState {
+  ProvisioningPhase phase = ProvisioningPhase::kWaiting;
+  std::string message;  // that condition's message
+};
+ProvisioningState ReadProvisioningState(const json& request);
+const char* PhaseName(ProvisioningPhase p);
+// Failed, BookingExpired or CapacityRevoked before the gang was bound: a new attempt is due.
+bool NeedsRetry(ProvisioningPhase p);
+
+// `tessera-<kind>-<name>-<attempt>` (kind in lower case), cut to 253 characters with a hash of the
+// whole where longer, so that it is the same for the same gang and attempt in every replica.
+std::string ProvisioningRequestName(const std::string& kind, const std::string& name, int attempt);
+// The attempt a request of `name`'s gang carries; 0 when it does not follow the pattern.
+int AttemptOf(const std::string& request_name);
+std::string PodTemplateName(const std::string& request, size_t pod_set);
+// Seconds before attempt `attempt`+1: base * 2^(attempt-1), at most backoff_max_s.
+double RetryDelay(const ProvisioningOptions& o, int attempt);
+
+// A PodTemplate from one of the set's pods as the server has it: its labels, annotations and spec
+// (without nodeName), labelled kManagedByLabel.
+json BuildPodTemplate(const std::string& name, const json& pod);
+// The request: spec.provisioningClassName, spec.parameters and spec.podSets
+// [{podTemplateRef: {name}, count}], labelled kManagedByLabel, annotated kGangAnnotation.
+json BuildProvisioningRequest(const std::string& name, const std::string& ns,
+                              const std::string& gang_key, const ProvisioningOptions& o,
+                              const std::vector<std::pair<std::string, int32_t>>& pod_sets);
+
+// A gang the engine says needs capacity (Scheduler::NeedCapacity), as the controller knows it.
+struct CapacityNeed {
+  std::string gang_key, ns, kind, name;
+  std::vector<std::pair<std::string, int32_t>> pod_sets;  // one pod of each set ("ns/name"), pods
+};
+
+class Provisioner {
+ public:
+  Provisioner(KubeClient* client, ProvisioningOptions options, const std::atomic<bool>& stop);
+  ~Provisioner();  // waits for the write in flight
+  Provisioner(const Provisioner&) = delete;
+  Provisioner& operator=(const Provisioner&) = delete;
+
+  // An event of the "provisioningrequests" informer. A list answered 404 (the CRD is not
+  // installed) is said once in the log; no request is made until it is served.
+  void Apply(const WatchEvent& ev);
+  // Requests are being made: enabled, and the CRD served.
+  bool active() const { return served_; }
+  // Brings the requests in line with `needs` (queue order), at `now` (seconds, any steady
+  // clock). Returns true when what a gang's pods should say changed.
+  bool Sync(double now, const std::vector<CapacityNeed>& needs);
+  // What a waiting gang's pods are told about its request ("" when it has none).
+  std::string Note(const std::string& gang_key, double now) const;
+  size_t num_requests() const { return requests_.size(); }
+
+ private:
+  struct Done {
+    std::string gang, request;
+    bool create = true;
+    long status = 0;  // the HTTP status of the request's POST or DELETE (0: none)
+    json object;      // the created request
+    std::string error;
+  };
+  // The gang's newest request (by attempt); null when none.
+  const json* Latest(const std::string& gang_key) const;
+  void Drain();
+  void Create(const CapacityNeed& need, int attempt);
+  void Delete(const std::string& gang, const json& request);
+  // On the worker.
+  Done DoCreate(const CapacityNeed& need, const std::string& request);
+  Done DoDelete(const std::string& gang, const json& request);
+
+  KubeClient* const client_;
+  const ProvisioningOptions options_;
+  const std::atomic<bool>& stop_;
+  bool served_ = true;                            // until a list says 404
+  bool said_absent_ = false;                      // the 404 was logged
+  std::map<std::string, json> requests_;          // ns/name -> request, ours
+  std::map<std::string, int> busy_;               // gang -> creates and deletes in flight
+  std::map<std::string, double> retry_at_;        // gang -> when its next attempt is due
+  std::map<std::string, std::string> last_note_;  // gang -> the note last reported
+  std::mutex done_mu_;
+  std::vector<Done> done_;          // GUARDED_BY(done_mu_)
+  std::unique_ptr<TaskPool> pool_;  // last: its worker uses the members above
+};
+
+}  // namespace tessera::k8s

@@ -1,0 +1,109 @@
+// ProvisioningRequests' pure pieces (provisioning.h): names, bodies, how conditions are read, the
+// backoff; and the Provisioner's choices against a server that answers from a script.
+#include "k8s/provisioning.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::k8s {
+namespace {
+
+json Request(const std::string& name, std::vector<std::pair<std::string, std::string>> conds) {
+  json c = json::array();
+  for (const auto& [type, status] : conds)
+    c.push_back({{"type", type}, {"status", status}, {"message", type + " says so"}});
+  return {{"metadata", {{"name", name}, {"namespace", "ns"}}}, {"status", {{"conditions", c}}}};
+}
+
+TEST(Provisioning, ConditionsAreReadInKueuesOrder) {
+  EXPECT_EQ(ReadProvisioningState(json::object()).phase, ProvisioningPhase::kWaiting);
+  EXPECT_EQ(ReadProvisioningState(Request("r", {{"Accepted", "True"}})).phase,
+            ProvisioningPhase::kAccepted);
+  EXPECT_EQ(
+      ReadProvisioningState(Request("r", {{"Accepted", "True"}, {"Provisioned", "False"}})).phase,
+      ProvisioningPhase::kAccepted);
+  auto p = ReadProvisioningState(Request("r", {{"Accepted", "True"}, {"Provisioned", "True"}}));
+  EXPECT_EQ(p.phase, ProvisioningPhase::kProvisioned);
+  EXPECT_EQ(p.message, "Provisioned says so");
+  // A booking that expired, or capacity revoked, outranks Provisioned; Failed outranks all.
+  EXPECT_EQ(
+      ReadProvisioningState(Request("r", {{"Provisioned", "True"}, {"BookingExpired", "True"}}))
+          .phase,
+      ProvisioningPhase::kBookingExpired);
+  EXPECT_EQ(
+      ReadProvisioningState(Request("r", {{"Provisioned", "True"}, {"CapacityRevoked", "True"}}))
+          .phase,
+      ProvisioningPhase::kCapacityRevoked);
+  EXPECT_EQ(
+      ReadProvisioningState(Request("r", {{"CapacityRevoked", "True"}, {"Failed", "True"}})).phase,
+      ProvisioningPhase::kFailed);
+  EXPECT_TRUE(NeedsRetry(ProvisioningPhase::kFailed));
+  EXPECT_TRUE(NeedsRetry(ProvisioningPhase::kBookingExpired));
+  EXPECT_TRUE(NeedsRetry(ProvisioningPhase::kCapacityRevoked));
+  EXPECT_FALSE(NeedsRetry(ProvisioningPhase::kProvisioned));
+  // Garbage is "waiting", never a crash.
+  EXPECT_EQ(ReadProvisioningState(json{{"status", {{"conditions", 3}}}}).phase,
+            ProvisioningPhase::kWaiting);
+  EXPECT_EQ(
+      ReadProvisioningState(json{{"status", {{"conditions", {1, "x", json::object()}}}}}).phase,
+      ProvisioningPhase::kWaiting);
+}
+
+TEST(Provisioning, NamesAreDeterministicAndBounded) {
+  EXPECT_EQ(ProvisioningRequestName("PodGroup", "train", 1), "tessera-podgroup-train-1");
+  EXPECT_EQ(AttemptOf("tessera-podgroup-train-12"), 12);
+  EXPECT_EQ(AttemptOf("tessera-podgroup-train"), 0);
+  EXPECT_EQ(AttemptOf("x-"), 0);
+  const std::string long_name(250, 'a');
+  const std::string n = ProvisioningRequestName("Job", long_name, 3);
+  EXPECT_LE(PodTemplateName(n, 99).size(), 253u);
+  EXPECT_EQ(n, ProvisioningRequestName("Job", long_name, 3));
+  EXPECT_NE(n, ProvisioningRequestName("Job", long_name + "b", 3));
+  EXPECT_EQ(AttemptOf(n), 3);
+  EXPECT_EQ(PodTemplateName("r-1", 0), "r-1-ps0");
+}
+
+TEST(Provisioning, BackoffDoublesUpToItsMaximum) {
+  ProvisioningOptions o;
+  EXPECT_EQ(RetryDelay(o, 1), 60);
+  EXPECT_EQ(RetryDelay(o, 2), 120);
+  EXPECT_EQ(RetryDelay(o, 3), 240);
+  EXPECT_EQ(RetryDelay(o, 10), 1800);
+}
+
+TEST(Provisioning, BodiesFollowTheUpstreamApi) {
+  ProvisioningOptions o;
+  o.class_name = "check-capacity.autoscaling.x-k8s.io";
+  o.parameters["ValidUntilSeconds"] = "600";
+  json r = BuildProvisioningRequest("tessera-job-a-1", "ns", "Job:ns/a", o,
+                                    {{"ns/a-0", 4}, {"ns/a-launcher", 1}});
+  EXPECT_EQ(r["apiVersion"], "autoscaling.x-k8s.io/v1");
+  EXPECT_EQ(r["kind"], "ProvisioningRequest");
+  EXPECT_EQ(r["spec"]["provisioningClassName"], "check-capacity.autoscaling.x-k8s.io");
+  EXPECT_EQ(r["spec"]["parameters"]["ValidUntilSeconds"], "600");
+  ASSERT_EQ(r["spec"]["podSets"].size(), 2u);
+  EXPECT_EQ(r["spec"]["podSets"][0]["podTemplateRef"]["name"], "tessera-job-a-1-ps0");
+  EXPECT_EQ(r["spec"]["podSets"][0]["count"], 4);
+  EXPECT_EQ(r["spec"]["podSets"][1]["count"], 1);
+  EXPECT_EQ(r["metadata"]["labels"][kManagedByLabel], kManagedByValue);
+  EXPECT_EQ(r["metadata"]["annotations"][kGangAnnotation], "Job:ns/a");
+
+  json pod = {{"metadata",
+               {{"name", "a-0"}, {"namespace", "ns"}, {"labels", {{"app", "a"}}}, {"uid", "u"}}},
+              {"spec",
+               {{"nodeName", "n1"},
+                {"schedulerName", "tessera"},
+                {"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}}}}},
+              {"status", {{"phase", "Pending"}}}};
+  json t = BuildPodTemplate("tessera-job-a-1-ps0", pod);
+  EXPECT_EQ(t["kind"], "PodTemplate");
+  EXPECT_EQ(t["metadata"]["namespace"], "ns");
+  EXPECT_FALSE(t["template"]["spec"].contains("nodeName"));
+  EXPECT_EQ(t["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"], "1");
+  EXPECT_EQ(t["template"]["metadata"]["labels"]["app"], "a");
+  EXPECT_FALSE(t.contains("status"));
+  // A pod of an odd shape gives a template of what there is, not a crash.
+  EXPECT_EQ(BuildPodTemplate("x", json::array())["template"]["spec"], json::object());
+}
+
+}  // namespace
+}  // namespace tessera::k8s
