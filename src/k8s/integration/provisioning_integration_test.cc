@@ -144,18 +144,11 @@ class K8sProvisioning : public QueueClusterTest {
     CreateLocalQueue("default", "lq", "main");
   }
 
-  void TearDown() override {
-    controller_.reset();
-    QueueClusterTest::TearDown();
-  }
-
   void StartController() {
     ControllerOptions o;
-    o.status_period_s = 0.2;
     o.provisioning.enabled = true;
     o.provisioning.backoff_base_s = 1;
-    controller_ = std::make_unique<Controller>(&cluster_->client(), o, &metrics_);
-    controller_->Start();
+    StartTessera(o);
   }
 
   // The filler (8 GPUs, bound to gpu-0), then the PodGroup "train" of 2 pods of 8 GPUs each.
@@ -163,10 +156,7 @@ class K8sProvisioning : public QueueClusterTest {
     const json queue = {{"kueue.x-k8s.io/queue-name", "lq"}};
     cluster_->Create(cluster_->PodSpec("default", "filler", 8, "tessera", queue));
     ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "filler") == 1; }, kTimeout));
-    cluster_->Create({{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-                      {"kind", "PodGroup"},
-                      {"metadata", {{"name", "train"}, {"namespace", "default"}}},
-                      {"spec", {{"minMember", 2}}}});
+    cluster_->Create(testing_queues::PodGroupObject("default", "train", 2));
     json labels = queue;
     labels["scheduling.x-k8s.io/pod-group"] = "train";
     for (int i = 0; i < 2; ++i)
@@ -211,9 +201,6 @@ class K8sProvisioning : public QueueClusterTest {
         kTimeout))
         << "its PodTemplates were not deleted";
   }
-
-  Metrics metrics_;
-  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(K8sProvisioning, GangThatDoesNotFitGetsARequestAndIsBoundWholeOnTheNewNodes) {
