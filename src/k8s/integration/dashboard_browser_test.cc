@@ -117,175 +117,206 @@ class K8sDashboard : public testing_queues::QueueClusterTest {
 
   std::unique_ptr<Browser> browser_;
   int serve_pid_ = -1;
+
+  // serve (with a token) on 3 nodes of 8 GPUs: team-a's gang `train` holds its 8 GPUs, team-b's
+  // `infer` 2, team-a's `waiting` waits on quota; the three as the API shows them once it has
+  // caught up (what the page must show).
+  void ServeTwoTeams() {
+    cluster_->CreateNodes(3, 8, "gpu");
+    for (const char* ns : {"team-a", "team-b"}) {
+      cluster_->CreateNamespace(ns);
+      CreateLocalQueue(ns, "lq", ns);
+      cluster_->Create(testing_queues::ClusterQueueObject(ns, 8));
+    }
+    CreateFlavor();
+
+    const std::string token_file = cluster_->dir() + "/api-token";
+    std::ofstream(token_file) << kToken << "\n";
+    port_ = FreePort();
+    serve_pid_ = TestCluster::Spawn(
+        {TESSERA_BINARY, "serve", "--kubeconfig", cluster_->kubeconfig_path(), "--metrics-address",
+         "127.0.0.1", "--metrics-port", std::to_string(port_), "--api-token-file", token_file},
+        cluster_->dir() + "/serve.log");
+    ASSERT_GT(serve_pid_, 0);
+
+    // team-a's gang takes its 8 GPUs, team-b's workload 2; team-a's next one waits on quota.
+    CreateGang("team-a", "train", 2, json::object(), 4);
+    CreateGang("team-b", "infer", 1, json::object(), 2);
+    ASSERT_TRUE(TestCluster::WaitFor(
+        [&] { return cluster_->BoundPods("team-a") == 2 && cluster_->BoundPods("team-b") == 1; },
+        kTimeout))
+        << ServeLog();
+    CreateGang("team-a", "waiting", 1, json::object(), 4);
+
+    // The API's view once it has caught up: what the page must show.
+    json &train = train_, &infer = infer_, &waiting = waiting_;
+    ASSERT_TRUE(TestCluster::WaitFor(
+        [&] {
+          json wl = Api("/api/v1/workloads");
+          if (!wl.is_object()) return false;
+          train = Workload(wl["items"], "train");
+          infer = Workload(wl["items"], "infer");
+          waiting = Workload(wl["items"], "waiting");
+          return train.is_object() && infer.is_object() && waiting.is_object() &&
+                 train.value("state", "") == "admitted" &&
+                 waiting.value("state", "") == "pending" && waiting["reason"].is_string();
+        },
+        kTimeout))
+        << ServeLog();
+    train_key_ = train["namespace"].get<std::string>() + "/" + train["name"].get<std::string>();
+    infer_key_ = infer["namespace"].get<std::string>() + "/" + infer["name"].get<std::string>();
+    waiting_key_ =
+        waiting["namespace"].get<std::string>() + "/" + waiting["name"].get<std::string>();
+  }
+
+  // The page from /, which redirects to /ui/ and asks for the token on the API's 401.
+  void OpenPageWithToken() {
+    std::string why;
+    browser_ = Browser::Start(cluster_->dir() + "/chromedriver.log", &why);
+    ASSERT_TRUE(browser_) << why;
+    const std::string base = fmt::format("http://127.0.0.1:{}", port_);
+
+    // / redirects to /ui/; the API answers 401 without the token, so the page asks for it.
+    ASSERT_TRUE(browser_->Navigate(base + "/#gpus"));
+    EXPECT_EQ(browser_->Execute("return location.pathname"), json("/ui/"));
+    ASSERT_TRUE(WaitInPage("return document.getElementById('token-dialog').open", {}, 20))
+        << "no token prompt on 401\n"
+        << browser_->Execute("return document.body.innerText").dump();
+    Shot("dashboard-token");
+    ASSERT_TRUE(browser_->Type("#token-input", kToken)) << browser_->last_error();
+    ASSERT_TRUE(browser_->Click("#token-form button")) << browser_->last_error();
+    // A marker that a reload would lose: the checks below see live updates of one page.
+    browser_->Execute("window.__sameDocument = true; return true");
+  }
+
+  // The GPU map: 8 GPUs of team-a's gang and 2 of team-b's, on the nodes and indices the API
+  // gives, coloured by their queue (the legend's colour), the other 14 GPUs idle.
+  void CheckGpuMap() {
+    const json &train = train_, &infer = infer_;
+    const std::string &train_key = train_key_, &infer_key = infer_key_;
+    ASSERT_TRUE(WaitInPage(fmt::format(
+        "return document.querySelectorAll('.gpu[data-workload=\"{}\"]').length === 8 && "
+        "document.querySelectorAll('.gpu[data-workload=\"{}\"]').length === 2",
+        train_key, infer_key)))
+        << browser_->Execute("return document.body.innerText").dump() << "\n"
+        << ServeLog();
+    for (const json& w : {train, infer}) {
+      const std::string key =
+          w["namespace"].get<std::string>() + "/" + w["name"].get<std::string>();
+      for (const json& pod : w["pods"]) {
+        ASSERT_TRUE(pod["node"].is_string()) << pod.dump();
+        for (const json& idx : pod["gpuIndices"]) {
+          json cell = browser_->Execute(
+              "const c = document.querySelector(`.gpu[data-node=\"${arguments[0]}\"]"
+              "[data-index=\"${arguments[1]}\"]`); return c && c.dataset.workload;",
+              json::array({pod["node"], idx}));
+          EXPECT_EQ(cell, json(key)) << pod["node"] << " GPU " << idx;
+        }
+      }
+    }
+    const char* kColors =
+        "const q = arguments[0];"
+        "const swatch = document.querySelector(`#gpu-legend [data-queue=\"${q}\"] .swatch`);"
+        "const cells = [...document.querySelectorAll(`.gpu[data-queue=\"${q}\"]`)];"
+        "return {legend: swatch && getComputedStyle(swatch).backgroundColor,"
+        "        cells: [...new Set(cells.map(c => getComputedStyle(c).backgroundColor))]};";
+    json a = browser_->Execute(kColors, json::array({"team-a"}));
+    json b = browser_->Execute(kColors, json::array({"team-b"}));
+    ASSERT_TRUE(a["legend"].is_string()) << a.dump();
+    EXPECT_EQ(a["cells"], json::array({a["legend"]})) << a.dump();
+    EXPECT_EQ(b["cells"], json::array({b["legend"]})) << b.dump();
+    EXPECT_NE(a["legend"], b["legend"]);
+    EXPECT_EQ(browser_->Execute("return document.querySelectorAll('.gpu.idle').length"), json(14));
+    EXPECT_EQ(browser_->Execute("return document.getElementById('card-gpus').innerText"),
+              json("10 / 24\nGPUs allocated"));
+    Shot("dashboard-gpu-map");
+  }
+
+  // Workloads: the pending one's reason as the API gives it now (it gains the expected start's
+  // explanation once the estimator has run), the gang's pods on their nodes, the explanation.
+  void CheckWorkloads() {
+    json &train = train_, &waiting = waiting_;
+    const std::string &train_key = train_key_, &waiting_key = waiting_key_;
+    browser_->Execute("location.hash = '#workloads'; return true");
+    ASSERT_TRUE(TestCluster::WaitFor(
+        [&] {
+          json now = Workload(Api("/api/v1/workloads")["items"], "waiting");
+          if (!now.is_object() || !now["reason"].is_string()) return false;
+          waiting = now;
+          return browser_->Execute(
+                     fmt::format("const r = document.querySelector('tr[data-workload=\"{}\"] "
+                                 "td.reason'); return !!r && r.textContent === arguments[0];",
+                                 waiting_key),
+                     json::array({now["reason"]})) == json(true);
+        },
+        kTimeout))
+        << "API: " << waiting["reason"] << "\npage: "
+        << browser_
+               ->Execute(fmt::format("return document.querySelector('tr[data-workload=\"{}\"] "
+                                     "td.reason').textContent",
+                                     waiting_key))
+               .dump();
+    EXPECT_NE(waiting["reason"].get<std::string>().find("nvidia.com/gpu"), std::string::npos)
+        << waiting["reason"];
+    EXPECT_EQ(browser_->Execute(fmt::format(
+                  "return document.querySelector('tr[data-workload=\"{}\"] .pill').textContent",
+                  waiting_key)),
+              json("pending"));
+    json pods_text = browser_->Execute(fmt::format(
+        "return document.querySelector('tr[data-workload=\"{}\"] td:last-child').textContent",
+        train_key));
+    for (const json& pod : train["pods"])
+      EXPECT_NE(pods_text.get<std::string>().find(pod["node"].get<std::string>()),
+                std::string::npos)
+          << pods_text;
+    // Its explanation, from /api/v1/workloads/NS/NAME, opens on a click.
+    ASSERT_TRUE(browser_->Click(fmt::format("tr[data-workload=\"{}\"]", waiting_key)))
+        << browser_->last_error();
+    EXPECT_TRUE(
+        WaitInPage("const e = document.getElementById('explain');"
+                   "return !e.hidden && e.innerText.includes('Reason: ' + arguments[0]);",
+                   json::array({waiting["reason"]}), 20))
+        << browser_->Execute("return document.getElementById('explain').innerText").dump();
+    Shot("dashboard-workloads");
+  }
+
+  // Queues: team-a uses its 8 GPUs and has one workload pending.
+  void CheckQueues() {
+    browser_->Execute("location.hash = '#queues'; return true");
+    ASSERT_TRUE(
+        WaitInPage("const td = document.querySelector("
+                   "'tr[data-queue=\"team-a\"][data-resource=\"nvidia.com/gpu\"] td.used');"
+                   "return !!td && td.textContent === '8';"))
+        << browser_->Execute("return document.body.innerText").dump();
+    Shot("dashboard-queues");
+  }
+
+  // Live: team-b's workload ends; its GPUs leave the map without a reload.
+  void CheckLiveUpdate() {
+    const std::string& infer_key = infer_key_;
+    browser_->Execute("location.hash = '#gpus'; return true");
+    cluster_->DeleteAllPods("team-b");
+    EXPECT_TRUE(WaitInPage(fmt::format(
+        "return document.querySelectorAll('.gpu[data-workload=\"{}\"]').length === 0 && "
+        "document.querySelectorAll('.gpu.idle').length === 16",
+        infer_key)))
+        << browser_->Execute("return document.body.innerText").dump();
+    EXPECT_EQ(browser_->Execute("return window.__sameDocument === true"), json(true))
+        << "the page was reloaded";
+  }
+
+  json train_, infer_, waiting_;
+  std::string train_key_, infer_key_, waiting_key_;
   int port_ = -1;
 };
 
 TEST_F(K8sDashboard, ShowsQueuesWorkloadsAndTheGpuMapOfARunningServe) {
-  cluster_->CreateNodes(3, 8, "gpu");
-  for (const char* ns : {"team-a", "team-b"}) {
-    cluster_->CreateNamespace(ns);
-    CreateLocalQueue(ns, "lq", ns);
-    cluster_->Create(testing_queues::ClusterQueueObject(ns, 8));
-  }
-  CreateFlavor();
-
-  const std::string token_file = cluster_->dir() + "/api-token";
-  std::ofstream(token_file) << kToken << "\n";
-  port_ = FreePort();
-  serve_pid_ = TestCluster::Spawn(
-      {TESSERA_BINARY, "serve", "--kubeconfig", cluster_->kubeconfig_path(), "--metrics-address",
-       "127.0.0.1", "--metrics-port", std::to_string(port_), "--api-token-file", token_file},
-      cluster_->dir() + "/serve.log");
-  ASSERT_GT(serve_pid_, 0);
-
-  // team-a's gang takes its 8 GPUs, team-b's workload 2; team-a's next one waits on quota.
-  CreateGang("team-a", "train", 2, json::object(), 4);
-  CreateGang("team-b", "infer", 1, json::object(), 2);
-  ASSERT_TRUE(TestCluster::WaitFor(
-      [&] { return cluster_->BoundPods("team-a") == 2 && cluster_->BoundPods("team-b") == 1; },
-      kTimeout))
-      << ServeLog();
-  CreateGang("team-a", "waiting", 1, json::object(), 4);
-
-  // The API's view once it has caught up: what the page must show.
-  json train, infer, waiting;
-  ASSERT_TRUE(TestCluster::WaitFor(
-      [&] {
-        json wl = Api("/api/v1/workloads");
-        if (!wl.is_object()) return false;
-        train = Workload(wl["items"], "train");
-        infer = Workload(wl["items"], "infer");
-        waiting = Workload(wl["items"], "waiting");
-        return train.is_object() && infer.is_object() && waiting.is_object() &&
-               train.value("state", "") == "admitted" && waiting.value("state", "") == "pending" &&
-               waiting["reason"].is_string();
-      },
-      kTimeout))
-      << ServeLog();
-  const std::string train_key =
-      train["namespace"].get<std::string>() + "/" + train["name"].get<std::string>();
-  const std::string infer_key =
-      infer["namespace"].get<std::string>() + "/" + infer["name"].get<std::string>();
-  const std::string waiting_key =
-      waiting["namespace"].get<std::string>() + "/" + waiting["name"].get<std::string>();
-
-  std::string why;
-  browser_ = Browser::Start(cluster_->dir() + "/chromedriver.log", &why);
-  ASSERT_TRUE(browser_) << why;
-  const std::string base = fmt::format("http://127.0.0.1:{}", port_);
-
-  // / redirects to /ui/; the API answers 401 without the token, so the page asks for it.
-  ASSERT_TRUE(browser_->Navigate(base + "/#gpus"));
-  EXPECT_EQ(browser_->Execute("return location.pathname"), json("/ui/"));
-  ASSERT_TRUE(WaitInPage("return document.getElementById('token-dialog').open", {}, 20))
-      << "no token prompt on 401\n"
-      << browser_->Execute("return document.body.innerText").dump();
-  Shot("dashboard-token");
-  ASSERT_TRUE(browser_->Type("#token-input", kToken)) << browser_->last_error();
-  ASSERT_TRUE(browser_->Click("#token-form button")) << browser_->last_error();
-  // A marker that a reload would lose: the checks below see live updates of one page.
-  browser_->Execute("window.__sameDocument = true; return true");
-
-  // The GPU map: 8 GPUs of team-a's gang and 2 of team-b's, on the nodes and indices the API
-  // gives, coloured by their queue (the legend's colour), the other 14 GPUs idle.
-  ASSERT_TRUE(WaitInPage(
-      fmt::format("return document.querySelectorAll('.gpu[data-workload=\"{}\"]').length === 8 && "
-                  "document.querySelectorAll('.gpu[data-workload=\"{}\"]').length === 2",
-                  train_key, infer_key)))
-      << browser_->Execute("return document.body.innerText").dump() << "\n"
-      << ServeLog();
-  for (const json& w : {train, infer}) {
-    const std::string key = w["namespace"].get<std::string>() + "/" + w["name"].get<std::string>();
-    for (const json& pod : w["pods"]) {
-      ASSERT_TRUE(pod["node"].is_string()) << pod.dump();
-      for (const json& idx : pod["gpuIndices"]) {
-        json cell = browser_->Execute(
-            "const c = document.querySelector(`.gpu[data-node=\"${arguments[0]}\"]"
-            "[data-index=\"${arguments[1]}\"]`); return c && c.dataset.workload;",
-            json::array({pod["node"], idx}));
-        EXPECT_EQ(cell, json(key)) << pod["node"] << " GPU " << idx;
-      }
-    }
-  }
-  const char* kColors =
-      "const q = arguments[0];"
-      "const swatch = document.querySelector(`#gpu-legend [data-queue=\"${q}\"] .swatch`);"
-      "const cells = [...document.querySelectorAll(`.gpu[data-queue=\"${q}\"]`)];"
-      "return {legend: swatch && getComputedStyle(swatch).backgroundColor,"
-      "        cells: [...new Set(cells.map(c => getComputedStyle(c).backgroundColor))]};";
-  json a = browser_->Execute(kColors, json::array({"team-a"}));
-  json b = browser_->Execute(kColors, json::array({"team-b"}));
-  ASSERT_TRUE(a["legend"].is_string()) << a.dump();
-  EXPECT_EQ(a["cells"], json::array({a["legend"]})) << a.dump();
-  EXPECT_EQ(b["cells"], json::array({b["legend"]})) << b.dump();
-  EXPECT_NE(a["legend"], b["legend"]);
-  EXPECT_EQ(browser_->Execute("return document.querySelectorAll('.gpu.idle').length"), json(14));
-  EXPECT_EQ(browser_->Execute("return document.getElementById('card-gpus').innerText"),
-            json("10 / 24\nGPUs allocated"));
-  Shot("dashboard-gpu-map");
-
-  // Workloads: the pending one's reason as the API gives it now (it gains the expected start's
-  // explanation once the estimator has run), the gang's pods on their nodes.
-  browser_->Execute("location.hash = '#workloads'; return true");
-  ASSERT_TRUE(TestCluster::WaitFor(
-      [&] {
-        json now = Workload(Api("/api/v1/workloads")["items"], "waiting");
-        if (!now.is_object() || !now["reason"].is_string()) return false;
-        waiting = now;
-        return browser_->Execute(
-                   fmt::format("const r = document.querySelector('tr[data-workload=\"{}\"] "
-                               "td.reason'); return !!r && r.textContent === arguments[0];",
-                               waiting_key),
-                   json::array({now["reason"]})) == json(true);
-      },
-      kTimeout))
-      << "API: " << waiting["reason"] << "\npage: "
-      << browser_
-             ->Execute(fmt::format("return document.querySelector('tr[data-workload=\"{}\"] "
-                                   "td.reason').textContent",
-                                   waiting_key))
-             .dump();
-  EXPECT_NE(waiting["reason"].get<std::string>().find("nvidia.com/gpu"), std::string::npos)
-      << waiting["reason"];
-  EXPECT_EQ(browser_->Execute(fmt::format(
-                "return document.querySelector('tr[data-workload=\"{}\"] .pill').textContent",
-                waiting_key)),
-            json("pending"));
-  json pods_text = browser_->Execute(fmt::format(
-      "return document.querySelector('tr[data-workload=\"{}\"] td:last-child').textContent",
-      train_key));
-  for (const json& pod : train["pods"])
-    EXPECT_NE(pods_text.get<std::string>().find(pod["node"].get<std::string>()), std::string::npos)
-        << pods_text;
-  // Its explanation, from /api/v1/workloads/NS/NAME, opens on a click.
-  ASSERT_TRUE(browser_->Click(fmt::format("tr[data-workload=\"{}\"]", waiting_key)))
-      << browser_->last_error();
-  EXPECT_TRUE(
-      WaitInPage("const e = document.getElementById('explain');"
-                 "return !e.hidden && e.innerText.includes('Reason: ' + arguments[0]);",
-                 json::array({waiting["reason"]}), 20))
-      << browser_->Execute("return document.getElementById('explain').innerText").dump();
-  Shot("dashboard-workloads");
-
-  // Queues: team-a uses its 8 GPUs and has one workload pending.
-  browser_->Execute("location.hash = '#queues'; return true");
-  ASSERT_TRUE(
-      WaitInPage("const td = document.querySelector("
-                 "'tr[data-queue=\"team-a\"][data-resource=\"nvidia.com/gpu\"] td.used');"
-                 "return !!td && td.textContent === '8';"))
-      << browser_->Execute("return document.body.innerText").dump();
-  Shot("dashboard-queues");
-
-  // Live: team-b's workload ends; its GPUs leave the map without a reload.
-  browser_->Execute("location.hash = '#gpus'; return true");
-  cluster_->DeleteAllPods("team-b");
-  EXPECT_TRUE(WaitInPage(
-      fmt::format("return document.querySelectorAll('.gpu[data-workload=\"{}\"]').length === 0 && "
-                  "document.querySelectorAll('.gpu.idle').length === 16",
-                  infer_key)))
-      << browser_->Execute("return document.body.innerText").dump();
-  EXPECT_EQ(browser_->Execute("return window.__sameDocument === true"), json(true))
-      << "the page was reloaded";
+  ASSERT_NO_FATAL_FAILURE(ServeTwoTeams());
+  ASSERT_NO_FATAL_FAILURE(OpenPageWithToken());
+  ASSERT_NO_FATAL_FAILURE(CheckGpuMap());
+  ASSERT_NO_FATAL_FAILURE(CheckWorkloads());
+  ASSERT_NO_FATAL_FAILURE(CheckQueues());
+  CheckLiveUpdate();
 }
 
 // The same page as `sim replay --report` writes it (dashboard.html, a snapshot of the run): no
