@@ -106,76 +106,97 @@ bool ElasticOptions(const ServeFlags& f, k8s::ControllerOptions& options) {
   return true;
 }
 
+// The accounting store serve writes (--accounting-db), and a read-only connection of its own
+// through which /api/v1/cost reads it (SQLite's WAL lets it read while the loop writes), one
+// request at a time.
+struct Stores {
+  std::unique_ptr<accounting::AccountingStore> rw, ro;
+  std::mutex ro_mu;
+};
+
+bool OpenStores(const ServeFlags& f, Stores& stores) {
+  if (f.accounting_db.empty()) return true;
+  for (bool read_only : {false, true}) {
+    accounting::StoreOptions o;
+    o.read_only = read_only;
+    auto opened = accounting::AccountingStore::Open(f.accounting_db, o);
+    if (!opened.ok()) {
+      std::cerr << "tessera serve: --accounting-db: " << opened.status().message() << "\n";
+      return false;
+    }
+    (read_only ? stores.ro : stores.rw) = std::move(*opened);
+  }
+  return true;
+}
+
+// --identity, else HOST_PID: unique among the replicas competing for the Lease.
+std::string Identity(const ServeFlags& f) {
+  if (!f.identity.empty()) return f.identity;
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return fmt::format("{}_{}", host, getpid());
+}
+
+// The dashboard (docs/observability.md): a page that holds no data, so no token guards it; and
+// the read-only JSON API, behind the token when one is given (RequireToken).
+void AddDashboardAndApi(k8s::MetricsServer& server, k8s::Controller& controller, Stores& stores) {
+  server.AddRoutes(k8s::AddUiRoutes);
+  server.AddRoutes([&](httplib::Server& s) {
+    k8s::ApiOptions api;
+    api.view = [&controller] { return controller.view(); };
+    if (stores.ro)
+      api.cost_store = [&stores](const std::string& by, std::optional<double> from,
+                                 std::optional<double> to) -> absl::StatusOr<nlohmann::json> {
+        std::lock_guard<std::mutex> l(stores.ro_mu);
+        auto records = stores.ro->Read(from.value_or(-std::numeric_limits<double>::infinity()),
+                                       to.value_or(std::numeric_limits<double>::infinity()));
+        if (!records.ok()) return records.status();
+        return k8s::CostFromRecordsJson(*records, by, from, to);
+      };
+    k8s::AddApiRoutes(s, std::move(api));
+  });
+}
+
+int Fail(std::string_view message) {
+  std::cerr << "tessera serve: " << message << "\n";
+  return 1;
+}
+
 int Serve(const ServeFlags& f) {
   k8s::InstallEscapingLogFormatter();
   spdlog::set_level(spdlog::level::from_str(f.log_level));
   std::string token;
   if (!f.api_token_file.empty()) {
     absl::StatusOr<std::string> t = k8s::ReadTokenFile("--api-token-file", f.api_token_file);
-    if (!t.ok()) {
-      std::cerr << "tessera serve: " << t.status().message() << "\n";
-      return 1;
-    }
+    if (!t.ok()) return Fail(std::string(t.status().message()));
     token = *t;
   }
   absl::StatusOr<k8s::KubeConfig> config =
       f.kubeconfig.empty() ? k8s::InClusterConfig() : k8s::LoadKubeconfig(f.kubeconfig, f.context);
-  if (!config.ok()) {
-    std::cerr << "tessera serve: " << config.status().message() << "\n";
-    return 1;
-  }
+  if (!config.ok()) return Fail(std::string(config.status().message()));
   if (f.insecure) config->insecure_skip_tls_verify = true;
   config->http2 = f.http2;
   // The controller and the leader elector each have a client: the controller's shutdown cuts
   // what its client still has in flight, and must not cut the release of the Lease.
   k8s::KubeClient client(*config);
   k8s::KubeClient lease_client(*config);
-  std::string identity = f.identity;
-  if (identity.empty()) {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    identity = fmt::format("{}_{}", host, getpid());
-  }
+  const std::string identity = Identity(f);
 
   k8s::Metrics metrics;
   for (const std::string& url : f.dcgm_urls) {
-    if (auto u = k8s::ParseHttpUrl(url); !u.ok()) {
-      std::cerr << "tessera serve: " << u.status().message() << "\n";
-      return 1;
-    }
+    if (auto u = k8s::ParseHttpUrl(url); !u.ok()) return Fail(std::string(u.status().message()));
   }
   k8s::DcgmScraperOptions dcgm_options;
   dcgm_options.urls = f.dcgm_urls;
   dcgm_options.interval_s = f.dcgm_interval_s;
   dcgm_options.timeout_s = f.dcgm_timeout_s;
   k8s::DcgmScraper dcgm(dcgm_options, &metrics);
-  std::unique_ptr<accounting::AccountingStore> store;
-  if (!f.accounting_db.empty()) {
-    auto opened = accounting::AccountingStore::Open(f.accounting_db);
-    if (!opened.ok()) {
-      std::cerr << "tessera serve: --accounting-db: " << opened.status().message() << "\n";
-      return 1;
-    }
-    store = std::move(*opened);
-  }
-  // /api/v1/cost reads the store through a connection of its own (read-only; SQLite's WAL lets
-  // it read while the loop writes), one request at a time.
-  std::unique_ptr<accounting::AccountingStore> api_store;
-  std::mutex api_store_mu;
-  if (store) {
-    accounting::StoreOptions ro;
-    ro.read_only = true;
-    auto opened = accounting::AccountingStore::Open(f.accounting_db, ro);
-    if (!opened.ok()) {
-      std::cerr << "tessera serve: --accounting-db: " << opened.status().message() << "\n";
-      return 1;
-    }
-    api_store = std::move(*opened);
-  }
+  Stores stores;
+  if (!OpenStores(f, stores)) return 1;
   k8s::ControllerOptions options;
   if (!f.dcgm_urls.empty()) options.dcgm = &dcgm;
   options.underuse = {f.underuse_threshold, f.underuse_for_s};
-  options.accounting = store.get();
+  options.accounting = stores.rw.get();
   if (!ElasticOptions(f, options)) return 1;
   options.scheduler_name = f.scheduler_name;
   options.bind_workers = f.bind_workers;
@@ -201,23 +222,7 @@ int Serve(const ServeFlags& f) {
   k8s::MetricsServer server(
       &metrics, [] { return true; },
       [&] { return controller.ready() && (!elector || elector->is_leader()); });
-  // The dashboard (docs/observability.md): a page that holds no data, so no token guards it.
-  server.AddRoutes(k8s::AddUiRoutes);
-  // The read-only JSON API (docs/observability.md), behind the token when one is given.
-  server.AddRoutes([&](httplib::Server& s) {
-    k8s::ApiOptions api;
-    api.view = [&controller] { return controller.view(); };
-    if (api_store)
-      api.cost_store = [&](const std::string& by, std::optional<double> from,
-                           std::optional<double> to) -> absl::StatusOr<nlohmann::json> {
-        std::lock_guard<std::mutex> l(api_store_mu);
-        auto records = api_store->Read(from.value_or(-std::numeric_limits<double>::infinity()),
-                                       to.value_or(std::numeric_limits<double>::infinity()));
-        if (!records.ok()) return records.status();
-        return k8s::CostFromRecordsJson(*records, by, from, to);
-      };
-    k8s::AddApiRoutes(s, std::move(api));
-  });
+  AddDashboardAndApi(server, controller, stores);
   server.RequireToken(token, {"/api/"});
   if (f.metrics_port >= 0) {
     int port = server.Start(f.metrics_address, f.metrics_port);
