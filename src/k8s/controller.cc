@@ -73,7 +73,8 @@ void Controller::Impl::Start() {
   AddInformer("volcanopodgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", true);
   for (const char* r : kQueueResources) AddInformer(r, fmt::format("{}/{}", kQueueGroup, r), true);
   if (options.provisioning.enabled) {
-    provisioner = std::make_unique<Provisioner>(client, options.provisioning, stop);
+    provisioner =
+        std::make_unique<Provisioner>(client, options.provisioning, options.node_policy, stop);
     AddInformer("provisioningrequests",
                 fmt::format("{}?labelSelector={}", kProvisioningPath,
                             UrlEncode(fmt::format("{}={}", kManagedByLabel, kManagedByValue))),

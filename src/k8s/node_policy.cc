@@ -43,4 +43,35 @@ void ApplySpotPolicy(Workload& w, const NodePolicyOptions& options) {
   }
 }
 
+void ApplySpotPolicyToPodSpec(nlohmann::json& spec, bool interruptible,
+                              const NodePolicyOptions& options) {
+  using json = nlohmann::json;
+  if (!options.spot_policy || options.spot_labels.empty() || !spec.is_object()) return;
+  if (spec.contains("affinity") && !spec["affinity"].is_object()) return;
+  json& affinity = spec["affinity"];
+  if (affinity.contains("nodeAffinity") && !affinity["nodeAffinity"].is_object()) return;
+  json& node = affinity["nodeAffinity"];
+  auto expr = [](const std::string& key, const char* op, const std::string& value) {
+    return json{{"key", key}, {"operator", op}, {"values", {value}}};
+  };
+  if (interruptible) {
+    json& preferred = node["preferredDuringSchedulingIgnoredDuringExecution"];
+    if (!preferred.is_array()) preferred = json::array();
+    for (const auto& [key, value] : options.spot_labels)
+      preferred.push_back(
+          {{"weight", 100}, {"preference", {{"matchExpressions", {expr(key, "In", value)}}}}});
+    return;
+  }
+  json& required = node["requiredDuringSchedulingIgnoredDuringExecution"];
+  if (!required.is_object()) required = json::object();
+  json& terms = required["nodeSelectorTerms"];
+  if (!terms.is_array() || terms.empty()) terms = json::array({json::object()});
+  for (json& term : terms) {
+    if (!term.is_object()) continue;
+    json& exprs = term["matchExpressions"];
+    if (!exprs.is_array()) exprs = json::array();
+    for (const auto& [key, value] : options.spot_labels) exprs.push_back(expr(key, "NotIn", value));
+  }
+}
+
 }  // namespace tessera::k8s

@@ -16,6 +16,7 @@
 
 #include "model/node.h"
 #include "model/workload.h"
+#include "nlohmann/json.hpp"
 
 namespace tessera::k8s {
 
@@ -56,5 +57,11 @@ bool Interruptible(const PodSet& ps);
 // prefers them (a preferred term of weight 100 per spot label). Only the engine's copy of the
 // workload changes; the pods keep their own spec.
 void ApplySpotPolicy(Workload& w, const NodePolicyOptions& options);
+// The same rules written into a pod spec (the JSON of a ProvisioningRequest's PodTemplate), so
+// that an autoscaler adds spot nodes only for the interruptible: a NotIn requirement per spot
+// label in every required node selector term, or a preferred term of weight 100 per spot label.
+// A spec whose affinity is not an object is left as it is.
+void ApplySpotPolicyToPodSpec(nlohmann::json& spec, bool interruptible,
+                              const NodePolicyOptions& options);
 
 }  // namespace tessera::k8s

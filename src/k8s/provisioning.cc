@@ -121,10 +121,13 @@ double RetryDelay(const ProvisioningOptions& o, int attempt) {
   return std::min(d, o.backoff_max_s);
 }
 
-json BuildPodTemplate(const std::string& name, const json& pod) {
+json BuildPodTemplate(const std::string& name, const json& pod, const NodePolicyOptions* spot) {
   const json& md = At(pod, "metadata");
   json spec = At(pod, "spec").is_object() ? At(pod, "spec") : json::object();
   spec.erase("nodeName");  // the autoscaler places it, as a pending pod
+  if (spot)
+    ApplySpotPolicyToPodSpec(spec, Str(At(md, "annotations"), kInterruptibleAnnotation) == "true",
+                             *spot);
   json tmeta = json::object();
   if (At(md, "labels").is_object()) tmeta["labels"] = At(md, "labels");
   if (At(md, "annotations").is_object()) tmeta["annotations"] = At(md, "annotations");
@@ -157,9 +160,10 @@ json BuildProvisioningRequest(const std::string& name, const std::string& ns,
 }
 
 Provisioner::Provisioner(KubeClient* client, ProvisioningOptions options,
-                         const std::atomic<bool>& stop)
+                         NodePolicyOptions node_policy, const std::atomic<bool>& stop)
     : client_(client),
       options_(std::move(options)),
+      node_policy_(std::move(node_policy)),
       stop_(stop),
       pool_(std::make_unique<TaskPool>(1)) {}
 
@@ -357,7 +361,7 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
     json pod = json::parse(got->body, nullptr, /*allow_exceptions=*/false);
     const std::string name = PodTemplateName(request, i);
     auto made = client_->Post(fmt::format("/api/v1/namespaces/{}/podtemplates", need.ns),
-                              BuildPodTemplate(name, pod).dump());
+                              BuildPodTemplate(name, pod, &node_policy_).dump());
     // 409: left by an earlier attempt that stopped half-way; it is the same template.
     if (!made.ok() || (!Ok(made->status) && made->status != 409)) {
       d.error = fmt::format("creating PodTemplate {}: {}", name,

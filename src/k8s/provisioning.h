@@ -30,6 +30,7 @@
 
 #include "k8s/informer.h"
 #include "k8s/kube_client.h"
+#include "k8s/node_policy.h"
 #include "k8s/task_pool.h"
 #include "nlohmann/json.hpp"
 
@@ -87,8 +88,10 @@ std::string PodTemplateName(const std::string& request, size_t pod_set);
 double RetryDelay(const ProvisioningOptions& o, int attempt);
 
 // A PodTemplate from one of the set's pods as the server has it: its labels, annotations and spec
-// (without nodeName), labelled kManagedByLabel.
-json BuildPodTemplate(const std::string& name, const json& pod);
+// (without nodeName), labelled kManagedByLabel; with `spot` (may be null), the spot rules of
+// node_policy.h written into its node affinity (kInterruptibleAnnotation read from the pod).
+json BuildPodTemplate(const std::string& name, const json& pod,
+                      const NodePolicyOptions* spot = nullptr);
 // The request: spec.provisioningClassName, spec.parameters and spec.podSets
 // [{podTemplateRef: {name}, count}], labelled kManagedByLabel, annotated kGangAnnotation.
 json BuildProvisioningRequest(const std::string& name, const std::string& ns,
@@ -103,7 +106,9 @@ struct CapacityNeed {
 
 class Provisioner {
  public:
-  Provisioner(KubeClient* client, ProvisioningOptions options, const std::atomic<bool>& stop);
+  // `node_policy`: its spot rules go into the PodTemplates.
+  Provisioner(KubeClient* client, ProvisioningOptions options, NodePolicyOptions node_policy,
+              const std::atomic<bool>& stop);
   ~Provisioner();  // waits for the write in flight
   Provisioner(const Provisioner&) = delete;
   Provisioner& operator=(const Provisioner&) = delete;
@@ -139,6 +144,7 @@ class Provisioner {
 
   KubeClient* const client_;
   const ProvisioningOptions options_;
+  const NodePolicyOptions node_policy_;
   const std::atomic<bool>& stop_;
   bool served_ = true;                            // until a list says 404
   bool said_absent_ = false;                      // the 404 was logged

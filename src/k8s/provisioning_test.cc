@@ -105,5 +105,50 @@ TEST(Provisioning, BodiesFollowTheUpstreamApi) {
   EXPECT_EQ(BuildPodTemplate("x", json::array())["template"]["spec"], json::object());
 }
 
+// The PodTemplates carry the spot rules, so that the autoscaler adds spot nodes only for pods
+// that may run there.
+TEST(Provisioning, PodTemplatesCarryTheSpotRules) {
+  NodePolicyOptions spot;
+  spot.spot_labels = {{"karpenter.sh/capacity-type", "spot"}};
+  json pod = {{"metadata", {{"name", "p"}, {"namespace", "ns"}}},
+              {"spec", {{"containers", json::array()}}}};
+  json t = BuildPodTemplate("t", pod, &spot);
+  const json& terms = t["template"]["spec"]["affinity"]["nodeAffinity"]
+                       ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 1u) << t.dump();
+  EXPECT_EQ(
+      terms[0]["matchExpressions"][0],
+      (json{{"key", "karpenter.sh/capacity-type"}, {"operator", "NotIn"}, {"values", {"spot"}}}));
+  // The pod's own terms each get the exclusion (they are ORed).
+  pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+     ["nodeSelectorTerms"] = {
+         {{"matchExpressions", {{{"key", "zone"}, {"operator", "In"}, {"values", {"a"}}}}}},
+         {{"matchExpressions", {{{"key", "zone"}, {"operator", "In"}, {"values", {"b"}}}}}}};
+  t = BuildPodTemplate("t", pod, &spot);
+  const json& both = t["template"]["spec"]["affinity"]["nodeAffinity"]
+                      ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(both.size(), 2u);
+  for (const json& term : both) {
+    ASSERT_EQ(term["matchExpressions"].size(), 2u) << term.dump();
+    EXPECT_EQ(term["matchExpressions"][1]["operator"], "NotIn");
+  }
+  // Interruptible: a preference for spot, no exclusion.
+  json tolerant = {{"metadata", {{"annotations", {{kInterruptibleAnnotation, "true"}}}}},
+                   {"spec", json::object()}};
+  t = BuildPodTemplate("t", tolerant, &spot);
+  const json& na = t["template"]["spec"]["affinity"]["nodeAffinity"];
+  EXPECT_FALSE(na.contains("requiredDuringSchedulingIgnoredDuringExecution")) << na.dump();
+  ASSERT_EQ(na["preferredDuringSchedulingIgnoredDuringExecution"].size(), 1u);
+  EXPECT_EQ(na["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"], 100);
+  // Off, or without a policy: the spec as the pod has it.
+  spot.spot_policy = false;
+  EXPECT_FALSE(BuildPodTemplate("t", tolerant, &spot)["template"]["spec"].contains("affinity"));
+  EXPECT_FALSE(BuildPodTemplate("t", tolerant)["template"]["spec"].contains("affinity"));
+  // An affinity of the wrong type is left alone, not a crash.
+  spot.spot_policy = true;
+  json odd = {{"spec", {{"affinity", "x"}}}};
+  EXPECT_EQ(BuildPodTemplate("t", odd, &spot)["template"]["spec"]["affinity"], "x");
+}
+
 }  // namespace
 }  // namespace tessera::k8s

@@ -262,5 +262,47 @@ TEST_F(K8sProvisioning, FailedRequestIsRetriedAfterABackoffAndTheNextAttemptIsSe
             (std::vector<std::string>{"tessera-podgroup-train-1", "tessera-podgroup-train-2"}));
 }
 
+// Without requests: a node the Cluster Autoscaler is removing takes no new pod, even one that
+// tolerates every taint, and a spot node takes only the interruptible pod.
+TEST_F(K8sProvisioning, NodesBeingRemovedAndSpotNodesTakeOnlyWhatTheyMay) {
+  StartTessera();
+  const json queue = {{"kueue.x-k8s.io/queue-name", "lq"}};
+  cluster_->Create(cluster_->PodSpec("default", "filler", 8, "tessera", queue));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "filler") == 1; }, kTimeout));
+  cluster_->CreateNodes(1, 8, "spot", {{"karpenter.sh/capacity-type", "spot"}});
+  cluster_->CreateNodes(1, 8, "leaving", json::object(),
+                        {{{"key", "ToBeDeletedByClusterAutoscaler"},
+                          {"value", "1732400000"},
+                          {"effect", "NoSchedule"}}});
+  const json everything = json::array({{{"operator", "Exists"}}});
+  json steady = cluster_->PodSpec("default", "steady", 8, "tessera", queue);
+  steady["spec"]["tolerations"] = everything;
+  json cheap = cluster_->PodSpec("default", "cheap", 8, "tessera", queue,
+                                 {{kInterruptibleAnnotation, "true"}});
+  cheap["spec"]["tolerations"] = everything;
+  cluster_->Create(steady);
+  cluster_->Create(cheap);
+  auto node_of = [&](const std::string& pod) {
+    return cluster_->Get("/api/v1/namespaces/default/pods/" + pod)["spec"].value("nodeName", "");
+  };
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return node_of("cheap") == "spot-0"; }, kTimeout))
+      << node_of("cheap");
+  // steady was looked at (it says why it waits) and left pending: not on spot, not on the
+  // node being removed.
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Scheduled("steady").is_object(); }, kTimeout));
+  EXPECT_EQ(node_of("steady"), "");
+  // The autoscaler changes its mind: the node takes pods again.
+  auto r = cluster_->client().Patch("/api/v1/nodes/leaving-0",
+                                    json{{"spec", {{"taints", json::array()}}}}.dump(),
+                                    PatchType::kMerge);
+  ASSERT_TRUE(r.ok() && r->status == 200);
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return node_of("steady") == "leaving-0"; }, kTimeout))
+      << node_of("steady");
+  // Single pods are not protected from consolidation (--protect-gangs-min-pods 2).
+  json p = cluster_->Get("/api/v1/namespaces/default/pods/cheap");
+  EXPECT_FALSE(
+      p["metadata"].value("annotations", json::object()).contains(kDoNotDisruptAnnotation));
+}
+
 }  // namespace
 }  // namespace tessera::k8s
