@@ -154,6 +154,45 @@ bool Met(const Target& t, const SizePoint& p, std::string& why) {
   return false;
 }
 
+// When a replay can stop: the first wait target (of jobs in the trace and the manifests) says
+// how many jobs may wait how long, or how long all may wait together.
+ReplayOptions::EarlyStop EarlyStopFor(const std::vector<Target>& targets, const Trace& trace,
+                                      const Model& base) {
+  ReplayOptions::EarlyStop es;
+  const auto n = static_cast<int64_t>(trace.jobs.size() + base.workloads.size());
+  for (const auto& t : targets) {
+    double pct = 0;
+    switch (t.kind) {
+      case Target::Kind::kWaitP50:
+        pct = 50;
+        break;
+      case Target::Kind::kWaitP95:
+        pct = 95;
+        break;
+      case Target::Kind::kWaitP99:
+        pct = 99;
+        break;
+      case Target::Kind::kWaitMax:
+        pct = 100;
+        break;
+      case Target::Kind::kWaitMean:
+        // A little slack: the plan's mean is summed in another order.
+        es.wait_sum_max = t.value * static_cast<double>(n) * (1 + 1e-9) + 1e-6;
+        return es;
+      case Target::Kind::kUtilization:
+        continue;
+    }
+    // As Summarize (trace/metrics.cc) ranks: pX is the k-th smallest wait, k = ceil(X% of n);
+    // it is over the bound once more than n - k jobs waited longer.
+    const auto k = std::clamp<int64_t>(
+        static_cast<int64_t>(std::ceil(pct / 100.0 * static_cast<double>(n))), 1, n);
+    es.wait_over = t.value;
+    es.late_allowed = n - k;
+    return es;
+  }
+  return es;
+}
+
 // Replays `sizes` on `threads` threads, adding the points to plan.points (kept by nodes).
 absl::Status ReplaySizes(const Trace& trace, const Model& base, const PlanOptions& o,
                          std::vector<int32_t> sizes, PoolPlan& plan, PlanResult& result) {
@@ -162,11 +201,13 @@ absl::Status ReplaySizes(const Trace& trace, const Model& base, const PlanOption
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   if (sizes.empty()) return absl::OkStatus();
   std::vector<absl::StatusOr<SizePoint>> out(sizes.size(), absl::UnknownError("not run"));
+  ReplayOptions ro = o.replay;
+  if (o.stop_early) ro.early_stop = EarlyStopFor(o.targets, trace, base);
   std::vector<std::string> notes;
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < sizes.size(); i = next.fetch_add(1))
-      out[i] = ReplayAtSize(trace, base, plan.pool, sizes[i], o.targets, o.build, o.replay,
+      out[i] = ReplayAtSize(trace, base, plan.pool, sizes[i], o.targets, o.build, ro,
                             i == 0 ? &notes : nullptr);
   };
   const size_t n = std::min(sizes.size(), static_cast<size_t>(std::max(1, o.threads)));
@@ -199,6 +240,7 @@ std::vector<int32_t> Spread(int32_t lo, int32_t hi, int32_t count) {
 
 // Words for one replayed size against the targets.
 std::string Verdict(const SizePoint& p, const std::vector<Target>& ts) {
+  if (!p.stopped_early.empty()) return fmt::format("{} nodes do not ({})", p.nodes, p.why_not);
   std::string values;
   for (const auto& t : ts) {
     const double v = TargetValue(t, p);
@@ -480,8 +522,11 @@ absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base, co
   p.wasted_gpus = static_cast<double>(p.gpus) - p.effective_gpus;
   p.cost_per_month = nodes * pool.NodeHourPrice() * kHoursPerMonth;
   p.preemptions = r->preemptions;
-  p.meets = true;
+  p.stopped_early = r->stopped_early;
+  p.meets = p.stopped_early.empty();
+  if (!p.meets) p.why_not = "targets missed, " + p.stopped_early;
   for (const auto& target : targets) {
+    if (!p.meets) break;
     if (!Met(target, p, p.why_not)) {
       p.meets = false;
       break;

@@ -66,8 +66,11 @@ struct PlanOptions {
   int32_t max_nodes = 0;        // 0: twice the nodes of the peak offered demand (see .cc)
   int32_t curve_points = 20;    // sizes of the curve, min and max included
   int32_t threads = 1;          // replays at once
-  BuildOptions build;           // queues, placement, estimates of every replay
-  ReplayOptions replay;         // cycle interval etc. of every replay
+  // Stop a replay as soon as it is known to miss the first wait target (ReplayOptions::
+  // early_stop): far too small clusters would otherwise replay their whole backlog.
+  bool stop_early = true;
+  BuildOptions build;    // queues, placement, estimates of every replay
+  ReplayOptions replay;  // cycle interval etc. of every replay
 };
 
 // One replay: a cluster of `nodes` nodes of the pool.
@@ -87,6 +90,9 @@ struct SizePoint {
   int64_t preemptions = 0;
   bool meets = false;
   std::string why_not;  // the first target missed, when !meets
+  // Not empty: the replay stopped once the targets could no longer be met, and the figures
+  // above cover it only up to there (the waits are of the jobs admitted by then).
+  std::string stopped_early;
 };
 
 struct PoolPlan {

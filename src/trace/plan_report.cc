@@ -82,7 +82,8 @@ nlohmann::json PointJson(const SizePoint& p) {
           {"costPerMonth", JNum(p.cost_per_month, 2)},
           {"preemptions", p.preemptions},
           {"meets", p.meets},
-          {"whyNot", p.why_not}};
+          {"whyNot", p.why_not},
+          {"stoppedEarly", p.stopped_early}};
 }
 
 }  // namespace
@@ -98,6 +99,12 @@ std::string PlanTable(const PlanResult& r) {
                          "nodes", "GPUs", "wait mean", "wait p50", "wait p95", "wait p99", "util%",
                          "effective", "wasted", "per month", "meets");
     for (const auto& s : p.points) {
+      if (!s.stopped_early.empty()) {  // partial figures: only the verdict
+        out += fmt::format(
+            "{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}  no: {}\n", s.nodes,
+            s.gpus, "-", "-", "-", "-", "-", "-", "-", Money(s.cost_per_month), s.why_not);
+        continue;
+      }
       out += fmt::format(
           "{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}  {}{}\n", s.nodes, s.gpus,
           FormatDuration(s.wait.mean), FormatDuration(s.wait.p50), FormatDuration(s.wait.p95),
@@ -208,6 +215,13 @@ std::string PlanHtml(const PlanResult& r, const std::string& title) {
     double wmax = 0;
     std::vector<double> x, p50, p95, p99, cost, eff, waste;
     for (const auto& s : p.points) {
+      if (!s.stopped_early.empty()) {  // partial figures: only the verdict, and off the charts
+        h += fmt::format(
+            "<tr><td>{}</td><td>{}</td><td colspan=\"7\">-</td><td>{}</td>"
+            "<td>{}</td></tr>\n",
+            s.nodes, s.gpus, Money(s.cost_per_month), Esc(s.why_not));
+        continue;
+      }
       h += fmt::format(
           "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}%</td>"
           "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",

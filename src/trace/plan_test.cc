@@ -154,6 +154,29 @@ TEST(Plan, SameAnswerWhateverTheThreads) {
   EXPECT_EQ(one->replays, three->replays);
 }
 
+// Stopping the replays of failing sizes early changes nothing but their figures.
+TEST(Plan, EarlyStopGivesTheSameAnswer) {
+  const Trace trace = GangTrace();
+  for (const char* target : {"wait-p95=30m", "wait-mean=2m", "wait-max=3h"}) {
+    PlanOptions full = Options({target});
+    full.stop_early = false;
+    auto a = RunPlan(trace, Model{}, Options({target}));
+    auto b = RunPlan(trace, Model{}, full);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->pools[0].answer, b->pools[0].answer) << target << "\n"
+                                                      << PlanTable(*a) << PlanTable(*b);
+    int stopped = 0;
+    for (const auto& p : a->pools[0].points) {
+      stopped += !p.stopped_early.empty();
+      EXPECT_TRUE(p.stopped_early.empty() || !p.meets);
+      const SizePoint* q = b->pools[0].At(p.nodes);
+      ASSERT_NE(q, nullptr);
+      EXPECT_EQ(p.meets, q->meets) << target << " " << p.nodes;
+    }
+    EXPECT_GT(stopped, 0) << target << "\n" << PlanTable(*a);
+  }
+}
+
 TEST(Plan, TargetNotMetUpToTheLargestSize) {
   const Trace trace = GangTrace(3.0, 100);  // three times what 8 nodes hold
   PlanOptions o = Options({"wait-p50=0s"});

@@ -120,6 +120,7 @@ class Replayer {
     InitMetrics();
     InitWorkloads();
     bool stopped = false;
+    double stop_at = options_.until;
     while (true) {
       double t = std::min(
           {NextManifest(), NextTrace(), finishes_.empty() ? kInf : std::get<0>(finishes_.top())});
@@ -137,13 +138,18 @@ class Replayer {
         stopped = true;
         break;
       }
+      if (StopEarly(now)) {
+        stop_at = now;
+        stopped = true;
+        break;
+      }
       Advance(now);
       if (as_) as_->Account(now);
       Departures(now);
       Arrivals(now);
       if (absl::Status st = Scale(now); !st.ok()) return st;
     }
-    res_.end = stopped ? options_.until : last_;
+    res_.end = stopped ? stop_at : last_;
     if (res_.snapshot.time < 0) Snapshot(std::min(options_.snapshot_at, res_.end));
     Advance(res_.end);
     if (as_) Nodes();
@@ -394,6 +400,11 @@ class Replayer {
         at = tt;
       }
       s_->Submit(id, at);
+      if (early_) {
+        arrived_.push_back(id);
+        ++unadmitted_;
+        unadmitted_arrivals_ += at;
+      }
       plan_ = true;
       ++res_.queues[QueueOf(id)].jobs;
       classes_.Arrived(ClassOf(id));
@@ -505,6 +516,32 @@ class Replayer {
     --running_;
     ++pending_;
   }
+  // ReplayOptions::early_stop: true (with the reason in res_) once the run is known to miss it.
+  // Jobs are looked at in arrival order once `wait_over` has passed since their arrival.
+  bool StopEarly(double now) {
+    if (!early_) return false;
+    const auto& es = options_.early_stop;
+    for (; late_cursor_ < arrived_.size(); ++late_cursor_) {
+      const WorkloadId id = arrived_[late_cursor_];
+      if (!(ArrivalOf(id) + es.wait_over < now)) break;
+      const double first = first_admit_[static_cast<size_t>(id)];
+      if (first < 0 || first - ArrivalOf(id) > es.wait_over) ++late_;
+    }
+    if (late_ > es.late_allowed) {
+      res_.stopped_early = fmt::format("stopped at t={:.0f}s: {} jobs waited over {:.0f}s", now,
+                                       late_, es.wait_over);
+      return true;
+    }
+    const double sum =
+        admitted_waits_ + static_cast<double>(unadmitted_) * now - unadmitted_arrivals_;
+    if (sum > es.wait_sum_max) {
+      res_.stopped_early =
+          fmt::format("stopped at t={:.0f}s: the waits already sum to {:.0f}s", now, sum);
+      return true;
+    }
+    return false;
+  }
+
   void Admit(WorkloadId id, const std::vector<PodPlacement>& pods, double now) {
     auto q = QueueOf(id);
     const WorkloadStatus& st = s_->status(id);
@@ -513,6 +550,11 @@ class Replayer {
       ++res_.queues[q].admitted;
       double wait = now - ArrivalOf(id);
       waits_[q].push_back(wait);
+      if (early_) {
+        --unadmitted_;
+        unadmitted_arrivals_ -= ArrivalOf(id);
+        admitted_waits_ += wait;
+      }
       classes_.FirstAdmitted(ClassOf(id), wait);
       ++res_.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
     }
@@ -633,6 +675,14 @@ class Replayer {
   double total_milli_ = 1;
 
   std::vector<double> first_admit_, admit_at_;  // per workload
+  // ReplayOptions::early_stop's bookkeeping, only when it is set: jobs in arrival order, the
+  // first not yet looked at, how many waited too long, and the waits so far.
+  const bool early_ =
+      options_.early_stop.wait_over < kInf || options_.early_stop.wait_sum_max < kInf;
+  std::vector<WorkloadId> arrived_;
+  size_t late_cursor_ = 0;
+  int64_t late_ = 0, unadmitted_ = 0;
+  double unadmitted_arrivals_ = 0, admitted_waits_ = 0;
   absl::flat_hash_map<WorkloadId, std::vector<HeldPod>> held_;
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
   std::vector<Decision> preempts_, others_;

@@ -48,6 +48,18 @@ struct ReplayOptions {
   // at most this many workloads.
   double snapshot_at = std::numeric_limits<double>::infinity();
   int64_t snapshot_workloads = kDefaultSnapshotWorkloads;
+  // Stop as soon as the run is known to miss a wait bound (the capacity calculator's far too
+  // small clusters, trace/plan.h, whose backlogs would take long to replay): more than
+  // `late_allowed` jobs waited longer than `wait_over` seconds (admitted later than that after
+  // their arrival, or still waiting past it), or the waits so far (those of jobs not yet admitted
+  // counted up to the instant) sum to more than `wait_sum_max` seconds. ReplayResult::
+  // stopped_early says which; the metrics cover the run up to there.
+  struct EarlyStop {
+    double wait_over = std::numeric_limits<double>::infinity();
+    int64_t late_allowed = std::numeric_limits<int64_t>::max();
+    double wait_sum_max = std::numeric_limits<double>::infinity();
+  };
+  EarlyStop early_stop;
 };
 
 // The instant of the first cycle at or after `t` with cycles every `interval` seconds: the
@@ -117,7 +129,8 @@ struct ReplayResult {
   bool elastic = false;
   ScaleUpMode scale_up = ScaleUpMode::kGangAware;
   double waiting_gang_gpu_hours = 0;
-  int64_t node_events = 0;  // nodes added, removed and interrupted
+  int64_t node_events = 0;    // nodes added, removed and interrupted
+  std::string stopped_early;  // why ReplayOptions::early_stop ended the run; empty: it did not
   // Workloads and nodes at ReplayOptions::snapshot_at (or the end), for dashboard.html.
   ClusterSnapshot snapshot;
 };
