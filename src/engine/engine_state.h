@@ -110,10 +110,22 @@ struct WorkloadRec {
   WorkloadId grace_for = -1;
   std::string preempted_reason;
   int32_t awaiting = 0;
+  // The instant of a chain of preemptions ("an admission is final within its instant"): with
+  // grace periods, what would happen in one instant spreads over several. A victim requeued,
+  // or a preemptor whose victims are gone, at `cascade_at` acts in the instant `cascade` of the
+  // preemption that moved it (CascadeOf); `admitted_in` is the instant its admission counts in.
+  double cascade = -1, cascade_at = -1;
+  double admitted_in = -1;
   // The pending reason, formatted lazily by status().
   std::vector<ReasonPart> why;
   mutable bool reason_stale = false;
 };
+
+// The instant workload `r` acts in at `now`: that of the preemption that moved it, when it was
+// requeued (or its victims were gone) at `now`; else `now`.
+inline double CascadeOf(const WorkloadRec& r, double now) {
+  return r.cascade_at == now ? r.cascade : now;
+}
 
 // The order inside a pending queue: (LocalQueue usage, -priority, created, id). The usage is 0
 // except in a ClusterQueue with usage-based admission fair sharing (time/fair_usage.h).

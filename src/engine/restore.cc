@@ -177,6 +177,7 @@ absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement>
   s.recs[id].why.clear();
   s.recs[id].reason_stale = false;
   st.admitted_at = now;
+  s.recs[id].admitted_in = now;
   e.waits.OnAdmitted(id, now);
   e.reservations.OnAdmitted(id);
   st.pods.clear();

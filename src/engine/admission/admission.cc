@@ -31,6 +31,7 @@ void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double n
   s_.recs[id].why.clear();
   s_.recs[id].reason_stale = false;
   st.admitted_at = now;
+  rec.admitted_in = CascadeOf(rec, now);
   e_.waits.OnAdmitted(id, now);
   e_.reservations.OnAdmitted(id);
   e_.placer.PlaceExtra(id);

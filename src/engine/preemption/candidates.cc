@@ -168,7 +168,12 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
       // now (in Kubernetes, a bind followed by the eviction of a pod that never ran). Its
       // claimant waits for a later cycle; the instant always settles (each running workload
       // can be preempted at most once in it).
-      if (v == id || s_.status[v].admitted_at == now) continue;
+      // With grace periods the instant is that of the chain of preemptions (CascadeOf): a
+      // workload admitted in it is not taken back by a workload acting in it either, so a chain
+      // A -> B -> C -> A stops as it does without grace periods.
+      if (v == id || s_.status[v].admitted_at == now ||
+          s_.recs[v].admitted_in == CascadeOf(rec, now))
+        continue;
       // Protected until it has run its minimum (tessera.dev/min-runtime, else its queue's).
       const Workload& vw = s_.model.workloads[v];
       const std::optional<double> min_runtime =

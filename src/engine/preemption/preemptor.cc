@@ -141,6 +141,8 @@ std::string Preemptor::VictimReason(WorkloadId id, WorkloadId v) const {
 void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted,
                        const std::vector<WorkloadId>& graced, double now,
                        std::vector<Decision>& out) {
+  // The instant this preemption belongs to: its victims and its own admission count in it.
+  const double cascade = CascadeOf(s_.recs[id], now);
   auto decide = [&](WorkloadId v) {
     WorkloadStatus& vs = s_.status[v];
     WorkloadRec& vr = s_.recs[v];
@@ -161,6 +163,8 @@ void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted
     vs.pods.clear();
     e_.pending.SetPending(v, "requeued after preemption: " + d.reason);
     vs.admitted_at = -1;
+    s_.recs[v].cascade = cascade;
+    s_.recs[v].cascade_at = now;
     e_.pending.Enqueue(v);
     out.push_back(std::move(d));
   }
@@ -168,12 +172,20 @@ void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted
     Decision d = decide(v);
     d.grace_seconds = s_.model.workloads[v].GraceSeconds();
     e_.terminations.Begin(v, id, now, d.reason);
+    // Requeued when its grace period ends, it acts in this preemption's instant then.
+    s_.recs[v].cascade = cascade;
+    s_.recs[v].cascade_at = s_.recs[v].grace_end;
     out.push_back(std::move(d));
   }
   e_.statement.Commit();
   if (!graced.empty()) {
     // As Kueue's preemptor: it waits for its victims to be gone, and is tried again then.
     e_.pending.SetPending(id, e_.terminations.WaitingReason(id));
+    // Tried again when its last victim is gone: its admission then counts in this instant.
+    s_.recs[id].cascade = cascade;
+    s_.recs[id].cascade_at = now;
+    for (WorkloadId v : graced)
+      s_.recs[id].cascade_at = std::max(s_.recs[id].cascade_at, s_.recs[v].grace_end);
     s_.recs[id].failed_release_epoch = s_.release_epoch;
     s_.recs[id].failed_admit_epoch = s_.admit_epoch;
     return;

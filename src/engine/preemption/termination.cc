@@ -34,8 +34,10 @@ void Terminations::Free(WorkloadId v) {
 }
 
 void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
+  std::vector<WorkloadId> ready;  // preemptors whose last victim is gone now
   while (!ends_.empty() && ends_.begin()->first <= now) {
     const WorkloadId v = ends_.begin()->second;
+    const WorkloadId preemptor = s_.recs[v].grace_for;
     std::string reason = std::move(s_.recs[v].preempted_reason);
     s_.recs[v].preempted_reason.clear();
     // Drained by its stopped ClusterQueue (no preemptor): it waits there, as one drained
@@ -56,7 +58,14 @@ void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
     d.workload = v;
     d.reason = std::move(reason);
     out.push_back(std::move(d));
+    if (preemptor >= 0 && s_.recs[preemptor].awaiting == 0) ready.push_back(preemptor);
   }
+  // What the victims held goes to their preemptor first, as it does when a preemption takes
+  // effect at once: tried now, before the queues' rounds, where its own victims (requeued with
+  // their original creation time, so often ahead of it) would take it back and be preempted
+  // again, round after round.
+  for (WorkloadId p : ready)
+    if (s_.status[p].state == WorkloadState::kPending) e_.admission.TryAdmit(p, now, out);
 }
 
 void Terminations::Release(WorkloadId v) {
