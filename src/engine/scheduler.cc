@@ -70,6 +70,7 @@ class SchedulerImpl : public Scheduler {
     return std::min(
         {e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now), e_.terminations.Next()});
   }
+  double NextGraceEnd() const override { return e_.terminations.Next(); }
   LocalQueueUsage local_queue_usage(int32_t lq) const override {
     return e_.fair_usage.Consumed(lq);
   }

@@ -170,6 +170,9 @@ class Scheduler {
   // The first instant after `now` at which a cycle would decide something even if nothing
   // arrived or ended (a wait limit running out); +infinity when none.
   virtual double NextTimer(double now) const = 0;
+  // When the next grace period of a preempted workload ends (a kTerminated decision is due);
+  // +infinity when none runs. Part of NextTimer.
+  virtual double NextGraceEnd() const = 0;
 
   // Admission fair sharing: LocalQueue `lq`'s usage at the last sample (index in
   // model().local_queues). REQUIRES: 0 <= lq < model().local_queues.size().

@@ -112,6 +112,7 @@ bool BuildOptionsOf(const ReplayFlags& f, trace::BuildOptions& bo) {
   }
   bo.estimates = *estimates;
   bo.estimates.seed = f.seed;
+  bo.grace_period = f.grace_period;
   return true;
 }
 
@@ -274,6 +275,11 @@ void AddTraceFlags(CLI::App& app_ref, ReplayFlags& flags_ref) {
   app->add_flag("--unqueued", flags->unqueued, "no queues and no quota: placement only");
   app->add_flag("--no-preemption", flags->no_preemption,
                 "default queues without preemption policies");
+  app->add_option("--grace-period", flags->grace_period,
+                  "seconds a preempted trace job keeps its GPUs before it is gone (its "
+                  "terminationGracePeriodSeconds; default 30, Kubernetes' default; 0: at once); "
+                  "workloads of --manifests keep their own")
+      ->check(Range(0, 1e7, true, "a number of seconds from 0 to 1e7"));
   app->add_option("--limit", flags->limit, "replay only the first N jobs of the file")
       ->check(Range(0, 9e18, true, "a whole number of jobs, 0 or more"));
 }

@@ -36,6 +36,7 @@ struct ReplayFlags {
   std::string backfill;  // "", "on", "off"
   std::string strategy;  // "", "StrictFIFO", "BestEffortFIFO"
   std::string estimates = "none";
+  double grace_period = 30;  // terminationGracePeriodSeconds of trace jobs
   bool unqueued = false;
   bool no_preemption = false;
   double cycle_interval = 0;

@@ -324,6 +324,7 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
   if (options.fair_sharing) model.config.fair_sharing = *options.fair_sharing;
   ApplyTimeOptions(options, model, notes);
   conv.estimates_ = options.estimates;
+  conv.grace_period_ = options.grace_period;
   return conv;
 }
 
@@ -344,6 +345,7 @@ Workload JobConverter::Make(const TraceJob& job, int64_t index) const {
   ps.requests[kCpu] = job.cpu_milli;
   ps.requests[kMemory] = job.memory_mib * kMiB;
   ps.requests[kPods] = 1;
+  ps.termination_grace = grace_period_;
   if (job.gpu_milli > 0) {
     ps.requests[kGpuMilli] = job.gpu_milli;
   } else {

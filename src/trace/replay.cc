@@ -122,8 +122,10 @@ class Replayer {
     bool stopped = false;
     double stop_at = options_.until;
     while (true) {
-      double t = std::min(
-          {NextManifest(), NextTrace(), finishes_.empty() ? kInf : std::get<0>(finishes_.top())});
+      // A victim's grace period that ends frees its GPUs and requeues it (trace/replay.h).
+      double t =
+          std::min({NextManifest(), NextTrace(),
+                    finishes_.empty() ? kInf : std::get<0>(finishes_.top()), s_->NextGraceEnd()});
       if (as_) {
         // Nodes coming or going keep the replay going; spot interruptions only while something
         // else does (as in `tessera sim`).
@@ -343,6 +345,18 @@ class Replayer {
     queue_milli_[QueueOf(id)] += gpu_milli;
     classes_.Hold(ClassOf(id), gpu_milli);
   }
+  // The GPU milli a workload's pods hold.
+  int64_t HeldMilli(WorkloadId id) const {
+    auto it = held_.find(id);
+    if (it == held_.end()) return 0;
+    const Workload& w = m_->workloads[static_cast<size_t>(id)];
+    int64_t gpu_milli = 0;
+    for (const auto& hp : it->second) {
+      const Resources& req = w.pod_sets[static_cast<size_t>(hp.pod_set)].requests;
+      gpu_milli += int64_t{req[kGpu]} * 1000 + (hp.share_gpu >= 0 ? req[milli_] : 0);
+    }
+    return gpu_milli;
+  }
   // Releases a workload's pods; returns the GPU milli it held.
   int64_t Release(WorkloadId id) {
     auto it = held_.find(id);
@@ -445,7 +459,7 @@ class Replayer {
         return absl::InternalError(fmt::format("nodes did not settle at t={}", now));
       std::vector<Decision> evicted;
       if (as_->Advance(now, node_events_, evicted)) plan_ = true;
-      for (const Decision& d : evicted) Evict(d.workload, d.reason, now);
+      for (const Decision& d : evicted) Evict(d, now);
       if (absl::Status st = RunCycles(now); !st.ok()) return st;
       as_->AfterCycles(now, plan_);
       plan_ = false;
@@ -471,9 +485,12 @@ class Replayer {
   void ApplyDecisions(std::vector<Decision>& decisions, double now) {
     preempts_.clear();
     others_.clear();
+    // A victim's grace period that ends (kTerminated) frees its devices as an eviction does.
     for (auto& d : decisions)
-      (d.type == Decision::Type::kPreempt ? preempts_ : others_).push_back(std::move(d));
-    for (const auto& d : preempts_) Evict(d.workload, d.reason, now);
+      (d.type == Decision::Type::kPreempt || d.type == Decision::Type::kTerminated ? preempts_
+                                                                                   : others_)
+          .push_back(std::move(d));
+    for (const auto& d : preempts_) Evict(d, now);
     for (const auto& d : others_) {
       WorkloadId id = d.workload;
       auto q = QueueOf(id);
@@ -494,25 +511,36 @@ class Replayer {
           --pending_;
           break;
         case Decision::Type::kPreempt:
+        case Decision::Type::kTerminated:
         case Decision::Type::kWaitLimitExceeded:
-        case Decision::Type::kTerminated:  // traces have no grace periods
           break;
       }
     }
   }
-  void Evict(WorkloadId id, const std::string& reason, double now) {
+  // A preemption (kPreempt) or the end of a victim's grace period (kTerminated). With a grace
+  // period the victim keeps its devices, cost and run record until kTerminated, as in the
+  // scenario simulator; the work lost is its run so far plus the whole grace period.
+  void Evict(const Decision& d, double now) {
+    const WorkloadId id = d.workload;
     auto q = QueueOf(id);
-    int64_t gpu_milli = Release(id);
+    double& admitted = admit_at_[static_cast<size_t>(id)];
+    // admitted < 0: already told to stop (a node going away ends its grace period early).
+    if (d.type == Decision::Type::kPreempt && admitted >= 0) {
+      const double gpus = static_cast<double>(HeldMilli(id)) / 1000.0;
+      const double ran = now - admitted;
+      admitted = -1;
+      res_.queues[q].gpu_hours_lost += gpus * (ran + d.grace_seconds) / 3600.0;
+      res_.queues[q].gpu_hours_in_grace += gpus * d.grace_seconds / 3600.0;
+      ++res_.queues[q].preempted;
+      classes_.Preempted(ClassOf(id));
+      ++res_.preemptions;
+      if (d.grace_seconds > 0) return;
+    }
+    Release(id);
     if (as_) as_->Released(id, now);
     plan_ = true;
     if (cost_) cost_->Release(id, now);
-    if (runs_) runs_->Ended(id, accounting::RunEnd::kPreempted, reason, now);
-    double lost = static_cast<double>(gpu_milli) / 1000.0 *
-                  (now - admit_at_[static_cast<size_t>(id)]) / 3600.0;
-    res_.queues[q].gpu_hours_lost += lost;
-    ++res_.queues[q].preempted;
-    classes_.Preempted(ClassOf(id));
-    ++res_.preemptions;
+    if (runs_) runs_->Ended(id, accounting::RunEnd::kPreempted, d.reason, now);
     --running_;
     ++pending_;
   }
@@ -607,6 +635,7 @@ class Replayer {
       all.preempted += r.preempted;
       all.gpu_hours += r.gpu_hours;
       all.gpu_hours_lost += r.gpu_hours_lost;
+      all.gpu_hours_in_grace += r.gpu_hours_in_grace;
       all.mean_gpus += r.mean_gpus;
       for (int b = 0; b < kDelayBins; ++b) all.wait_histogram[b] += r.wait_histogram[b];
       if (r.quota_gpus > 0) fairness.push_back(r.mean_gpus / r.quota_gpus);
@@ -615,6 +644,7 @@ class Replayer {
     all.jct = Summarize(all_jcts);
     all.peak_gpus = res_.peak_allocation_pct * static_cast<double>(res_.gpus_total) / 100.0;
     res_.gpu_hours_lost = all.gpu_hours_lost;
+    res_.gpu_hours_in_grace = all.gpu_hours_in_grace;
     // "(none)" is listed only when some job had no ClusterQueue.
     if (res_.queues.back().jobs == 0) {
       res_.queues.pop_back();

@@ -84,10 +84,11 @@ struct QueueResult {
   int64_t rejected = 0;
   int64_t pending_at_end = 0;
   int64_t running_at_end = 0;
-  int64_t preempted = 0;      // preemptions suffered (a job may count several times)
-  double gpu_hours = 0;       // GPU time held, shares included
-  double gpu_hours_lost = 0;  // GPU time of runs that a preemption cut short
-  double mean_gpus = 0;       // gpu_hours over the replay's span
+  int64_t preempted = 0;          // preemptions suffered (a job may count several times)
+  double gpu_hours = 0;           // GPU time held, shares included
+  double gpu_hours_lost = 0;      // GPU time of runs that a preemption cut short
+  double gpu_hours_in_grace = 0;  // the part of gpu_hours_lost held in grace periods
+  double mean_gpus = 0;           // gpu_hours over the replay's span
   double peak_gpus = 0;
   Distribution wait;  // arrival to first admission, admitted jobs
   Distribution jct;   // arrival to finish, finished jobs
@@ -103,6 +104,7 @@ struct ReplayResult {
   int64_t cycles = 0;
   int64_t preemptions = 0;
   double gpu_hours_lost = 0;
+  double gpu_hours_in_grace = 0;   // the part of gpu_hours_lost held in grace periods
   double mean_allocation_pct = 0;  // time-weighted over [start, end]
   double peak_allocation_pct = 0;
   double mean_fragmentation_pct = 0;  // time-weighted, FGD fragmented GPU milli / all GPU milli

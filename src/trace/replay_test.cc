@@ -85,7 +85,9 @@ TEST(Replay, TinyTraceByHand) {
 }
 
 TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
-  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv");
+  BuildOptions bo;
+  bo.grace_period = 0;  // gone at once (--grace-period 0)
+  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv", bo);
   const ReplayResult& r = run.result;
   EXPECT_EQ(r.preemptions, 1);
   EXPECT_NEAR(r.gpu_hours_lost, 2.0 * 10 / 3600, 1e-12);
@@ -98,6 +100,27 @@ TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
   EXPECT_EQ(r.end, 160);
   EXPECT_EQ(q.jct.max, 160);
   EXPECT_EQ(q.jct.p50, 50);
+}
+
+// Trace jobs get Kubernetes' default grace period (30 s): the victim keeps its GPUs until t=40,
+// its preemptor starts then (before the requeued victim can take them back), and the grace
+// period counts as lost, as in the scenario simulator.
+TEST(Replay, PreemptionWaitsForTheVictimsGracePeriod) {
+  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv");
+  const ReplayResult& r = run.result;
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_NEAR(r.gpu_hours_lost, 2.0 * (10 + 30) / 3600, 1e-12);
+  EXPECT_NEAR(r.gpu_hours_in_grace, 2.0 * 30 / 3600, 1e-12);
+  const QueueResult& q = r.queues[0];
+  EXPECT_EQ(q.preempted, 1);
+  EXPECT_EQ(q.finished, 2);
+  EXPECT_EQ(q.wait.max, 30);  // "high" waits for the grace period: 40..90
+  EXPECT_EQ(r.end, 190);      // "low" again 90..190
+  EXPECT_EQ(q.jct.max, 190);
+  EXPECT_EQ(q.jct.p50, 80);
+  // While "low" terminates its GPUs are held: the peak never exceeds the 2 GPUs.
+  EXPECT_DOUBLE_EQ(r.peak_allocation_pct, 100);
+  EXPECT_EQ(r.overbooked_shares, 0);
 }
 
 TEST(Replay, NoPreemptionMakesTheHighPriorityJobWait) {
@@ -126,9 +149,10 @@ TEST(Replay, ManifestQueuesWithCsvJobs) {
   EXPECT_DOUBLE_EQ(r.queues[0].quota_gpus, 1);
   EXPECT_EQ(r.queues[0].jobs, 1);
   EXPECT_EQ(r.queues[1].jobs, 2);
-  // team-a reclaims its GPU from team-b's borrower at t=10.
+  // team-a reclaims its GPU from team-b's borrower at t=10, and starts when the borrower's
+  // grace period (30 s, Kubernetes' default) ends.
   EXPECT_EQ(r.queues[1].preempted, 1);
-  EXPECT_EQ(r.queues[0].wait.max, 0);
+  EXPECT_EQ(r.queues[0].wait.max, 30);
   EXPECT_LT(r.jain_index, 1);
 }
 

@@ -343,6 +343,7 @@ std::string ReportJson(const ReplayResult& r) {
                             {"preemptions", r.preemptions},
                             {"gpuHours", JNum(r.all.gpu_hours)},
                             {"gpuHoursLostToPreemption", JNum(r.gpu_hours_lost)},
+                            {"gpuHoursInGracePeriods", JNum(r.gpu_hours_in_grace)},
                             {"meanGpuAllocationPct", JNum(r.mean_allocation_pct)},
                             {"peakGpuAllocationPct", JNum(r.peak_allocation_pct)},
                             {"finalGpuAllocationPct", JNum(r.final_allocation_pct)},
@@ -411,6 +412,7 @@ std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r
   kv("preemptions", fmt::format("{}", r.preemptions));
   kv("gpu_hours", Num(r.all.gpu_hours));
   kv("gpu_hours_lost_to_preemption", Num(r.gpu_hours_lost));
+  kv("gpu_hours_in_grace_periods", Num(r.gpu_hours_in_grace));
   kv("mean_gpu_allocation_pct", Num(r.mean_allocation_pct));
   kv("peak_gpu_allocation_pct", Num(r.peak_allocation_pct));
   kv("final_gpu_allocation_pct", Num(r.final_allocation_pct));
