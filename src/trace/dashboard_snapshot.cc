@@ -6,6 +6,7 @@
 // (trace/cluster_snapshot.h): the page's Workloads tab and GPU map show them.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "fmt/format.h"
@@ -90,14 +91,19 @@ json NodesByPool(const ReplayResult& r, int b) {
 
 json Trends(const ReplayResult& r) {
   const int alloc = Channel(r, "gpu_allocation_pct"), pending = Channel(r, "pending_jobs");
+  const int idle = Channel(r, "idle_gpu_nodes");
   json points = json::array();
   for (int b = 0; b < r.series.size(); ++b) {
     if (r.series.Covered(b) <= 0) continue;
+    // As serve's: the p95 of the waits of the jobs first admitted in the bucket (none: null),
+    // and the node-seconds of GPU nodes up with no GPU held.
+    const std::optional<double> p95 = r.admission_waits.Quantile(b, 0.95);
     json p = {
         {"time", Rfc3339(r.series.origin() + b * r.series.width())},
         {"gpuAllocation", alloc < 0 ? json(nullptr) : JNum(r.series.Mean(b, alloc) / 100, 4)},
-        {"waitP95Seconds", nullptr},
-        {"idleNodeSeconds", nullptr},
+        {"waitP95Seconds", p95 ? JNum(*p95, 3) : json(nullptr)},
+        {"idleNodeSeconds",
+         idle < 0 ? json(nullptr) : JNum(r.series.Mean(b, idle) * r.series.Covered(b), 3)},
         {"pendingWorkloads", pending < 0 ? json(nullptr) : JNum(r.series.Mean(b, pending), 1)}};
     if (!r.node_pools.empty()) p["nodesByPool"] = NodesByPool(r, b);
     points.push_back(std::move(p));

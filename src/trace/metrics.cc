@@ -45,6 +45,10 @@ void TimeSeries::Integrate(double t0, double t1, std::span<const double> values)
   }
 }
 
+void TimeSeries::Reach(double t) {
+  while (t - origin_ >= width_ * max_buckets_ && std::isfinite(t)) Merge();
+}
+
 double TimeSeries::Mean(int b, int c) const {
   const double cov = covered_[static_cast<size_t>(b)];
   if (cov <= 0) return 0;

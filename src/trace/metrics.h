@@ -20,7 +20,12 @@ class TimeSeries {
   // Adds `values` (one per channel), constant over [t0, t1). REQUIRES: t0 >= the previous t1.
   void Integrate(double t0, double t1, std::span<const double> values);
 
+  // Merges buckets until time t falls in one (as Integrate would on reaching t), so that what
+  // is kept beside the series per bucket (trace/trend_stats.h) can be put in t's bucket now.
+  void Reach(double t);
+
   double origin() const { return origin_; }
+  int max_buckets() const { return max_buckets_; }
   double width() const { return width_; }
   int channels() const { return channels_; }
   // Buckets that received any time.

@@ -14,19 +14,18 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_join.h"
 #include "accounting/recorder.h"
 #include "engine/scheduler.h"
 #include "fmt/format.h"
 #include "sim/simulator.h"
 #include "trace/ledger.h"
 #include "trace/size_classes.h"
+#include "trace/typical_pods.h"
 
 namespace tessera::trace {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int64_t kMiB = 1024 * 1024;
 
 struct HeldPod {
   NodeId node;
@@ -39,54 +38,6 @@ int DelayBin(double wait) {
   for (int b = 0; b < static_cast<int>(kDelayBinEdges.size()); ++b)
     if (wait <= kDelayBinEdges[static_cast<size_t>(b)]) return b;
   return kDelayBins - 1;
-}
-
-// The typical pods of the FGD measure: every pod of the trace and of the manifests' workloads.
-absl::StatusOr<std::vector<fgd::TypicalPod>> TypicalPods(const Trace& trace, const Model& model,
-                                                         ResourceId milli,
-                                                         fgd::GpuModelTable& models) {
-  std::vector<fgd::ModelMask> set_mask(trace.gpu_model_sets.size());
-  std::vector<std::string> set_spec(trace.gpu_model_sets.size());
-  for (size_t i = 0; i < set_mask.size(); ++i) {
-    set_spec[i] = absl::StrJoin(trace.gpu_model_sets[i], "|");
-    auto m = models.MaskOfSpec(set_spec[i]);
-    if (!m.ok()) return m.status();
-    set_mask[i] = *m;
-  }
-  std::vector<fgd::PodShape> shapes;
-  shapes.reserve(trace.jobs.size());
-  for (const auto& j : trace.jobs) {
-    fgd::PodShape s;
-    s.cpu_milli = j.cpu_milli;
-    s.mem_mib = j.memory_mib;
-    s.num_gpu = j.gpu_milli > 0 ? 1 : j.gpus;
-    s.gpu_milli = j.gpu_milli > 0 ? j.gpu_milli : (j.gpus > 0 ? 1000 : 0);
-    if (j.gpu_models >= 0) {
-      s.models = set_mask[static_cast<size_t>(j.gpu_models)];
-      s.model_spec = set_spec[static_cast<size_t>(j.gpu_models)];
-    }
-    s.count = j.pods;
-    shapes.push_back(std::move(s));
-  }
-  for (const auto& w : model.workloads) {
-    for (const auto& ps : w.pod_sets) {
-      fgd::PodShape s;
-      s.cpu_milli = ps.requests[kCpu];
-      s.mem_mib = ps.requests[kMemory] / kMiB;
-      int64_t share = milli >= 0 ? ps.requests[milli] : 0;
-      s.num_gpu = share > 0 ? 1 : static_cast<int32_t>(ps.requests[kGpu]);
-      s.gpu_milli = share > 0 ? static_cast<int32_t>(share) : (ps.requests[kGpu] > 0 ? 1000 : 0);
-      if (auto it = ps.node_selector.find("nvidia.com/gpu.product"); it != ps.node_selector.end()) {
-        auto m = models.MaskOfSpec(it->second);
-        if (!m.ok()) return m.status();
-        s.models = *m;
-        s.model_spec = it->second;
-      }
-      s.count = ps.count;
-      shapes.push_back(std::move(s));
-    }
-  }
-  return fgd::BuildTypicalPods(shapes);
 }
 
 }  // namespace
@@ -154,6 +105,7 @@ class Replayer {
     res_.end = stopped ? stop_at : last_;
     if (res_.snapshot.time < 0) Snapshot(std::min(options_.snapshot_at, res_.end));
     Advance(res_.end);
+    res_.admission_waits.Follow(res_.series);
     if (as_) Nodes();
     CountEndStates();
     SumQueues();
@@ -194,6 +146,7 @@ class Replayer {
     if (options_.accounting)
       runs_.emplace(*m_, *options_.accounting, accounting::RecorderOptions{"sim replay", 0});
     if (!m_->node_pools.empty()) as_.emplace(*s_, options_.scale_up);
+    idle_nodes_ = IdleGpuNodes(*s_);
     res_.nodes = static_cast<int64_t>(m_->nodes.size());
     res_.gpus_total = ledger_->total_gpu_milli() / 1000;
     return absl::OkStatus();
@@ -269,7 +222,8 @@ class Replayer {
       last_arrival = trace_.jobs[static_cast<size_t>(trace_order_.back())].arrival;
     if (!manifest_order_.empty())
       last_arrival = std::max(last_arrival, ManifestArrival(manifest_order_.back()));
-    res_.channels = {"gpu_allocation_pct", "fragmentation_pct", "pending_jobs", "running_jobs"};
+    res_.channels = {"gpu_allocation_pct", "fragmentation_pct", "pending_jobs", "running_jobs",
+                     "idle_gpu_nodes"};
     // Nodes up and idle per NodePool, before the queues' channels (the last may be dropped).
     for (const NodePoolSpec& p : as_ ? m_->node_pools : std::vector<NodePoolSpec>{})
       for (const char* what : {"nodes_up:", "nodes_idle:"}) res_.channels.push_back(what + p.name);
@@ -291,9 +245,10 @@ class Replayer {
     values_[1] = 100.0 * ledger_->fragmented_gpu_milli() / total_milli_;
     values_[2] = static_cast<double>(pending_);
     values_[3] = static_cast<double>(running_);
-    for (size_t p = 0; as_ && 4 + 2 * p < static_cast<size_t>(queue_channel_); ++p) {
-      values_[4 + 2 * p] = as_->nodes_up(p);
-      values_[5 + 2 * p] = as_->nodes_idle(p);
+    values_[4] = static_cast<double>(idle_nodes_.Count(*s_, node_events_));
+    for (size_t p = 0; as_ && 5 + 2 * p < static_cast<size_t>(queue_channel_); ++p) {
+      values_[5 + 2 * p] = as_->nodes_up(p);
+      values_[6 + 2 * p] = as_->nodes_idle(p);
     }
     for (size_t q = 0; q < queue_milli_.size(); ++q) {
       double& gpus = values_[static_cast<size_t>(queue_channel_) + q];
@@ -339,6 +294,7 @@ class Replayer {
       int32_t hint = share && p.gpus.size() == 1 ? p.gpus[0] : -1;
       HeldPod hp{p.node, p.pod_set, -1, share ? std::vector<int32_t>{} : p.gpus};
       hp.share_gpu = ledger_->Take(p.node, req, hp.gpus, hint);
+      idle_nodes_.Hold(p.node, req, 1);
       gpu_milli += int64_t{req[kGpu]} * 1000 + (share ? req[milli_] : 0);
       h.push_back(std::move(hp));
     }
@@ -366,6 +322,7 @@ class Replayer {
     for (const auto& hp : it->second) {
       const Resources& req = w.pod_sets[static_cast<size_t>(hp.pod_set)].requests;
       ledger_->Give(hp.node, req, hp.gpus, hp.share_gpu);
+      idle_nodes_.Hold(hp.node, req, -1);
       gpu_milli += int64_t{req[kGpu]} * 1000 + (hp.share_gpu >= 0 ? req[milli_] : 0);
     }
     held_.erase(it);
@@ -583,6 +540,7 @@ class Replayer {
         unadmitted_arrivals_ -= ArrivalOf(id);
         admitted_waits_ += wait;
       }
+      res_.admission_waits.Add(res_.series, now, wait);
       classes_.FirstAdmitted(ClassOf(id), wait);
       ++res_.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
     }
@@ -699,7 +657,7 @@ class Replayer {
   size_t mi_ = 0, ti_ = 0;  // next in manifest_order_ / trace_order_
 
   std::vector<double> values_;  // the series' channels now
-  int queue_channel_ = 4;       // the first queue's channel (after the NodePools' ones)
+  int queue_channel_ = 5;       // the first queue's channel (after the NodePools' ones)
   int64_t pending_ = 0, running_ = 0;
   double last_ = 0, alloc_area_ = 0, frag_area_ = 0;
   double total_milli_ = 1;
@@ -720,7 +678,8 @@ class Replayer {
   // With NodePools in the manifests: node-hours, and for elastic ones the autoscaler.
   std::optional<Autoscaler> as_;
   std::vector<SimEvent> node_events_;
-  bool plan_ = false;  // something arrived, ended or was preempted since the last scale-up
+  IdleGpuNodes idle_nodes_;  // for the series' idle_gpu_nodes
+  bool plan_ = false;        // something arrived, ended or was preempted since the last scale-up
 };
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "trace/model_builder.h"
 #include "trace/size_classes.h"
 #include "trace/trace.h"
+#include "trace/trend_stats.h"
 
 namespace tessera::trace {
 
@@ -118,8 +119,12 @@ struct ReplayResult {
   std::vector<SizeClassResult> size_classes;
   TimeSeries series{0, 1, 2, 1};
   // Names of the series' channels: gpu_allocation_pct, fragmentation_pct, pending_jobs,
-  // running_jobs, then nodes_up:POOL and nodes_idle:POOL per NodePool, then gpus_used:QUEUE.
+  // running_jobs, idle_gpu_nodes (GPU nodes up with no GPU held, serve's idle GPU nodes), then
+  // nodes_up:POOL and nodes_idle:POOL (no pod) per NodePool, then gpus_used:QUEUE.
   std::vector<std::string> channels;
+  // Per bucket of `series`, the waits (first admission - arrival) of the jobs first admitted in
+  // it, for the wait p95 of the dashboard's trends.
+  BucketQuantiles admission_waits;
   std::vector<fgd::TypicalPod> typical;
   std::vector<std::string> notes;
   // Cost in money (docs/cost.md), idle GPUs over [start, end]; only with SchedulerConfig

@@ -406,6 +406,12 @@ TEST(Replay, NodesOverTimePerPool) {
     ASSERT_EQ(r.node_pools.size(), 1u);
     EXPECT_NEAR(up_seconds, r.node_pools[0].node_hours * 3600, 1e-6);
     EXPECT_NEAR(idle_seconds, r.node_pools[0].idle_node_hours * 3600, 1e-6);
+    // Every pod holds GPUs: the pool's nodes with no pod are its idle GPU nodes (those not up
+    // are not counted, nor the CPU node).
+    double idle_gpu_seconds = 0;
+    for (int b = 0; b < r.series.size(); ++b)
+      idle_gpu_seconds += r.series.Mean(b, at("idle_gpu_nodes")) * r.series.Covered(b);
+    EXPECT_NEAR(idle_gpu_seconds, idle_seconds, 1e-6);
     if (mode == ScaleUpMode::kGangAware) {
       // One node for small: up 2300 to 3500, busy until 2900, then idle until removed.
       EXPECT_NEAR(up_seconds, 1200, 1e-6);
@@ -433,12 +439,43 @@ TEST(Replay, NodesOverTimePerPool) {
   }
 }
 
+// The dashboard's trends (issue 16) as serve defines them: per bucket, the node-seconds of GPU
+// nodes with no GPU held and the p95 of the waits of the jobs first admitted in it. Four buckets
+// at most, so that they merge twice (12 s, 24 s, then 48 s wide): [0,48) [48,96) [96,144).
+TEST(Replay, TrendsIdleNodeSecondsAndWaitP95ByHand) {
+  ReplayOptions ro;
+  ro.max_buckets = 4;
+  Replayed run = Replay("trend_nodes.csv", "trend_jobs.csv", {}, "", ro);
+  const ReplayResult& r = run.result;
+  ASSERT_EQ(r.end, 120);
+  ASSERT_EQ(r.series.width(), 48);
+  ASSERT_EQ(r.series.size(), 3);
+  EXPECT_EQ(r.queues[0].wait.max, 35);
+  nlohmann::json points = nlohmann::json::parse(DashboardSnapshotJson(r))["trends"]["points"];
+  ASSERT_EQ(points.size(), 3u);
+  // node-b idle 0-30, node-a 100-120; the CPU node never counts.
+  EXPECT_DOUBLE_EQ(points[0]["idleNodeSeconds"].get<double>(), 30);
+  EXPECT_DOUBLE_EQ(points[1]["idleNodeSeconds"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(points[2]["idleNodeSeconds"].get<double>(), 20);
+  // Admitted at 0 and 30 without waiting; at 50 (waited 10) and 80 (35); none after 96.
+  EXPECT_EQ(points[0]["waitP95Seconds"], 0);
+  EXPECT_EQ(points[1]["waitP95Seconds"], 35);
+  EXPECT_TRUE(points[2]["waitP95Seconds"].is_null());
+  EXPECT_EQ(r.admission_waits.Count(0), 2);
+  EXPECT_EQ(r.admission_waits.Count(1), 2);
+  std::string csv;
+  for (const auto& [name, text] : ReportCsv(r))
+    if (name == "timeseries.csv") csv = text;
+  EXPECT_NE(csv.find(",running_jobs,idle_gpu_nodes,gpus_used:default\n"), std::string::npos)
+      << csv.substr(0, 200);
+}
+
 // Without NodePools the series and its files are as before: no node channels, no nodesByPool.
 TEST(Replay, NoNodeChannelsWithoutNodePools) {
   Replayed run = Replay("tiny_nodes.csv", "tiny_jobs.csv");
   EXPECT_EQ(run.result.channels,
             (std::vector<std::string>{"gpu_allocation_pct", "fragmentation_pct", "pending_jobs",
-                                      "running_jobs", "gpus_used:default"}));
+                                      "running_jobs", "idle_gpu_nodes", "gpus_used:default"}));
   nlohmann::json snap = nlohmann::json::parse(DashboardSnapshotJson(run.result));
   EXPECT_FALSE(snap["trends"]["points"][0].contains("nodesByPool"));
 }
