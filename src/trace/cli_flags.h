@@ -36,7 +36,9 @@ struct ReplayFlags {
   std::string backfill;  // "", "on", "off"
   std::string strategy;  // "", "StrictFIFO", "BestEffortFIFO"
   std::string estimates = "none";
-  double grace_period = 30;  // terminationGracePeriodSeconds of trace jobs
+  // terminationGracePeriodSeconds of trace jobs: 0 (gone at once) by default, until the chains
+  // of preemptions grace periods cause in replays are solved (docs/time.md)
+  double grace_period = 0;
   bool unqueued = false;
   bool no_preemption = false;
   double cycle_interval = 0;

@@ -29,9 +29,10 @@ struct BuildOptions {
   // Sets the queueing strategy of every ClusterQueue (manifests' and default ones).
   std::optional<QueueingStrategy> strategy;
   EstimateOptions estimates;  // Workload::runtime_estimate of trace jobs (default: none)
-  // terminationGracePeriodSeconds of trace jobs (their CSVs have no pod spec): Kubernetes'
-  // default. A preempted job keeps its GPUs this long (docs/time.md, "Grace period").
-  double grace_period = 30;
+  // terminationGracePeriodSeconds of trace jobs (their CSVs have no pod spec): a preempted job
+  // keeps its GPUs this long (docs/time.md, "Grace period"). 0 by default, not Kubernetes' 30 s,
+  // until the chains of preemptions that grace periods cause in replays are solved.
+  double grace_period = 0;
 };
 
 // Maps trace jobs to Workloads for a Model built by BuildModel.
@@ -48,7 +49,7 @@ class JobConverter {
   std::vector<std::string> priority_names_;  // PriorityClass per Trace::priorities entry
   std::vector<bool> workload_priority_;      // the name is a WorkloadPriorityClass
   EstimateOptions estimates_;
-  double grace_period_ = 30;
+  double grace_period_ = 0;
 };
 
 // Adds the trace's nodes, and the default queues and priority classes where the manifests

@@ -85,8 +85,7 @@ TEST(Replay, TinyTraceByHand) {
 }
 
 TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
-  BuildOptions bo;
-  bo.grace_period = 0;  // gone at once (--grace-period 0)
+  BuildOptions bo;  // trace jobs have no grace period unless asked: gone at once
   Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv", bo);
   const ReplayResult& r = run.result;
   EXPECT_EQ(r.preemptions, 1);
@@ -102,11 +101,13 @@ TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
   EXPECT_EQ(q.jct.p50, 50);
 }
 
-// Trace jobs get Kubernetes' default grace period (30 s): the victim keeps its GPUs until t=40,
-// its preemptor starts then (before the requeued victim can take them back), and the grace
-// period counts as lost, as in the scenario simulator.
+// With --grace-period 30 (Kubernetes' default; a replay's default is 0): the victim keeps its
+// GPUs until t=40, its preemptor starts then (before the requeued victim can take them back),
+// and the grace period counts as lost, as in the scenario simulator.
 TEST(Replay, PreemptionWaitsForTheVictimsGracePeriod) {
-  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv");
+  BuildOptions bo;
+  bo.grace_period = 30;
+  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv", bo);
   const ReplayResult& r = run.result;
   EXPECT_EQ(r.preemptions, 1);
   EXPECT_NEAR(r.gpu_hours_lost, 2.0 * (10 + 30) / 3600, 1e-12);
@@ -141,7 +142,9 @@ TEST(Replay, GpuSharesShareADevice) {
 }
 
 TEST(Replay, ManifestQueuesWithCsvJobs) {
-  Replayed run = Replay("tiny_nodes.csv", "team_jobs.csv", {}, "queues.yaml");
+  BuildOptions bo;
+  bo.grace_period = 30;
+  Replayed run = Replay("tiny_nodes.csv", "team_jobs.csv", bo, "queues.yaml");
   const ReplayResult& r = run.result;
   ASSERT_EQ(r.queues.size(), 2u);
   EXPECT_EQ(r.queues[0].name, "team-a");
@@ -150,7 +153,7 @@ TEST(Replay, ManifestQueuesWithCsvJobs) {
   EXPECT_EQ(r.queues[0].jobs, 1);
   EXPECT_EQ(r.queues[1].jobs, 2);
   // team-a reclaims its GPU from team-b's borrower at t=10, and starts when the borrower's
-  // grace period (30 s, Kubernetes' default) ends.
+  // grace period (--grace-period 30) ends.
   EXPECT_EQ(r.queues[1].preempted, 1);
   EXPECT_EQ(r.queues[0].wait.max, 30);
   EXPECT_LT(r.jain_index, 1);
