@@ -195,10 +195,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"gang-aware", "pod-by-pod"}));
 
   const tessera::cli::Command module_commands[] = {
-      tessera::cli::AddFgdCommand(*sim),    tessera::cli::AddReplayCommand(*sim),
-      tessera::cli::AddPlanCommand(*sim),
-      tessera::cli::AddServeCommand(app),   tessera::cli::AddGetCommand(app),
-      tessera::cli::AddExplainCommand(app), tessera::cli::AddReportCommand(app),
+      tessera::cli::AddFgdCommand(*sim),   tessera::cli::AddReplayCommand(*sim),
+      tessera::cli::AddPlanCommand(*sim),  tessera::cli::AddServeCommand(app),
+      tessera::cli::AddGetCommand(app),    tessera::cli::AddExplainCommand(app),
+      tessera::cli::AddReportCommand(app),
   };
 
   CLI11_PARSE(app, argc, argv);
