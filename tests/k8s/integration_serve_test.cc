@@ -472,6 +472,14 @@ TEST_F(K8sIntegration, PendingPodHasOneFailedSchedulingEventWithACount) {
     ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "cpu-") == i + 1; }, kTimeout));
   }
   int max_count = 0;
+  // On a failure, the Events it saw (one failed in CI once, not understood: the guess is that
+  // the message changed between cycles, making new Events of count 1).
+  auto seen = [&] {
+    std::string out;
+    for (const auto& e : EventsOf("default", "train-0", "FailedScheduling"))
+      out += fmt::format("\n  x{} {}", e.value("count", 0), e.value("message", ""));
+    return out;
+  };
   ASSERT_TRUE(TestCluster::WaitFor(
       [&] {
         max_count = 0;
@@ -479,7 +487,8 @@ TEST_F(K8sIntegration, PendingPodHasOneFailedSchedulingEventWithACount) {
           max_count = std::max(max_count, e.value("count", 0));
         return max_count > 1;
       },
-      kTimeout));
+      kTimeout))
+      << "FailedScheduling Events of train-0:" << seen();
   std::map<std::string, int> per_message;
   for (const auto& e : EventsOf("default", "train-0", "FailedScheduling")) {
     ++per_message[e.value("message", "")];
