@@ -189,8 +189,8 @@ TEST(Controller, BindsWithJsonOnceAServerRefusesProtobufBindings) {
 
 TEST(Controller, GangStatusIsWrittenOnceFromTheBindAnswersAlone) {
   // The server answers the binds, but its watch never shows the pods bound (a watch that lags
-  // behind the answers, stretched without end): the PodGroup is written once, Scheduled 3/3,
-  // and never as Scheduling or Pending in between.
+  // behind the answers, stretched without end): the PodGroup is written Scheduled 3/3 once,
+  // and never as Scheduling in between (CI saw a Pending 0/3 first once, under load).
   ScriptedServer server({"p0", "p1", "p2"}, "train", /*refuse_protobuf=*/false);
   Metrics metrics;
   ControllerOptions o;
@@ -204,8 +204,17 @@ TEST(Controller, GangStatusIsWrittenOnceFromTheBindAnswersAlone) {
   controller.Stop();
   EXPECT_EQ(metrics.binds_ok.load(), 3);
   auto patches = server.patches(path);
-  ASSERT_EQ(patches.size(), 1u);
-  json status = json::parse(patches[0].second)["status"];
+  ASSERT_FALSE(patches.empty());
+  // Scheduled is written once, last; under load a status round may come before the cycle that
+  // binds the gang and write it Pending (or PreScheduling, before all its pods were seen) 0/3
+  // first, true then; never Scheduling in between.
+  for (size_t i = 0; i + 1 < patches.size(); ++i) {
+    json before = json::parse(patches[i].second)["status"];
+    EXPECT_TRUE(before["phase"] == "Pending" || before["phase"] == "PreScheduling")
+        << patches[i].second;
+    EXPECT_EQ(before["scheduled"], 0) << patches[i].second;
+  }
+  json status = json::parse(patches.back().second)["status"];
   EXPECT_EQ(status["phase"], "Scheduled");
   EXPECT_EQ(status["scheduled"], 3);
 }
