@@ -107,6 +107,12 @@ struct ReplayResult {
   double gpu_hours_lost = 0;
   double gpu_hours_in_grace = 0;   // the part of gpu_hours_lost held in grace periods
   double mean_allocation_pct = 0;  // time-weighted over [start, end]
+  // Time-weighted over the moments when at least one job was pending (admittable or not), and
+  // the share of [start, end] they cover (0 and 0 when nothing ever waited).
+  double allocation_while_pending_pct = 0;
+  double pending_time_pct = 0;
+  // Time-weighted over [start, the last arrival] (cut at `end`); 0 when that is no time.
+  double arrival_window_allocation_pct = 0;
   double peak_allocation_pct = 0;
   double mean_fragmentation_pct = 0;  // time-weighted, FGD fragmented GPU milli / all GPU milli
   double final_allocation_pct = 0;

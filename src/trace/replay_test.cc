@@ -84,6 +84,55 @@ TEST(Replay, TinyTraceByHand) {
   EXPECT_DOUBLE_EQ(r.jain_index, 1);
 }
 
+// Allocation while anything is pending, the time that covers, and allocation up to the last
+// arrival, by hand: the two strategies do the same work (mean allocation differs only by the
+// end) but not with the same GPUs idle while jobs wait.
+TEST(Replay, AllocationWhilePendingAndOverTheArrivalsByHand) {
+  BuildOptions bo;
+  bo.backfill = false;
+  bo.strategy = QueueingStrategy::kStrictFIFO;
+  const ReplayResult strict = Replay("tiny_nodes.csv", "pending_alloc_jobs.csv", bo).result;
+  // j1 0..100 (1 GPU), j2 100..150 (2 GPUs), j3 150..180 (1 GPU); pending over [10, 150): one
+  // GPU of two held for 90 s, both for 50 s.
+  EXPECT_EQ(strict.end, 180);
+  EXPECT_NEAR(strict.mean_allocation_pct, (50.0 * 100 + 100.0 * 50 + 50.0 * 30) / 180, 1e-9);
+  EXPECT_NEAR(strict.allocation_while_pending_pct, (50.0 * 90 + 100.0 * 50) / 140, 1e-9);
+  EXPECT_NEAR(strict.pending_time_pct, 100.0 * 140 / 180, 1e-9);
+  EXPECT_NEAR(strict.arrival_window_allocation_pct, 50, 1e-9);  // [0, 20]: j1 alone
+
+  bo.strategy = QueueingStrategy::kBestEffortFIFO;
+  const ReplayResult best = Replay("tiny_nodes.csv", "pending_alloc_jobs.csv", bo).result;
+  // j1 0..100, j3 20..50, j2 100..150; pending over [10, 100): 50% for 10 s, 100% for 30 s, 50%
+  // for 50 s.
+  EXPECT_EQ(best.end, 150);
+  EXPECT_NEAR(best.allocation_while_pending_pct, (50.0 * 10 + 100.0 * 30 + 50.0 * 50) / 90, 1e-9);
+  EXPECT_NEAR(best.pending_time_pct, 100.0 * 90 / 150, 1e-9);
+  EXPECT_NEAR(best.arrival_window_allocation_pct, (50.0 * 20) / 20, 1e-9);  // j3 starts at 20
+
+  // --until before the last arrival: the window ends there; pending time counts up to it.
+  ReplayOptions ro;
+  ro.until = 15;
+  const ReplayResult cut = Replay("tiny_nodes.csv", "pending_alloc_jobs.csv", bo, "", ro).result;
+  EXPECT_EQ(cut.end, 15);
+  EXPECT_NEAR(cut.arrival_window_allocation_pct, 50, 1e-9);
+  EXPECT_NEAR(cut.allocation_while_pending_pct, 50, 1e-9);
+  EXPECT_NEAR(cut.pending_time_pct, 100.0 * 5 / 15, 1e-9);
+
+  // Nothing waited by t=5 (only j1 arrived): 0 and 0.
+  ro.until = 5;
+  const ReplayResult none = Replay("tiny_nodes.csv", "pending_alloc_jobs.csv", bo, "", ro).result;
+  EXPECT_EQ(none.allocation_while_pending_pct, 0);
+  EXPECT_EQ(none.pending_time_pct, 0);
+  EXPECT_NEAR(none.arrival_window_allocation_pct, 50, 1e-9);
+
+  const std::string summary = ReportCsv(strict)[0].second;
+  EXPECT_NE(summary.find("\ngpu_allocation_while_pending_pct,67.857\n"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("\ntime_with_pending_pct,77.778\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\ngpu_allocation_arrival_window_pct,50.000\n"), std::string::npos)
+      << summary;
+}
+
 TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
   BuildOptions bo;  // trace jobs have no grace period unless asked: gone at once
   Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv", bo);

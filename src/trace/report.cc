@@ -258,6 +258,9 @@ std::string SummaryTable(const ReplayResult& r) {
   out += fmt::format("  GPU allocation:  mean {}%  peak {}%  at the end {}%\n",
                      Num(r.mean_allocation_pct, 1), Num(r.peak_allocation_pct, 1),
                      Num(r.final_allocation_pct, 1));
+  out += fmt::format("    while jobs pend {}% ({}% of the time), up to the last arrival {}%\n",
+                     Num(r.allocation_while_pending_pct, 1), Num(r.pending_time_pct, 1),
+                     Num(r.arrival_window_allocation_pct, 1));
   out += fmt::format("  fragmentation:   mean {}%  at the end {}% (FGD, % of all GPUs)\n",
                      Num(r.mean_fragmentation_pct, 1), Num(r.final_fragmentation_pct, 1));
   out += fmt::format("  preemptions:     {} ({} GPU-hours lost)\n", r.preemptions,
@@ -354,6 +357,9 @@ std::string ReportJson(const ReplayResult& r) {
                             {"queueingDelaySeconds", DistJson(r.all.wait)},
                             {"jobCompletionTimeSeconds", DistJson(r.all.jct)},
                             {"queueingDelayHistogram", QueueJson(r.all)["queueingDelayHistogram"]}};
+  summary["gpuAllocationWhilePendingPct"] = JNum(r.allocation_while_pending_pct);
+  summary["timeWithPendingPct"] = JNum(r.pending_time_pct);
+  summary["gpuAllocationArrivalWindowPct"] = JNum(r.arrival_window_allocation_pct);
   if (r.cost) summary["cost"] = cost::CostJson(*r.cost);
   if (!r.node_pools.empty()) {
     nlohmann::json pools = nlohmann::json::array();
@@ -414,6 +420,9 @@ std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r
   kv("gpu_hours_lost_to_preemption", Num(r.gpu_hours_lost));
   kv("gpu_hours_in_grace_periods", Num(r.gpu_hours_in_grace));
   kv("mean_gpu_allocation_pct", Num(r.mean_allocation_pct));
+  kv("gpu_allocation_while_pending_pct", Num(r.allocation_while_pending_pct));
+  kv("time_with_pending_pct", Num(r.pending_time_pct));
+  kv("gpu_allocation_arrival_window_pct", Num(r.arrival_window_allocation_pct));
   kv("peak_gpu_allocation_pct", Num(r.peak_allocation_pct));
   kv("final_gpu_allocation_pct", Num(r.final_allocation_pct));
   kv("mean_fragmentation_pct", Num(r.mean_fragmentation_pct));
