@@ -84,6 +84,16 @@ def busy_allocation(d, end):
     return (num / den if den else float("nan")), den / end if end else 0
 
 
+def pending_allocation(summ, d):
+    """GPU allocation % while at least one job is pending and the share of the replay that
+    covers, exact from summary.csv (gpu_allocation_while_pending_pct); for reports written
+    before it existed, the coarse figure from the time-series buckets."""
+    if "gpu_allocation_while_pending_pct" in summ:
+        return (float(summ["gpu_allocation_while_pending_pct"]),
+                float(summ["time_with_pending_pct"]) / 100)
+    return busy_allocation(d, float(summ["end_s"]))
+
+
 def tables(out):
     res = {}
     for name, _ in CONFIGS:
@@ -96,13 +106,16 @@ def tables(out):
         m = re.search(r"total ([0-9.]+)s wall; peak RSS (\d+ MiB)", err)
         err = f"{m.group(1)} s, {m.group(2)}" if m else err.strip().replace("\n", " ")
         res[name] = (summ, cls, err)
-    print("| configuration | mean GPU allocation % | allocation % while jobs wait (share of "
-          "time) | wait p99 all | JCT p50 all | finished | pending at end | wall, peak RSS |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| configuration | mean GPU allocation % | allocation % while jobs pend (share of "
+          "time) | allocation % up to the last arrival | wait p99 all | JCT p50 all | finished | "
+          "pending at end | wall, peak RSS |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, (summ, cls, err) in res.items():
-        busy, share = busy_allocation(os.path.join(out, slug(name)), float(summ["end_s"]))
+        busy, share = pending_allocation(summ, os.path.join(out, slug(name)))
+        window = summ.get("gpu_allocation_arrival_window_pct")
+        window = f"{float(window):.2f}" if window is not None else "?"
         print(f"| {name} | {float(summ['mean_gpu_allocation_pct']):.2f} | "
-              f"{busy:.2f} ({100 * share:.0f}%) | "
+              f"{busy:.2f} ({100 * share:.0f}%) | {window} | "
               f"{fmt_s(summ['queueing_delay_p99_s'])} | {fmt_s(summ['job_completion_time_p50_s'])} | "
               f"{summ['finished']} | {summ['pending_at_end']} | {err} |")
     for c in CLASSES:
@@ -122,20 +135,27 @@ def tables(out):
     if k in res and "StrictFIFO" in res:
         base = res[k]
         p99k = float(base[1]["16+"]["wait_p99_s"])
-        ak = float(base[0]["mean_gpu_allocation_pct"])
-        asf = float(res["StrictFIFO"][0]["mean_gpu_allocation_pct"])
-        print("\n| configuration | 16+ wait p99 vs BestEffortFIFO | allocation vs BestEffortFIFO "
-              "(points) | allocation vs StrictFIFO (points) | goal met |")
+        # The allocation part of the goal is judged on the allocation while jobs pend: the mean
+        # over the whole replay is the same work over nearly the same span for every
+        # configuration once every job finishes (docs/time-measurements.md).
+        def alloc(name):
+            return pending_allocation(res[name][0], os.path.join(out, slug(name)))[0]
+        ak, asf = alloc(k), alloc("StrictFIFO")
+        mk = float(base[0]["mean_gpu_allocation_pct"])
+        print("\n| configuration | 16+ wait p99 vs BestEffortFIFO | allocation while jobs pend vs "
+              "BestEffortFIFO / StrictFIFO (points) | mean allocation vs BestEffortFIFO (points) "
+              "| goal met |")
         print("|---|---|---|---|---|")
         for name, (summ, cls, err) in res.items():
             if not name.startswith("bf"):
                 continue
             p = float(cls["16+"]["wait_p99_s"])
-            a = float(summ["mean_gpu_allocation_pct"])
+            a = alloc(name)
             ratio = p99k / p if p > 0 else float("inf")
             met = ratio >= 5 and a >= ak - 2 and a > asf
-            print(f"| {name} | {ratio:.1f}x lower ({fmt_s(p)} vs {fmt_s(p99k)}) | {a - ak:+.2f} | "
-                  f"{a - asf:+.2f} | {'**yes**' if met else '**no**'} |")
+            print(f"| {name} | {ratio:.1f}x lower ({fmt_s(p)} vs {fmt_s(p99k)}) | {a - ak:+.2f} / "
+                  f"{a - asf:+.2f} | {float(summ['mean_gpu_allocation_pct']) - mk:+.2f} | "
+                  f"{'**yes**' if met else '**no**'} |")
 
 
 def main():
