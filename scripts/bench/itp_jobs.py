@@ -74,6 +74,9 @@ def main():
     group.add_argument("--nodes", type=int, help="nodes of 8 GPUs")
     group.add_argument("--load", type=float, help="offered load over the arrival span, e.g. 0.65")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--big-priority", type=int, default=None,
+                    help="add a priority column: this for jobs of 16 or more GPUs, 0 for the "
+                         "others (replay with --no-preemption to order without preempting)")
     ap.add_argument("--traces", default=TRACES, help="the folder of clusterNN.csv")
     a = ap.parse_args()
     rows = read(os.path.join(a.traces, f"cluster{a.cluster}.csv"))
@@ -91,11 +94,14 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "jobs.csv"), "w") as f:
         out = csv.writer(f, lineterminator="\n")
-        out.writerow(["name", "arrival", "duration", "pods", "gpus", "cpu_milli", "memory_mib"])
+        prio = a.big_priority is not None
+        out.writerow(["name", "arrival", "duration", "pods", "gpus", "cpu_milli", "memory_mib"] +
+                     (["priority"] if prio else []))
         for i, (t, d, g) in enumerate(rows):
             per_pod = next(p for p in (8, 4, 2, 1) if g % p == 0)
             out.writerow([f"job-{i}", f"{t - rows[0][0]:.0f}", f"{d:.0f}", g // per_pod, per_pod,
-                          1000 * per_pod, 4096 * per_pod])
+                          1000 * per_pod, 4096 * per_pod] +
+                         ([a.big_priority if g >= 16 else 0] if prio else []))
     with open(os.path.join(a.out, "nodes.csv"), "w") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(["name", "cpu_milli", "memory_mib", "gpus"])

@@ -21,6 +21,9 @@ def main():
     ap.add_argument("--vc", required=True, help="a VC hash of philly.csv, or all")
     ap.add_argument("--nodes", type=int, required=True, help="nodes of 8 GPUs")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--big-priority", type=int, default=None,
+                    help="add a priority column: this for jobs of 16 or more GPUs, 0 for the "
+                         "others (replay with --no-preemption to order without preempting)")
     ap.add_argument("--trace", default=TRACE)
     a = ap.parse_args()
     rows = []
@@ -34,11 +37,14 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "jobs.csv"), "w") as f:
         out = csv.writer(f, lineterminator="\n")
-        out.writerow(["name", "arrival", "duration", "pods", "gpus", "cpu_milli", "memory_mib"])
+        prio = a.big_priority is not None
+        out.writerow(["name", "arrival", "duration", "pods", "gpus", "cpu_milli", "memory_mib"] +
+                     (["priority"] if prio else []))
         for i, (t, d, g) in enumerate(rows):
             per_pod = next(p for p in (8, 4, 2, 1) if g % p == 0)
             out.writerow([f"job-{i}", f"{t - rows[0][0]:.0f}", f"{d:.0f}", g // per_pod, per_pod,
-                          1000 * per_pod, 4096 * per_pod])
+                          1000 * per_pod, 4096 * per_pod] +
+                         ([a.big_priority if g >= 16 else 0] if prio else []))
     with open(os.path.join(a.out, "nodes.csv"), "w") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(["name", "cpu_milli", "memory_mib", "gpus"])
