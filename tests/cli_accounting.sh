@@ -5,15 +5,7 @@
 # writers append to one file). A file that is not SQLite is an error naming it.
 #   cli_accounting.sh TESSERA_BINARY SOURCE_DIR
 set -u
-tessera=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
+. "$2/tests/cli_lib.sh"
 
 db=$tmp/acct.db
 "$tessera" sim "$src/tests/scenarios/cost.yaml" --accounting-db "$db" >"$tmp/sim.out" 2>"$tmp/sim.err" ||
@@ -59,5 +51,4 @@ fi
 grep -q "accounting store $tmp/missing.db" "$tmp/err" || fail "no file name in: $(cat "$tmp/err")"
 [ -e "$tmp/missing.db" ] && fail "report cost created $tmp/missing.db"
 
-[ "$fails" -eq 0 ] && echo "ok" && exit 0
-exit 1
+finish cli_accounting

@@ -5,15 +5,7 @@
 # target no size can meet says so with exit status 3.
 #   cli_plan.sh TESSERA_BINARY SOURCE_DIR
 set -u
-tessera=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
+. "$2/tests/cli_lib.sh"
 
 T="--synthetic-jobs 150 --synthetic-nodes 8 --synthetic-mix gangs --synthetic-queues 1 --seed 3"
 P="--pool a100:gpus=8,model=A100,cpu=96,memory=768Gi,price=32.77"
@@ -61,5 +53,4 @@ rc=$?
 [ "$rc" -eq 3 ] || fail "unmeetable target: exit $rc, want 3"
 grep -q 'not met up to 9 nodes' "$tmp/no.out" || fail "unmeetable target: $(cat "$tmp/no.out")"
 
-[ "$fails" -eq 0 ] && echo "cli_plan: all passed"
-exit "$fails"
+finish cli_plan
