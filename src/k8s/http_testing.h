@@ -55,18 +55,22 @@ class Serving {
   std::unique_ptr<KubeClient> client_;
 };
 
-// A port of 127.0.0.1 that nothing listens on (it was free a moment ago).
+// A port of 127.0.0.1 that nothing listens on (it was free a moment ago); -1 if none was given.
 inline int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    socklen_t len = sizeof addr;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+  }
   close(fd);
-  return ntohs(addr.sin_port);
+  return port;
 }
 
 }  // namespace tessera::k8s::testing

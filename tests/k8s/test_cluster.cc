@@ -68,6 +68,13 @@ std::vector<json> YamlToJson(const std::string& text) {
   return out;
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string TestCluster::RepoRoot() {
   if (const char* d = std::getenv("TESSERA_SOURCE_DIR")) return d;
   return std::filesystem::current_path().string();

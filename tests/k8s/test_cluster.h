@@ -17,6 +17,9 @@ namespace tessera::k8s::testing {
 
 using json = nlohmann::json;
 
+// The whole file at `path` ("" when it cannot be read: the test's own checks then fail).
+std::string ReadFile(const std::string& path);
+
 // YAML (one or more documents) to JSON values. Quoted scalars stay strings; plain ones become
 // booleans, integers or floats where they look like one.
 std::vector<json> YamlToJson(const std::string& text);

@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "fmt/format.h"
 #include "httplib.h"
+#include "k8s/http_testing.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s::testing {
@@ -34,21 +35,6 @@ std::string FindOnPath(const char* env, std::initializer_list<const char*> names
     }
   }
   return "";
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    socklen_t len = sizeof addr;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
 }
 
 }  // namespace

@@ -21,18 +21,12 @@
 namespace tessera::k8s {
 namespace {
 
+using testing::ReadFile;
 using testing_queues::ClusterQueueObject;
 using testing_queues::json;
 using testing_queues::TestCluster;
 
 constexpr double kTimeout = 60;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Runs `tessera ARGS` (a shell line), stdout and stderr together; `code` gets the exit status.
 std::string Tessera(const std::string& args, int* code) {

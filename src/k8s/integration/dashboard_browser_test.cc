@@ -24,6 +24,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "k8s/http_testing.h"
 #include "k8s/integration/queue_cluster_test.h"
 #include "k8s/kube_client.h"
 #include "tests/k8s/test_cluster.h"
@@ -37,30 +38,13 @@ namespace tessera::k8s {
 namespace {
 
 using testing::Browser;
+using testing::FreePort;
 using testing::json;
+using testing::ReadFile;
 using testing::TestCluster;
 
 constexpr double kTimeout = 60;
 constexpr const char* kToken = "dashboard-test-token";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 class K8sDashboard : public testing_queues::QueueClusterTest {
  protected:

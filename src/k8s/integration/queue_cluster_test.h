@@ -4,11 +4,9 @@
 // server is not built.
 #pragma once
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,10 +22,7 @@ using ::tessera::k8s::testing::json;
 using ::tessera::k8s::testing::TestCluster;
 
 inline std::string ReadRepoFile(const std::string& rel) {
-  std::ifstream in(TestCluster::RepoRoot() + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return testing::ReadFile(TestCluster::RepoRoot() + "/" + rel);
 }
 
 // A ClusterQueue with one flavor "default" of 64 cores and `gpus` GPUs; `cohort` empty: none.

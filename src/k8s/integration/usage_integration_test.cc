@@ -30,17 +30,11 @@ namespace tessera::k8s {
 namespace {
 
 using testing::json;
+using testing::ReadFile;
 using testing::TestCluster;
 using testing_queues::ReadRepoFile;
 
 constexpr double kTimeout = 60;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::map<std::string, double> Samples(const std::string& text) {
   std::map<std::string, double> out;
