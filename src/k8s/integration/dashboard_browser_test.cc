@@ -354,6 +354,12 @@ TEST(DashboardBrowser, ReplayReportPageRendersTheRun) {
       },
       20));
   EXPECT_TRUE(browser->Screenshot(fmt::format("{}/report-trends.png", TESSERA_ARTIFACT_DIR)));
+  // A series of one sample (serve's first trend point) is drawn as a level line, with its dashed
+  // second series too.
+  EXPECT_EQ(browser->Execute("const c = lineChart('one', [0], [5], String, 'one-point', 0, [2]);"
+                             "return [...c.querySelectorAll('polyline')]"
+                             ".map(l => l.getAttribute('points').split(' ').length)"),
+            json({2, 2}));
 }
 
 // The report's Workloads tab and GPU map (the cluster at --report-at) and its nodes-over-time

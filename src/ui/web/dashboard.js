@@ -421,17 +421,21 @@ function lineChart(title, times, values, fmt, id, fixedMax, second) {
   const vmax = fixedMax || Math.max(...ok.map(p => p[1]), ...ok2.map(p => p[1]), 1e-9);
   const x = t => L + (W - L - R) * (t - t0) / (t1 - t0);
   const y = v => T + (H - T - B) * (1 - v / vmax);
-  const pts = ok.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
+  // A lone sample (a run just started, one bucket) is drawn as a level line across the chart:
+  // a polyline of one point shows nothing.
+  const level = ps => ps.length === 1 ? [ps[0], [t1, ps[0][1]]] : ps;
+  const line = level(ok), line2 = level(ok2);
+  const pts = line.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
   s.append(svg('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }),
       svg('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }),
       svg('text', { x: L - 4, y: T + 8, 'text-anchor': 'end' }, fmt(vmax)),
       svg('text', { x: L - 4, y: H - B, 'text-anchor': 'end' }, fmt(0)),
       svg('text', { x: L, y: H - 4 }, fmtTime(new Date(t0).toISOString()).slice(11)),
       svg('text', { x: W - R, y: H - 4, 'text-anchor': 'end' }, fmtTime(new Date(t1).toISOString()).slice(11)),
-      svg('polygon', { class: 'area', points: `${x(ok[0][0])},${H - B} ${pts.join(' ')} ${x(ok[ok.length - 1][0])},${H - B}` }),
+      svg('polygon', { class: 'area', points: `${x(line[0][0])},${H - B} ${pts.join(' ')} ${x(line[line.length - 1][0])},${H - B}` }),
       svg('polyline', { class: 'line', points: pts.join(' ') }));
   if (ok2.length) {
-    s.append(svg('polyline', { class: 'line second', points: ok2.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' ') }));
+    s.append(svg('polyline', { class: 'line second', points: line2.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' ') }));
   }
   box.append(s, el('div', { class: 'muted' }, `latest ${fmt(ok[ok.length - 1][1])}` +
       (ok2.length ? ` (dashed ${fmt(ok2[ok2.length - 1][1])})` : '')));
