@@ -131,6 +131,8 @@ TEST(Replay, AllocationWhilePendingAndOverTheArrivalsByHand) {
   EXPECT_NE(summary.find("\ntime_with_pending_pct,77.778\n"), std::string::npos) << summary;
   EXPECT_NE(summary.find("\ngpu_allocation_arrival_window_pct,50.000\n"), std::string::npos)
       << summary;
+  const std::string html = ReportHtml(strict, "t");
+  EXPECT_NE(html.find("<td>67.9% (77.8%) / 50.0%</td>"), std::string::npos);
 }
 
 TEST(Replay, PreemptionLosesTheVictimsGpuTime) {

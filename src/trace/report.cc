@@ -511,6 +511,9 @@ std::string ReportHtml(const ReplayResult& r, const std::string& title) {
   tr("GPU allocation, mean / peak / at the end",
      fmt::format("{}% / {}% / {}%", Num(r.mean_allocation_pct, 1), Num(r.peak_allocation_pct, 1),
                  Num(r.final_allocation_pct, 1)));
+  tr("GPU allocation while jobs pend (share of the time) / up to the last arrival",
+     fmt::format("{}% ({}%) / {}%", Num(r.allocation_while_pending_pct, 1),
+                 Num(r.pending_time_pct, 1), Num(r.arrival_window_allocation_pct, 1)));
   tr("Fragmentation (FGD), mean / at the end",
      fmt::format("{}% / {}%", Num(r.mean_fragmentation_pct, 1), Num(r.final_fragmentation_pct, 1)));
   tr("Queueing delay mean / p50 / p95 / p99",
