@@ -32,6 +32,8 @@ json WorkloadItem(const Scheduler& s, WorkloadId id, double now) {
   const Workload& w = m.workloads[static_cast<size_t>(id)];
   const WorkloadStatus& st = s.status(id);
   const bool admitted = st.state != WorkloadState::kPending;
+  // A preempted workload in its grace period still holds its pods' GPUs, told to stop.
+  const bool terminating = st.state == WorkloadState::kTerminating;
   const std::string cq =
       st.cluster_queue >= 0 ? m.cluster_queues[static_cast<size_t>(st.cluster_queue)].name : "";
   std::string flavor;
@@ -65,8 +67,13 @@ json WorkloadItem(const Scheduler& s, WorkloadId id, double now) {
           {"priority", s.priority(id)},
           {"priorityClass", OrNull(w.workload_priority_class.empty() ? w.priority_class
                                                                      : w.workload_priority_class)},
-          {"state", admitted ? "admitted" : "pending"},
-          {"reason", admitted ? json(nullptr) : OrNull(st.reason)},
+          {"state", terminating ? "terminating"
+                    : admitted  ? "admitted"
+                                : "pending"},
+          {"reason", terminating ? json("preempted: told to stop, it keeps its GPUs until its "
+                                        "grace period ends")
+                     : admitted  ? json(nullptr)
+                                 : OrNull(st.reason)},
           {"created", TimeOrNull(st.created)},
           {"admittedAt", TimeOrNull(admitted ? st.admitted_at : -1)},
           {"waitSeconds",

@@ -95,6 +95,37 @@ TEST(ClusterSnapshot, WorkloadsAndGpuMapAtAChosenTime) {
   EXPECT_TRUE(snap["summary"]["idleGpuNodes"].is_null());
 }
 
+// A victim in its grace period (tests/data/trace/preempt_jobs.csv, --grace-period 30: "high"
+// preempts "low" at 10, "low" keeps both GPUs until 40) is shown terminating, on its GPUs.
+TEST(ClusterSnapshot, AVictimInItsGracePeriodIsTerminating) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadNodes(DataFile("tiny_nodes.csv"), BadRows::kFail, t, log).ok());
+  ASSERT_TRUE(ReadJobs(DataFile("preempt_jobs.csv"), BadRows::kFail, t, log).ok());
+  BuildOptions bo;
+  bo.grace_period = 30;
+  std::vector<std::string> notes;
+  Model model;
+  auto conv = BuildModel(t, bo, model, notes);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  ReplayOptions ro;
+  ro.verify = true;
+  ro.snapshot_at = 20;
+  auto r = RunReplay(std::move(model), t, *conv, ro);
+  ASSERT_TRUE(r.ok()) << r.status();
+  json snap = json::parse(DashboardSnapshotJson(*r));
+  const json* low = Find(snap["workloads"]["items"], "low");
+  const json* high = Find(snap["workloads"]["items"], "high");
+  ASSERT_NE(low, nullptr);
+  ASSERT_NE(high, nullptr);
+  EXPECT_EQ((*low)["state"], "terminating");
+  EXPECT_NE((*low)["reason"].get<std::string>().find("grace period"), std::string::npos);
+  ASSERT_EQ((*low)["pods"].size(), 1u);
+  EXPECT_EQ((*low)["pods"][0]["node"], "node-a");
+  EXPECT_EQ((*low)["pods"][0]["gpuIndices"], json({0, 1}));
+  EXPECT_EQ((*high)["state"], "pending");
+}
+
 TEST(ClusterSnapshot, AtTheEndTheSummaryCountsTheNodesUp) {
   const ReplayResult r = ReplayElastic({});
   json snap = json::parse(DashboardSnapshotJson(r));
