@@ -328,9 +328,12 @@ void Controller::Impl::PodUpsert(const json& obj) {
   const bool newly_bound = p.Bound() && !old.Bound();
   // Its fields of time were edited: the workload comes back with the new values.
   const bool time_changed = !(p.time == old.time) || p.time_problems != old.time_problems;
+  // A waiting pod's interruptible mark changed: where it may go changed (node_policy.h).
+  const bool mark_changed =
+      !p.Bound() && ReadInterruptible(p.annotations) != ReadInterruptible(old.annotations);
   old = std::move(p);
   if (!newly_bound) {
-    if (auto g = groups.find(old.GroupKey()); time_changed && g != groups.end())
+    if (auto g = groups.find(old.GroupKey()); (time_changed || mark_changed) && g != groups.end())
       Unsettle(g->second);
     return;
   }

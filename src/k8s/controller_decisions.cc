@@ -100,7 +100,9 @@ void Controller::Impl::Place(Group& g) {
   }
   g.sets = std::move(a.sets);
   // Spot nodes for the interruptible only (node_policy.h); pods already bound stay where they are.
-  if (a.bound == 0) ApplySpotPolicy(a.workload, options.node_policy);
+  g.interruptible =
+      DefaultInterruptible(a.workload, cache.interruptible_marks(), engine->model()).value;
+  if (a.bound == 0) ApplySpotPolicy(a.workload, options.node_policy, g.interruptible);
   WorkloadId id = engine->AddWorkload(std::move(a.workload));
   if (static_cast<size_t>(id) >= id_to_group.size()) id_to_group.resize(id + 1);
   id_to_group[id] = g.key;

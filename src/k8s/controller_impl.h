@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -71,6 +72,8 @@ struct Controller::Impl {
     bool resubmit_admitted = false;  // Unsettle()d while admitted: Place() restores its pods
     bool foreign = false;            // a pod of another scheduler, bound: it only takes capacity
     std::vector<std::vector<std::string>> sets;  // engine pod set, index -> pod key
+    // Its mark from its priority class or queue where a pod has none (DefaultInterruptible).
+    std::optional<bool> interruptible;
     double submitted = -1;
     // When it was admitted (engine clock; -1: not admitted): a restore after a rebuild or a
     // change in its pods keeps it, so that its runtime, its estimated end and its minimum
@@ -244,6 +247,10 @@ struct Controller::Impl {
   // every status period unless a cycle ran; the pods' messages are rewritten when a request's
   // state changed.
   void SyncProvisioning(bool cycled);
+  // The Cluster Autoscaler's consume annotations (provisioning.h) on the pods of every gang
+  // with a request: set to its newest request; taken off (serve's own values only) where the
+  // gang has none any more and the pod is not bound. Bound pods keep theirs, as Kueue's do.
+  void SyncConsumeAnnotations();
   // What a waiting group's pods say of its request, and their PodScheduled reason: Unschedulable
   // unless requests are being made (then no autoscaler should scale for them pod by pod).
   std::string ProvisioningNote(const Group& g) const;

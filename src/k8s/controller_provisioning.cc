@@ -22,7 +22,7 @@ void Controller::Impl::SyncProvisioning(bool cycled) {
     for (WorkloadId id : engine->NeedCapacity(options.provisioning.max_requests)) {
       const Group* g = GroupOf(id);
       if (!g || g->foreign || g->state != Group::State::kInEngine || g->admitted) continue;
-      CapacityNeed n{g->key, g->ns, g->kind, g->name, {}};
+      CapacityNeed n{g->key, g->ns, g->kind, g->name, {}, g->interruptible};
       for (const auto& set : g->sets)
         if (!set.empty()) n.pod_sets.emplace_back(set.front(), static_cast<int32_t>(set.size()));
       if (!n.pod_sets.empty()) needs.push_back(std::move(n));
@@ -31,6 +31,36 @@ void Controller::Impl::SyncProvisioning(bool cycled) {
   // A request's state changed (or one was made or deleted): the pods say so now, not at the
   // next cycle.
   if (provisioner->Sync(now, needs)) PublishPendingReasons();
+  SyncConsumeAnnotations();
+}
+
+void Controller::Impl::SyncConsumeAnnotations() {
+  auto value = [](const PodInfo& pod, const char* key) {
+    auto it = pod.annotations.find(key);
+    return it == pod.annotations.end() ? std::string() : it->second;
+  };
+  const auto requests = provisioner->Consumed();
+  for (const auto& [key, g] : groups) {
+    if (g.foreign) continue;
+    auto found = requests.find(key);
+    const std::pair<std::string, std::string>* consumed =
+        found == requests.end() ? nullptr : &found->second;
+    for (const std::string& k : g.pods) {
+      auto it = pods.find(k);
+      if (it == pods.end()) continue;
+      const PodInfo& pod = it->second;
+      const std::string have = value(pod, kConsumeRequestAnnotation);
+      // A pod bound in the moment its gang's next attempt was made gets that one too.
+      if (consumed) {
+        if (have != consumed->first || value(pod, kRequestClassAnnotation) != consumed->second)
+          provisioner->AnnotatePod(k, consumed->first, consumed->second);
+      } else if (IsOurRequestName(have) && !BoundNode(k)) {
+        // Its request went (the gang fits now, or its quota went to another): the autoscaler
+        // would leave the pod out of its scale-ups for a request that no longer exists.
+        provisioner->AnnotatePod(k, "", "");
+      }
+    }
+  }
 }
 
 std::string Controller::Impl::ProvisioningNote(const Group& g) const {

@@ -1,5 +1,7 @@
 #include "k8s/node_policy.h"
 
+#include "fmt/format.h"
+
 namespace tessera::k8s {
 
 bool BeingRemoved(const Node& node) {
@@ -21,15 +23,57 @@ bool IsSpot(const Node& node, const NodePolicyOptions& options) {
   return false;
 }
 
-bool Interruptible(const PodSet& ps) {
-  auto it = ps.annotations.find(kInterruptibleAnnotation);
-  return it != ps.annotations.end() && it->second == "true";
+std::optional<bool> ReadInterruptible(const std::map<std::string, std::string>& annotations,
+                                      std::string* problem) {
+  auto it = annotations.find(kInterruptibleAnnotation);
+  if (it == annotations.end()) return std::nullopt;
+  if (it->second == "true") return true;
+  if (it->second == "false") return false;
+  if (problem)
+    *problem = fmt::format("metadata.annotations.{}: expected \"true\" or \"false\", got \"{}\"",
+                           kInterruptibleAnnotation, it->second);
+  return std::nullopt;
 }
 
-void ApplySpotPolicy(Workload& w, const NodePolicyOptions& options) {
+InterruptibleDefault DefaultInterruptible(const Workload& w, const InterruptibleMarks& marks,
+                                          const Model& m) {
+  auto look = [](const std::map<std::string, bool>& in, const std::string& key, const char* kind,
+                 InterruptibleDefault& out) {
+    if (key.empty()) return false;
+    auto it = in.find(key);
+    if (it == in.end()) return false;
+    out = {it->second, fmt::format("{} {}", kind, key)};
+    return true;
+  };
+  InterruptibleDefault out;
+  if (look(marks.workload_priority_classes, w.workload_priority_class, "WorkloadPriorityClass",
+           out))
+    return out;
+  std::string pc = w.priority_class;
+  if (pc.empty())
+    for (const PriorityClass& c : m.priority_classes)
+      if (c.global_default) pc = c.name;
+  if (look(marks.priority_classes, pc, "PriorityClass", out)) return out;
+  if (w.queue_name.empty()) return out;
+  const std::string lq = w.ns + "/" + w.queue_name;
+  if (look(marks.local_queues, lq, "LocalQueue", out)) return out;
+  for (const LocalQueue& q : m.local_queues)
+    if (q.ns == w.ns && q.name == w.queue_name) {
+      look(marks.cluster_queues, q.cluster_queue, "ClusterQueue", out);
+      break;
+    }
+  return out;
+}
+
+bool Interruptible(const PodSet& ps, std::optional<bool> fallback) {
+  if (std::optional<bool> own = ReadInterruptible(ps.annotations)) return *own;
+  return fallback.value_or(false);
+}
+
+void ApplySpotPolicy(Workload& w, const NodePolicyOptions& options, std::optional<bool> fallback) {
   if (!options.spot_policy || options.spot_labels.empty()) return;
   for (PodSet& ps : w.pod_sets) {
-    if (Interruptible(ps)) {
+    if (Interruptible(ps, fallback)) {
       for (const auto& [key, value] : options.spot_labels)
         ps.affinity.preferred_terms.push_back({100, {{{key, SelectorOp::kIn, {value}}}}});
       continue;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "k8s/object_cache.h"
+
 namespace tessera::k8s {
 namespace {
 
@@ -81,6 +83,135 @@ TEST(NodePolicy, SpotNodesAreForTheInterruptibleAndPreferredByThem) {
   o.spot_policy = false;
   ApplySpotPolicy(off, o);
   EXPECT_TRUE(off.pod_sets[0].affinity.required_terms.empty());
+}
+
+TEST(NodePolicy, TheInterruptibleMarkIsTrueOrFalseAndAnythingElseIsSaid) {
+  std::string problem;
+  EXPECT_EQ(ReadInterruptible({}, &problem), std::nullopt);
+  EXPECT_EQ(problem, "");
+  EXPECT_EQ(ReadInterruptible({{kInterruptibleAnnotation, "true"}}, &problem), true);
+  EXPECT_EQ(ReadInterruptible({{kInterruptibleAnnotation, "false"}}, &problem), false);
+  EXPECT_EQ(problem, "");
+  EXPECT_EQ(ReadInterruptible({{kInterruptibleAnnotation, "yes"}}, &problem), std::nullopt);
+  EXPECT_EQ(problem,
+            "metadata.annotations.tessera.dev/interruptible: expected \"true\" or \"false\", got "
+            "\"yes\"");
+  // A pod's own mark wins over the workload's; a bad one counts as absent.
+  PodSet ps;
+  EXPECT_FALSE(Interruptible(ps));
+  EXPECT_TRUE(Interruptible(ps, true));
+  ps.annotations[kInterruptibleAnnotation] = "false";
+  EXPECT_FALSE(Interruptible(ps, true));
+  ps.annotations[kInterruptibleAnnotation] = "True";
+  EXPECT_TRUE(Interruptible(ps, true));
+  EXPECT_FALSE(Interruptible(ps, false));
+}
+
+// Most specific first: WorkloadPriorityClass, PriorityClass (or the global default), LocalQueue,
+// ClusterQueue; "false" at a more specific level keeps the workload off spot nodes.
+TEST(NodePolicy, AWorkloadTakesItsMarkFromTheMostSpecificObjectThatSays) {
+  Model m;
+  m.local_queues.push_back({"team", "lq", "batch", "", 1.0});
+  m.local_queues.push_back({"team", "other", "steady", "", 1.0});
+  m.priority_classes.push_back({"normal", 0, /*global_default=*/true, false, ""});
+  InterruptibleMarks marks;
+  Workload w;
+  w.ns = "team";
+  w.queue_name = "lq";
+  EXPECT_EQ(DefaultInterruptible(w, marks, m).value, std::nullopt);
+  EXPECT_EQ(DefaultInterruptible(w, marks, m).from, "");
+
+  marks.cluster_queues["batch"] = true;
+  InterruptibleDefault d = DefaultInterruptible(w, marks, m);
+  EXPECT_EQ(d.value, true);
+  EXPECT_EQ(d.from, "ClusterQueue batch");
+  marks.local_queues["team/lq"] = false;
+  d = DefaultInterruptible(w, marks, m);
+  EXPECT_EQ(d.value, false);
+  EXPECT_EQ(d.from, "LocalQueue team/lq");
+  // No priority class named: the global default's mark.
+  marks.priority_classes["normal"] = true;
+  d = DefaultInterruptible(w, marks, m);
+  EXPECT_EQ(d.value, true);
+  EXPECT_EQ(d.from, "PriorityClass normal");
+  w.priority_class = "critical";
+  marks.priority_classes["critical"] = false;
+  EXPECT_EQ(DefaultInterruptible(w, marks, m).value, false);
+  w.workload_priority_class = "spot-ok";
+  marks.workload_priority_classes["spot-ok"] = true;
+  d = DefaultInterruptible(w, marks, m);
+  EXPECT_EQ(d.value, true);
+  EXPECT_EQ(d.from, "WorkloadPriorityClass spot-ok");
+
+  // Another queue, no marks on the way: its ClusterQueue says nothing either.
+  Workload plain;
+  plain.ns = "team";
+  plain.queue_name = "other";
+  plain.priority_class = "unmarked";
+  EXPECT_EQ(DefaultInterruptible(plain, marks, m).value, std::nullopt);
+  // A queue that does not exist, or none: nothing.
+  plain.queue_name = "missing";
+  EXPECT_EQ(DefaultInterruptible(plain, marks, m).value, std::nullopt);
+}
+
+TEST(NodePolicy, TheWorkloadsMarkSendsItsUnmarkedPodSetsToSpot) {
+  NodePolicyOptions o;
+  const Labels spot = {{"karpenter.sh/capacity-type", "spot"}};
+  const Labels on_demand = {{"karpenter.sh/capacity-type", "on-demand"}};
+  Workload w;
+  PodSet unmarked, refuses;
+  refuses.annotations[kInterruptibleAnnotation] = "false";
+  w.pod_sets = {unmarked, refuses};
+  ApplySpotPolicy(w, o, /*fallback=*/true);
+  EXPECT_TRUE(Matches(w.pod_sets[0].affinity, spot));
+  EXPECT_GT(PreferredAffinityScore(w.pod_sets[0].affinity, spot),
+            PreferredAffinityScore(w.pod_sets[0].affinity, on_demand));
+  // The launcher that says "false" stays off spot whatever its queue says.
+  EXPECT_FALSE(Matches(w.pod_sets[1].affinity, spot));
+  EXPECT_TRUE(Matches(w.pod_sets[1].affinity, on_demand));
+}
+
+// The cache reads the marks of PriorityClasses and of the queue objects; a bad one is left out.
+TEST(NodePolicy, TheObjectCacheReadsTheMarksOfPriorityClassesAndQueues) {
+  ObjectCache cache;
+  auto apply = [&](const char* resource, const char* text) {
+    WatchEvent ev;
+    ev.type = WatchEvent::Type::kAdded;
+    ev.resource = resource;
+    ev.object = json::parse(text);
+    cache.Apply(ev);
+  };
+  apply("priorityclasses", R"({"metadata": {"name": "spot-ok",
+      "annotations": {"tessera.dev/interruptible": "true"}}, "value": 10})");
+  apply("priorityclasses", R"({"metadata": {"name": "bad",
+      "annotations": {"tessera.dev/interruptible": "maybe"}}, "value": 5})");
+  apply("workloadpriorityclasses", R"({"apiVersion": "tessera.dev/v1alpha1",
+      "kind": "WorkloadPriorityClass", "metadata": {"name": "cheap",
+      "annotations": {"tessera.dev/interruptible": "true"}}, "value": 1})");
+  apply("clusterqueues", R"({"apiVersion": "tessera.dev/v1alpha1", "kind": "ClusterQueue",
+      "metadata": {"name": "batch", "annotations": {"tessera.dev/interruptible": "true"}},
+      "spec": {"namespaceSelector": {}, "resourceGroups": []}})");
+  apply("localqueues", R"({"apiVersion": "tessera.dev/v1alpha1", "kind": "LocalQueue",
+      "metadata": {"name": "lq", "namespace": "team",
+                   "annotations": {"tessera.dev/interruptible": "false"}},
+      "spec": {"clusterQueue": "batch"}})");
+  std::vector<std::string> names;
+  const Model m = cache.Snapshot(&names);
+  const InterruptibleMarks& marks = cache.interruptible_marks();
+  EXPECT_EQ(marks.priority_classes, (std::map<std::string, bool>{{"spot-ok", true}}));
+  EXPECT_EQ(marks.workload_priority_classes, (std::map<std::string, bool>{{"cheap", true}}));
+  EXPECT_EQ(marks.cluster_queues, (std::map<std::string, bool>{{"batch", true}}));
+  EXPECT_EQ(marks.local_queues, (std::map<std::string, bool>{{"team/lq", false}}));
+  ASSERT_EQ(m.local_queues.size(), 1u);
+  EXPECT_EQ(m.local_queues[0].cluster_queue, "batch");
+  // Deleted: its mark goes with it.
+  WatchEvent del;
+  del.type = WatchEvent::Type::kDeleted;
+  del.resource = "priorityclasses";
+  del.object = json::parse(R"({"metadata": {"name": "spot-ok"}, "value": 10})");
+  cache.Apply(del);
+  cache.Snapshot(&names);
+  EXPECT_TRUE(cache.interruptible_marks().priority_classes.empty());
 }
 
 }  // namespace

@@ -54,6 +54,18 @@ json StripForLoader(const json& obj) {
   return out;
 }
 
+// metadata.annotations, its string values.
+std::map<std::string, std::string> AnnotationsOf(const json& obj) {
+  std::map<std::string, std::string> out;
+  const json* md = obj.is_object() && obj.contains("metadata") ? &obj["metadata"] : nullptr;
+  if (!md || !md->is_object() || !md->contains("annotations")) return out;
+  const json& a = (*md)["annotations"];
+  if (!a.is_object()) return out;
+  for (auto it = a.begin(); it != a.end(); ++it)
+    if (it.value().is_string()) out[it.key()] = it.value().get<std::string>();
+  return out;
+}
+
 // Calls fn(object, deleted) for each object of the event.
 template <typename Fn>
 void Each(const WatchEvent& ev, Fn&& fn) {
@@ -186,7 +198,10 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       changes.sized_groups.push_back("Job:" + key);
     });
   } else if (r == "priorityclasses") {
-    if (ev.type == T::kReplace) priority_classes_.clear();
+    if (ev.type == T::kReplace) {
+      priority_classes_.clear();
+      priority_class_annotations_.clear();
+    }
     Each(ev, [&](const json& o, bool del) {
       auto pc = ParsePriorityClass(o);
       if (!pc.ok()) {
@@ -196,8 +211,10 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       }
       if (del) {
         priority_classes_.erase(pc->name);
+        priority_class_annotations_.erase(pc->name);
       } else {
         priority_classes_[pc->name] = *pc;
+        priority_class_annotations_[pc->name] = AnnotationsOf(o);
       }
     });
     changes.rebuild = true;
@@ -297,7 +314,46 @@ Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
   for (const auto& [name, pc] : priority_classes_) m.priority_classes.push_back(pc);
   m.namespace_labels = namespaces_;
   over_limit_ = std::move(over);
+  ReadInterruptibleMarks();
   return m;
+}
+
+void ObjectCache::ReadInterruptibleMarks() {
+  InterruptibleMarks marks;
+  std::set<std::string> said;
+  auto read = [&](const std::string& what, const std::map<std::string, std::string>& annotations,
+                  std::map<std::string, bool>& into, const std::string& key) {
+    std::string problem;
+    if (std::optional<bool> v = ReadInterruptible(annotations, &problem)) {
+      into[key] = *v;
+    } else if (!problem.empty()) {
+      std::string text = fmt::format("{}: {}; the value is ignored", what, problem);
+      if (!logged_marks_.count(text)) spdlog::warn("{}", text);
+      said.insert(std::move(text));
+    }
+  };
+  for (const auto& [name, annotations] : priority_class_annotations_)
+    read("PriorityClass " + name, annotations, marks.priority_classes, name);
+  struct Kind {
+    const char* resource;
+    const char* kind;
+    std::map<std::string, bool> InterruptibleMarks::*marks;
+  };
+  const Kind kinds[] = {{"workloadpriorityclasses", "WorkloadPriorityClass",
+                         &InterruptibleMarks::workload_priority_classes},
+                        {"localqueues", "LocalQueue", &InterruptibleMarks::local_queues},
+                        {"clusterqueues", "ClusterQueue", &InterruptibleMarks::cluster_queues}};
+  for (const auto& [resource, kind, field] : kinds) {
+    auto it = queue_objects_.find(resource);
+    if (it == queue_objects_.end()) continue;
+    for (const auto& [key, obj] : it->second) {
+      // Cluster-scoped objects' keys are "/name"; LocalQueues' "ns/name", as the marks'.
+      const std::string k = key[0] == '/' ? key.substr(1) : key;
+      read(fmt::format("{} {}", kind, k), AnnotationsOf(obj), marks.*field, k);
+    }
+  }
+  marks_ = std::move(marks);
+  logged_marks_ = std::move(said);
 }
 
 }  // namespace tessera::k8s

@@ -18,6 +18,7 @@
 
 #include "k8s/gang_assembly.h"
 #include "k8s/informer.h"
+#include "k8s/node_policy.h"
 #include "model/model.h"
 
 namespace tessera::k8s {
@@ -48,6 +49,10 @@ class ObjectCache {
   Model Snapshot(std::vector<std::string>* node_names);
 
   const GangSources& gang_sources() const { return gangs_; }
+  // The interruptible marks (node_policy.h) of the PriorityClasses and queue objects as of the
+  // last Snapshot. A mark that is neither "true" nor "false" is left out and logged, naming the
+  // object, once while it lasts.
+  const InterruptibleMarks& interruptible_marks() const { return marks_; }
   // The status of LocalQueue `key` ("ns/name") as last seen; null when none (admission fair
   // sharing usage is read back from it: k8s/fair_sharing_status.h).
   const json& LocalQueueStatus(const std::string& key) const;
@@ -56,10 +61,15 @@ class ObjectCache {
  private:
   void UpsertNode(const json& obj, Changes& changes);
   void ApplyNamespaces(const WatchEvent& ev, Changes& changes);
+  void ReadInterruptibleMarks();
 
   std::map<std::string, std::pair<Node, bool>> nodes_;  // name -> node, ready
   GangSources gangs_;
   std::map<std::string, PriorityClass> priority_classes_;
+  // PriorityClass name -> its metadata.annotations (the interruptible mark is read at Snapshot).
+  std::map<std::string, std::map<std::string, std::string>> priority_class_annotations_;
+  InterruptibleMarks marks_;
+  std::set<std::string> logged_marks_;  // the invalid marks logged so far
   std::map<std::string, Labels> namespaces_;
   std::map<std::string, std::map<std::string, json>> queue_objects_;  // resource -> key -> obj
   std::map<std::string, json> local_queue_status_;                    // key -> status

@@ -7,6 +7,7 @@
 #include "config/gpu_fields.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "k8s/node_policy.h"
 #include "model/limits.h"
 #include "model/quantity.h"
 #include "model/resources.h"
@@ -500,6 +501,9 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
       ReadTimeFields(p.labels, p.annotations, At(spec, "activeDeadlineSeconds"), &p.time_problems);
   if (absl::Status st = ReadTopologySpread(spec, p.labels, ps, p.time_problems); !st.ok())
     return st;
+  // Said as a Warning Event on the pod, as the values above (node_policy.h reads the mark).
+  if (std::string problem; !ReadInterruptible(p.annotations, &problem) && !problem.empty())
+    p.time_problems.push_back(std::move(problem));
   return p;
 }
 

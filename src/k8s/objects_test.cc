@@ -3,6 +3,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "k8s/gang_assembly.h"
+#include "k8s/node_policy.h"
 #include "k8s/object_cache.h"
 #include "model/limits.h"
 #include "model/resources.h"
@@ -522,6 +523,22 @@ TEST(ParsePod, ReadsTheFieldsOfTime) {
   auto plain = ParsePod(Pod());
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain->time.empty());
+}
+
+// An interruptible mark that is neither "true" nor "false" is said like a bad time value (a
+// Warning Event on the pod, node_policy.h); the pod stays.
+TEST(ParsePod, ABadInterruptibleMarkIsSaid) {
+  json pod = Pod();
+  pod["metadata"]["annotations"][kInterruptibleAnnotation] = "yes";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->time_problems.size(), 1u);
+  EXPECT_EQ(p->time_problems[0],
+            "metadata.annotations.tessera.dev/interruptible: expected \"true\" or \"false\", "
+            "got \"yes\"");
+  EXPECT_STREQ(TimeProblemReason(p->time_problems[0]), "InvalidAnnotation");
+  pod["metadata"]["annotations"][kInterruptibleAnnotation] = "false";
+  EXPECT_TRUE(ParsePod(pod)->time_problems.empty());
 }
 
 // A value that cannot be used leaves that field out and is said, naming the field; the pod and

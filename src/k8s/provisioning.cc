@@ -121,13 +121,16 @@ double RetryDelay(const ProvisioningOptions& o, int attempt) {
   return std::min(d, o.backoff_max_s);
 }
 
-json BuildPodTemplate(const std::string& name, const json& pod, const NodePolicyOptions* spot) {
+json BuildPodTemplate(const std::string& name, const json& pod, const NodePolicyOptions* spot,
+                      std::optional<bool> fallback) {
   const json& md = At(pod, "metadata");
   json spec = At(pod, "spec").is_object() ? At(pod, "spec") : json::object();
   spec.erase("nodeName");  // the autoscaler places it, as a pending pod
-  if (spot)
-    ApplySpotPolicyToPodSpec(spec, Str(At(md, "annotations"), kInterruptibleAnnotation) == "true",
-                             *spot);
+  if (spot) {
+    const std::string own = Str(At(md, "annotations"), kInterruptibleAnnotation);
+    const bool interruptible = own == "true" || (own != "false" && fallback.value_or(false));
+    ApplySpotPolicyToPodSpec(spec, interruptible, *spot);
+  }
   json tmeta = json::object();
   if (At(md, "labels").is_object()) tmeta["labels"] = At(md, "labels");
   if (At(md, "annotations").is_object()) tmeta["annotations"] = At(md, "annotations");
@@ -138,6 +141,18 @@ json BuildPodTemplate(const std::string& name, const json& pod, const NodePolicy
             {"namespace", Str(md, "namespace")},
             {"labels", {{kManagedByLabel, kManagedByValue}}}}},
           {"template", {{"metadata", tmeta}, {"spec", spec}}}};
+}
+
+json ConsumeAnnotationsPatch(const std::string& request, const std::string& class_name) {
+  const json consume = request.empty() ? json() : json(request);
+  const json cls = request.empty() ? json() : json(class_name);
+  return {
+      {"metadata",
+       {{"annotations", {{kConsumeRequestAnnotation, consume}, {kRequestClassAnnotation, cls}}}}}};
+}
+
+bool IsOurRequestName(const std::string& request_name) {
+  return request_name.rfind("tessera-", 0) == 0 && AttemptOf(request_name) > 0;
 }
 
 json BuildProvisioningRequest(const std::string& name, const std::string& ns,
@@ -216,6 +231,14 @@ void Provisioner::Drain() {
     done.swap(done_);
   }
   for (Done& d : done) {
+    if (!d.pod.empty()) {
+      pod_writes_.erase(d.pod);
+      if (!d.error.empty())
+        spdlog::warn("tessera: pod {}: {} for ProvisioningRequest {}: {}", d.pod,
+                     d.request.empty() ? "removing the annotations" : "annotating",
+                     d.request.empty() ? "(none)" : d.request, d.error);
+      continue;
+    }
     if (auto b = busy_.find(d.gang); b != busy_.end() && --b->second <= 0) busy_.erase(b);
     if (d.create && d.status == 404 && d.error.empty()) {
       // The CRD went away (or was never there and the list has not said so yet).
@@ -321,6 +344,46 @@ std::string Provisioner::Note(const std::string& gang_key, double now) const {
   return note;
 }
 
+std::map<std::string, std::pair<std::string, std::string>> Provisioner::Consumed() const {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  if (!served_) return out;
+  std::map<std::string, int> attempt;
+  for (const auto& [k, r] : requests_) {
+    const std::string gang = GangOf(r), name = Str(At(r, "metadata"), "name");
+    const int a = AttemptOf(name);
+    auto [it, fresh] = attempt.try_emplace(gang, a);
+    if (!fresh && a <= it->second) continue;  // the newest, as Latest()
+    it->second = a;
+    out[gang] = {name, Str(At(r, "spec"), "provisioningClassName")};
+  }
+  return out;
+}
+
+void Provisioner::AnnotatePod(const std::string& pod_key, const std::string& request,
+                              const std::string& class_name) {
+  auto [it, fresh] = pod_writes_.try_emplace(pod_key, request);
+  if (!fresh) return;  // one write per pod at a time; the next sync sees what it did
+  pool_->Post([this, pod_key, request, class_name] {
+    Done d;
+    d.pod = pod_key;
+    d.request = request;
+    if (!stop_) {
+      const size_t slash = pod_key.find('/');
+      auto r =
+          client_->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", pod_key.substr(0, slash),
+                                     pod_key.substr(slash + 1)),
+                         ConsumeAnnotationsPatch(request, class_name).dump(), PatchType::kMerge);
+      // 404: the pod is gone, nothing to say.
+      if (!r.ok())
+        d.error = std::string(r.status().message());
+      else if (!Ok(r->status) && r->status != 404)
+        d.error = fmt::format("HTTP {}: {}", r->status, r->body);
+    }
+    std::lock_guard<std::mutex> l(done_mu_);
+    done_.push_back(std::move(d));
+  });
+}
+
 void Provisioner::Create(const CapacityNeed& need, int attempt) {
   ++busy_[need.gang_key];
   const std::string name = ProvisioningRequestName(need.kind, need.name, attempt);
@@ -360,8 +423,9 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
     }
     json pod = json::parse(got->body, nullptr, /*allow_exceptions=*/false);
     const std::string name = PodTemplateName(request, i);
-    auto made = client_->Post(fmt::format("/api/v1/namespaces/{}/podtemplates", need.ns),
-                              BuildPodTemplate(name, pod, &node_policy_).dump());
+    auto made =
+        client_->Post(fmt::format("/api/v1/namespaces/{}/podtemplates", need.ns),
+                      BuildPodTemplate(name, pod, &node_policy_, need.interruptible).dump());
     // 409: left by an earlier attempt that stopped half-way; it is the same template.
     if (!made.ok() || (!Ok(made->status) && made->status != 409)) {
       d.error = fmt::format("creating PodTemplate {}: {}", name,

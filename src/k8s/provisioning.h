@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -45,6 +46,13 @@ inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr const char* kManagedByValue = "tessera";
 // On a request: the controller's key of the gang it is for ("PodGroup:ns/name").
 inline constexpr const char* kGangAnnotation = "tessera.dev/gang";
+// The Cluster Autoscaler's annotations on a pod that consumes a request (Kueue's names, which the
+// autoscaler reads; the older cluster-autoscaler.kubernetes.io/ ones it reads only when these are
+// absent): it leaves such a pod out of its scale-up loops, since the request stands for it.
+inline constexpr const char* kConsumeRequestAnnotation =
+    "autoscaling.x-k8s.io/consume-provisioning-request";
+inline constexpr const char* kRequestClassAnnotation =
+    "autoscaling.x-k8s.io/provisioning-class-name";
 // The PodScheduled=False reason of a gang's pods while a request is out for it (autoscalers act on
 // pods whose reason is Unschedulable only), and of the other waiting pods while requests are made.
 inline constexpr const char* kWaitingForProvisioningReason = "WaitingForProvisioning";
@@ -89,19 +97,30 @@ double RetryDelay(const ProvisioningOptions& o, int attempt);
 
 // A PodTemplate from one of the set's pods as the server has it: its labels, annotations and spec
 // (without nodeName), labelled kManagedByLabel; with `spot` (may be null), the spot rules of
-// node_policy.h written into its node affinity (kInterruptibleAnnotation read from the pod).
+// node_policy.h written into its node affinity: the pod is interruptible by its own
+// kInterruptibleAnnotation when that is "true" or "false", else by `fallback` (the workload's
+// mark from its priority class or queue, DefaultInterruptible; absent: not interruptible).
 json BuildPodTemplate(const std::string& name, const json& pod,
-                      const NodePolicyOptions* spot = nullptr);
+                      const NodePolicyOptions* spot = nullptr,
+                      std::optional<bool> fallback = std::nullopt);
 // The request: spec.provisioningClassName, spec.parameters and spec.podSets
 // [{podTemplateRef: {name}, count}], labelled kManagedByLabel, annotated kGangAnnotation.
 json BuildProvisioningRequest(const std::string& name, const std::string& ns,
                               const std::string& gang_key, const ProvisioningOptions& o,
                               const std::vector<std::pair<std::string, int32_t>>& pod_sets);
 
+// The merge patch that sets the two annotations above on a pod (`request` not empty), or removes
+// them (`request` empty).
+json ConsumeAnnotationsPatch(const std::string& request, const std::string& class_name);
+// Whether `request_name` is a name serve gives its requests (ProvisioningRequestName): only
+// those are taken off pods, never a consume annotation someone else set.
+bool IsOurRequestName(const std::string& request_name);
+
 // A gang the engine says needs capacity (Scheduler::NeedCapacity), as the controller knows it.
 struct CapacityNeed {
   std::string gang_key, ns, kind, name;
   std::vector<std::pair<std::string, int32_t>> pod_sets;  // one pod of each set ("ns/name"), pods
+  std::optional<bool> interruptible;  // the workload's mark where a pod has none
 };
 
 class Provisioner {
@@ -123,6 +142,13 @@ class Provisioner {
   bool Sync(double now, const std::vector<CapacityNeed>& needs);
   // What a waiting gang's pods are told about its request ("" when it has none).
   std::string Note(const std::string& gang_key, double now) const;
+  // The request each gang's pods consume (its newest, whatever its state), as gang key ->
+  // {name, provisioningClassName}; gangs without one are absent (all when requests are not made).
+  std::map<std::string, std::pair<std::string, std::string>> Consumed() const;
+  // Sets the consume annotations of pod `pod_key` ("ns/name") to `request` and `class_name`, or
+  // removes them (`request` empty), on the worker; nothing when that same write is in flight.
+  void AnnotatePod(const std::string& pod_key, const std::string& request,
+                   const std::string& class_name);
   size_t num_requests() const { return requests_.size(); }
 
  private:
@@ -132,6 +158,7 @@ class Provisioner {
     long status = 0;  // the HTTP status of the request's POST or DELETE (0: none)
     json object;      // the created request
     std::string error;
+    std::string pod;  // an AnnotatePod write: its pod (and no request)
   };
   // The gang's newest request (by attempt); null when none.
   const json* Latest(const std::string& gang_key) const;
@@ -146,12 +173,13 @@ class Provisioner {
   const ProvisioningOptions options_;
   const NodePolicyOptions node_policy_;
   const std::atomic<bool>& stop_;
-  bool served_ = true;                            // until a list says 404
-  bool said_absent_ = false;                      // the 404 was logged
-  std::map<std::string, json> requests_;          // ns/name -> request, ours
-  std::map<std::string, int> busy_;               // gang -> creates and deletes in flight
-  std::map<std::string, double> retry_at_;        // gang -> when its next attempt is due
-  std::map<std::string, std::string> last_note_;  // gang -> the note last reported
+  bool served_ = true;                             // until a list says 404
+  bool said_absent_ = false;                       // the 404 was logged
+  std::map<std::string, json> requests_;           // ns/name -> request, ours
+  std::map<std::string, int> busy_;                // gang -> creates and deletes in flight
+  std::map<std::string, double> retry_at_;         // gang -> when its next attempt is due
+  std::map<std::string, std::string> last_note_;   // gang -> the note last reported
+  std::map<std::string, std::string> pod_writes_;  // pod -> request annotated, in flight
   std::mutex done_mu_;
   std::vector<Done> done_;          // GUARDED_BY(done_mu_)
   std::unique_ptr<TaskPool> pool_;  // last: its worker uses the members above

@@ -140,6 +140,17 @@ TEST(Provisioning, PodTemplatesCarryTheSpotRules) {
   EXPECT_FALSE(na.contains("requiredDuringSchedulingIgnoredDuringExecution")) << na.dump();
   ASSERT_EQ(na["preferredDuringSchedulingIgnoredDuringExecution"].size(), 1u);
   EXPECT_EQ(na["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"], 100);
+  // The workload's mark (its priority class or queue) where the pod has none; the pod's own
+  // "false" wins over it.
+  json plain = {{"metadata", {{"name", "p"}}}, {"spec", json::object()}};
+  EXPECT_TRUE(
+      BuildPodTemplate("t", plain, &spot, true)["template"]["spec"]["affinity"]["nodeAffinity"]
+          .contains("preferredDuringSchedulingIgnoredDuringExecution"));
+  json refuses = {{"metadata", {{"annotations", {{kInterruptibleAnnotation, "false"}}}}},
+                  {"spec", json::object()}};
+  EXPECT_TRUE(
+      BuildPodTemplate("t", refuses, &spot, true)["template"]["spec"]["affinity"]["nodeAffinity"]
+          .contains("requiredDuringSchedulingIgnoredDuringExecution"));
   // Off, or without a policy: the spec as the pod has it.
   spot.spot_policy = false;
   EXPECT_FALSE(BuildPodTemplate("t", tolerant, &spot)["template"]["spec"].contains("affinity"));
@@ -148,6 +159,25 @@ TEST(Provisioning, PodTemplatesCarryTheSpotRules) {
   spot.spot_policy = true;
   json odd = {{"spec", {{"affinity", "x"}}}};
   EXPECT_EQ(BuildPodTemplate("t", odd, &spot)["template"]["spec"]["affinity"], "x");
+}
+
+// The Cluster Autoscaler's annotations for a request's pods: set with a merge patch, removed with
+// nulls; only serve's own request names are ever taken off.
+TEST(Provisioning, ConsumeAnnotationsAreSetAndRemovedByMergePatch) {
+  EXPECT_EQ(ConsumeAnnotationsPatch("tessera-job-a-1",
+                                    "best-effort-atomic-scale-up.autoscaling.x-k8s.io"),
+            json::parse(R"({"metadata": {"annotations": {
+                "autoscaling.x-k8s.io/consume-provisioning-request": "tessera-job-a-1",
+                "autoscaling.x-k8s.io/provisioning-class-name":
+                    "best-effort-atomic-scale-up.autoscaling.x-k8s.io"}}})"));
+  EXPECT_EQ(ConsumeAnnotationsPatch("", "x"), json::parse(R"({"metadata": {"annotations": {
+                "autoscaling.x-k8s.io/consume-provisioning-request": null,
+                "autoscaling.x-k8s.io/provisioning-class-name": null}}})"));
+  EXPECT_TRUE(IsOurRequestName(ProvisioningRequestName("PodGroup", "train", 3)));
+  EXPECT_TRUE(IsOurRequestName(ProvisioningRequestName("Job", std::string(300, 'x'), 1)));
+  EXPECT_FALSE(IsOurRequestName("my-own-request"));
+  EXPECT_FALSE(IsOurRequestName("tessera-podgroup-train"));
+  EXPECT_FALSE(IsOurRequestName(""));
 }
 
 }  // namespace

@@ -164,6 +164,23 @@ class K8sProvisioning : public QueueClusterTest {
           cluster_->PodSpec("default", "train-" + std::to_string(i), 8, "tessera", labels));
   }
 
+  // Every pod of `prefix` consumes `request` ("": none) by the Cluster Autoscaler's annotations,
+  // with the class of the request.
+  bool ConsumesRequest(const std::string& prefix, const std::string& request) {
+    int n = 0;
+    for (const json& p : cluster_->Pods("default")) {
+      const std::string name = p["metadata"]["name"];
+      if (name.rfind(prefix, 0) != 0) continue;
+      ++n;
+      const json a = p["metadata"].value("annotations", json::object());
+      if (a.value(kConsumeRequestAnnotation, "") != request) return false;
+      const std::string cls =
+          request.empty() ? "" : "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
+      if (a.value(kRequestClassAnnotation, "") != cls) return false;
+    }
+    return n > 0;
+  }
+
   std::vector<std::string> Requests() {
     std::vector<std::string> out;
     for (const json& pr : cluster_->Get(kProvisioningPath).value("items", json::array()))
@@ -242,11 +259,38 @@ TEST_F(K8sProvisioning, GangThatDoesNotFitGetsARequestAndIsBoundWholeOnTheNewNod
       kTimeout))
       << Scheduled("train-0").dump();
   EXPECT_EQ(Bound("default", "train-"), 0);
+  // ... and carry the Cluster Autoscaler's annotations for a request's pods, so that it leaves
+  // them out of its own scale-ups.
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return ConsumesRequest("train-", name); }, kTimeout))
+      << cluster_->Get("/api/v1/namespaces/default/pods/train-0")["metadata"].dump();
 
   autoscaler.Go();
   ExpectBoundOnNewNodesAndCleanedUp();
   EXPECT_EQ(autoscaler.bound_before_nodes(), 0) << "a pod of the gang was bound before its nodes";
   EXPECT_EQ(autoscaler.seen(), std::vector<std::string>{name});
+  // Bound, they keep them (as Kueue's pods do), though the request is gone.
+  EXPECT_TRUE(ConsumesRequest("train-", name));
+}
+
+// The request goes while the gang still waits (its queue's quota no longer admits it): its pods'
+// consume annotations go with it, so that the autoscaler does not ignore them for a request that
+// no longer exists.
+TEST_F(K8sProvisioning, ConsumeAnnotationsGoWhenTheRequestGoesBeforeTheGangIsBound) {
+  StartController();
+  CreateFillerAndGang();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Requests().size() == 1; }, kTimeout));
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return ConsumesRequest("train-", "tessera-podgroup-train-1"); }, kTimeout));
+  // 8 GPUs of quota, all the filler's: the gang cannot be admitted, it needs no capacity.
+  auto r = cluster_->client().Patch("/apis/tessera.dev/v1alpha1/clusterqueues/main",
+                                    json{{"spec", ClusterQueueObject("main", 8)["spec"]}}.dump(),
+                                    PatchType::kMerge);
+  ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : std::string("no answer"));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Requests().empty(); }, kTimeout))
+      << "the request was not deleted";
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return ConsumesRequest("train-", ""); }, kTimeout))
+      << cluster_->Get("/api/v1/namespaces/default/pods/train-0")["metadata"].dump();
+  EXPECT_EQ(Bound("default", "train-"), 0);
 }
 
 TEST_F(K8sProvisioning, FailedRequestIsRetriedAfterABackoffAndTheNextAttemptIsServed) {
@@ -260,6 +304,9 @@ TEST_F(K8sProvisioning, FailedRequestIsRetriedAfterABackoffAndTheNextAttemptIsSe
   // The first attempt failed; the second (after the 1 s backoff) was served.
   EXPECT_EQ(autoscaler.seen(),
             (std::vector<std::string>{"tessera-podgroup-train-1", "tessera-podgroup-train-2"}));
+  // The pods consume the attempt that was served.
+  EXPECT_TRUE(TestCluster::WaitFor(
+      [&] { return ConsumesRequest("train-", "tessera-podgroup-train-2"); }, kTimeout));
 }
 
 // Without requests: a node the Cluster Autoscaler is removing takes no new pod, even one that
@@ -302,6 +349,67 @@ TEST_F(K8sProvisioning, NodesBeingRemovedAndSpotNodesTakeOnlyWhatTheyMay) {
   json p = cluster_->Get("/api/v1/namespaces/default/pods/cheap");
   EXPECT_FALSE(
       p["metadata"].value("annotations", json::object()).contains(kDoNotDisruptAnnotation));
+}
+
+// A workload is interruptible by its PriorityClass or its queue, not only by its pods' annotation;
+// a more specific "false" keeps it off spot nodes that its queue would send it to; a mark that is
+// neither "true" nor "false" is said on the pod (node_policy.h).
+TEST_F(K8sProvisioning, PriorityClassesAndQueuesMarkWorkloadsInterruptible) {
+  auto priority_class = [](const std::string& name, const std::string& mark) {
+    return json{{"apiVersion", "scheduling.k8s.io/v1"},
+                {"kind", "PriorityClass"},
+                {"metadata", {{"name", name}, {"annotations", {{kInterruptibleAnnotation, mark}}}}},
+                {"value", 10}};
+  };
+  cluster_->Create(priority_class("spot-ok", "true"));
+  cluster_->Create(priority_class("steady", "false"));
+  // Every workload of ClusterQueue "batch" is interruptible unless something more specific says.
+  json batch = ClusterQueueObject("batch", 32);
+  batch["metadata"]["annotations"] = {{kInterruptibleAnnotation, "true"}};
+  cluster_->Create(batch);
+  CreateLocalQueue("default", "batch-lq", "batch");
+  // gpu-0 is full; three spot nodes are free.
+  json filler = cluster_->PodSpec("default", "filler", 8, "other-scheduler");
+  filler["spec"]["nodeName"] = "gpu-0";
+  cluster_->Create(filler);
+  cluster_->CreateNodes(3, 8, "spot", {{"karpenter.sh/capacity-type", "spot"}});
+  StartTessera();
+
+  auto pod = [&](const std::string& name, const std::string& queue, const std::string& pc,
+                 const json& annotations = json::object()) {
+    json p = cluster_->PodSpec("default", name, 8, "tessera",
+                               {{"kueue.x-k8s.io/queue-name", queue}}, annotations);
+    if (!pc.empty()) p["spec"]["priorityClassName"] = pc;
+    cluster_->Create(p);
+  };
+  pod("by-class", "lq", "spot-ok");      // queue "main" says nothing; its PriorityClass does
+  pod("by-queue", "batch-lq", "");       // its ClusterQueue says
+  pod("refuses", "batch-lq", "steady");  // its PriorityClass says "false": off spot
+  pod("odd", "lq", "", {{kInterruptibleAnnotation, "maybe"}});
+  auto node_of = [&](const std::string& name) {
+    return cluster_->Get("/api/v1/namespaces/default/pods/" + name)["spec"].value("nodeName", "");
+  };
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return node_of("by-class").rfind("spot-", 0) == 0 &&
+               node_of("by-queue").rfind("spot-", 0) == 0;
+      },
+      kTimeout))
+      << "by-class on '" << node_of("by-class") << "', by-queue on '" << node_of("by-queue") << "'";
+  // Both were looked at and left pending, with a spot node free.
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return Scheduled("refuses").is_object() && Scheduled("odd").is_object(); }, kTimeout));
+  EXPECT_EQ(node_of("refuses"), "");
+  EXPECT_EQ(node_of("odd"), "");
+  // The bad mark is said on its pod, naming the annotation.
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return !EventsOf("default", "odd", "InvalidAnnotation").empty(); }, kTimeout));
+  const json ev = EventsOf("default", "odd", "InvalidAnnotation")[0];
+  EXPECT_NE(ev.value("message", "")
+                .find("tessera.dev/interruptible: expected \"true\" or "
+                      "\"false\", got \"maybe\""),
+            std::string::npos)
+      << ev.dump();
 }
 
 }  // namespace
