@@ -21,6 +21,8 @@ import heapq
 import math
 import os
 
+from replay_csv import write_replay_csvs
+
 TRACES = os.path.join(os.path.dirname(__file__), "../../../shared/traces/ms-itp-elasticflow")
 
 
@@ -91,22 +93,7 @@ def main():
         if not 0 < a.load <= 1:
             raise SystemExit(f"--load {a.load}: must be in (0, 1]")
         nodes = max(min_nodes, math.ceil(gpu_s / span / (8 * a.load)))
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "jobs.csv"), "w") as f:
-        out = csv.writer(f, lineterminator="\n")
-        prio = a.big_priority is not None
-        out.writerow(["name", "arrival", "duration", "pods", "gpus", "cpu_milli", "memory_mib"] +
-                     (["priority"] if prio else []))
-        for i, (t, d, g) in enumerate(rows):
-            per_pod = next(p for p in (8, 4, 2, 1) if g % p == 0)
-            out.writerow([f"job-{i}", f"{t - rows[0][0]:.0f}", f"{d:.0f}", g // per_pod, per_pod,
-                          1000 * per_pod, 4096 * per_pod] +
-                         ([a.big_priority if g >= 16 else 0] if prio else []))
-    with open(os.path.join(a.out, "nodes.csv"), "w") as f:
-        out = csv.writer(f, lineterminator="\n")
-        out.writerow(["name", "cpu_milli", "memory_mib", "gpus"])
-        for n in range(nodes):
-            out.writerow([f"node-{n:04d}", 64000, 524288, 8])
+    write_replay_csvs(a.out, rows, nodes, a.big_priority)
     gpus = 8 * nodes
     peak, ev = peak_demand(rows)
     above = time_above(ev, gpus, rows[0][0], rows[-1][0])

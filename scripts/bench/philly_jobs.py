@@ -13,6 +13,8 @@ import csv
 import os
 from datetime import datetime, timezone
 
+from replay_csv import write_replay_csvs
+
 TRACE = os.path.join(os.path.dirname(__file__), "../../../shared/traces/philly-pollux/philly.csv")
 
 
@@ -34,22 +36,7 @@ def main():
             t = datetime.strptime(r["timestamp"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
             rows.append((t.timestamp(), float(r["duration"]), int(r["num_gpus"])))
     rows.sort()  # the file is not sorted by time
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "jobs.csv"), "w") as f:
-        out = csv.writer(f, lineterminator="\n")
-        prio = a.big_priority is not None
-        out.writerow(["name", "arrival", "duration", "pods", "gpus", "cpu_milli", "memory_mib"] +
-                     (["priority"] if prio else []))
-        for i, (t, d, g) in enumerate(rows):
-            per_pod = next(p for p in (8, 4, 2, 1) if g % p == 0)
-            out.writerow([f"job-{i}", f"{t - rows[0][0]:.0f}", f"{d:.0f}", g // per_pod, per_pod,
-                          1000 * per_pod, 4096 * per_pod] +
-                         ([a.big_priority if g >= 16 else 0] if prio else []))
-    with open(os.path.join(a.out, "nodes.csv"), "w") as f:
-        out = csv.writer(f, lineterminator="\n")
-        out.writerow(["name", "cpu_milli", "memory_mib", "gpus"])
-        for n in range(a.nodes):
-            out.writerow([f"node-{n:04d}", 64000, 524288, 8])
+    write_replay_csvs(a.out, rows, a.nodes, a.big_priority)
     gpu_s = sum(d * g for _, d, g in rows)
     span = rows[-1][0] - rows[0][0]
     print(f"{len(rows)} jobs over {span / 86400:.1f} days; offered load over the arrival span "
