@@ -19,6 +19,8 @@
 //                       (gangs among them that cannot start): a series of cycles, each after a
 //                       few running workloads end (at their estimated ends); every cycle plans
 //                       the reservations again. p50/p99/max per cycle, backfill on vs off.
+//   BM_NeedCapacity     the same cluster and backlog; after each cycle, Scheduler::NeedCapacity
+//                       (serve's ProvisioningRequests, issue 17) is timed. Only with --slow.
 //
 // BM_AdmitUntilFull and BM_ReservationCycle take a `backfill` argument
 // (SchedulerConfig::backfill.enable, with Workload::runtime_estimate on every workload). The
@@ -275,7 +277,8 @@ BENCHMARK(BM_Memory)
     ->Iterations(1);
 
 // The issue's full-size backlog with preemption: half a minute or more on a 2-core machine.
-// Also BM_ReservationCycle at 1,000 nodes with reservations on (engine_bench_time.cc).
+// Also BM_ReservationCycle at 1,000 nodes with reservations on, and BM_NeedCapacity
+// (engine_bench_time.cc).
 void RegisterSlowBenchmarks() {
   // Reservations at 1,000 nodes (for profilers): 100 cycles of about half a second each.
   benchmark::RegisterBenchmark("BM_ReservationCycle", &BM_ReservationCycle)
@@ -290,6 +293,15 @@ void RegisterSlowBenchmarks() {
       ->Args({kFullNodes, kFullWorkloads, 1, -1})
       ->UseManualTime()
       ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  // ProvisioningRequests' question on the full backlog (issue 17), each after a cycle.
+  benchmark::RegisterBenchmark("BM_NeedCapacity", &BM_NeedCapacity)
+      ->ArgNames({"nodes", "workloads", "backfill", "max_requests"})
+      ->Args({kFullNodes, 110000, 0, 64})
+      ->Args({kFullNodes, 110000, 1, 64})
+      ->Args({kScaledNodes, 11000, 1, 64})
+      ->UseManualTime()
+      ->Iterations(20)
       ->Unit(benchmark::kMillisecond);
 }
 

@@ -1,5 +1,6 @@
 // engine_bench: reservations and backfill planned cycle after cycle (BM_ReservationCycle, issue
-// 14). See engine_bench.cc.
+// 14), and the capacity a backlog asks of an autoscaler (BM_NeedCapacity, issue 17). See
+// engine_bench.cc.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -133,5 +134,80 @@ BENCHMARK(BM_ReservationCycle)
     ->UseManualTime()
     ->Iterations(20)
     ->Unit(benchmark::kMillisecond);
+
+// --- 6. Kubernetes mode's ProvisioningRequests (issue 17): Scheduler::NeedCapacity on the same
+// full cluster and backlog as BM_ReservationCycle, as serve calls it after every cycle (and at
+// most every status period): `finish` workloads end, one RunCycle admits what fits (untimed),
+// then NeedCapacity(max_requests) is timed. It scans every workload, sorts the pending ones into
+// queue order and tries each (a trial placement, beside the reservations of the heads before it
+// with backfill on) until `max_requests` need capacity; what the earlier ones would take counts
+// against the later ones. Args: nodes, workloads, backfill, max_requests (serve's
+// --provisioning-max-requests, 64 by default).
+void BM_NeedCapacity(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int workloads = static_cast<int>(state.range(1));
+  const bool backfill = state.range(2) != 0;
+  const int max_requests = static_cast<int>(state.range(3));
+  constexpr int kFinish = 5;
+#if !TESSERA_BENCH_HAS_NEED_CAPACITY
+  state.SkipWithError("this engine has no NeedCapacity");
+  (void)max_requests;
+  return;
+#endif
+  Model model = MakeClusterModel(nodes, /*preemption=*/false);
+  if (!SetBackfill(model, backfill)) {
+    state.SkipWithError("this engine has no reservations or backfill");
+    return;
+  }
+  auto s = CreateOrDie(std::move(model));
+  WorkloadMix mix(kSeed);
+  std::vector<double> runtime;
+  for (int i = 0; i < workloads; ++i) {
+    Workload w = mix.Next();
+    runtime.push_back(RuntimeOf(i));
+    SetEstimate(w, runtime.back());
+    SubmitNew(*s, std::move(w), 0);
+  }
+  double now = 0;
+  using End = std::pair<double, WorkloadId>;
+  std::priority_queue<End, std::vector<End>, std::greater<>> ends;
+  auto note_admissions = [&](const std::vector<Decision>& decisions) {
+    for (const Decision& d : decisions)
+      if (d.type == Decision::Type::kAdmit) ends.push({now + runtime[d.workload], d.workload});
+  };
+  note_admissions(s->RunCycle(now));
+  int64_t pending = 0;
+  for (WorkloadId id = 0; id < s->num_workloads(); ++id)
+    if (s->status(id).state == WorkloadState::kPending) ++pending;
+  std::vector<double> samples, cpu_samples;
+  int64_t needing = 0;
+  for (auto _ : state) {
+    for (int k = 0; k < kFinish && !ends.empty(); ++k) {
+      const auto [end, id] = ends.top();
+      ends.pop();
+      now = std::max(now, end);
+      s->Finish(id, now);
+    }
+    note_admissions(s->RunCycle(now));
+    const auto start = Clock::now();
+    const double cpu_start = ThreadCpuSeconds();
+#if TESSERA_BENCH_HAS_NEED_CAPACITY
+    const std::vector<WorkloadId> need = s->NeedCapacity(max_requests);
+#else
+    const std::vector<WorkloadId> need;  // not reached: skipped above
+#endif
+    const double secs = SecondsSince(start);
+    cpu_samples.push_back(ThreadCpuSeconds() - cpu_start);
+    state.SetIterationTime(secs);
+    samples.push_back(secs);
+    needing += static_cast<int64_t>(need.size());
+  }
+  state.counters["pending"] = static_cast<double>(pending);
+  state.counters["need_capacity"] = static_cast<double>(needing) / samples.size();
+  state.counters["p50_ms"] = Percentile(samples, 0.50) * 1e3;
+  state.counters["p99_ms"] = Percentile(samples, 0.99) * 1e3;
+  state.counters["cpu_p50_ms"] = Percentile(cpu_samples, 0.50) * 1e3;
+  state.counters["cpu_max_ms"] = cpu_samples.back() * 1e3;
+}
 
 }  // namespace tessera::bench

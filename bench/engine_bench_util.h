@@ -25,6 +25,13 @@
 #define TESSERA_BENCH_HAS_BACKFILL 0
 #endif
 
+// Kubernetes mode's NeedCapacity (engine/elastic/, issue 17).
+#if __has_include("engine/elastic/elastic.h")
+#define TESSERA_BENCH_HAS_NEED_CAPACITY 1
+#else
+#define TESSERA_BENCH_HAS_NEED_CAPACITY 0
+#endif
+
 namespace tessera::bench {
 
 constexpr int kGpusPerNode = 8;
@@ -95,6 +102,7 @@ std::vector<Decision> TimedCycle(benchmark::State& state, Scheduler& s, double n
 
 // Benchmarks registered by --slow (engine_bench.cc's main) from other files.
 void BM_ReservationCycle(benchmark::State& state);
+void BM_NeedCapacity(benchmark::State& state);
 
 }  // namespace tessera::bench
 

@@ -318,7 +318,10 @@ std::vector<WorkloadId> NeedCapacity(Engine& e, int32_t max_workloads) {
   std::vector<WorkloadId> out;
   for (const auto& [prio, created, id] : keys) {
     if (static_cast<int32_t>(out.size()) >= max_workloads) break;
-    if (s.status[id].state == WorkloadState::kPending && p.PlaceGang(id)) continue;
+    // Placed as the engine's admit action would (beside the reservations of the workloads
+    // before it, with backfill on): a gang a reservation keeps off the nodes up needs capacity
+    // as much as one they cannot hold.
+    if (s.status[id].state == WorkloadState::kPending && p.PlaceGangAsAdmitted(id)) continue;
     const int c = p.QuotaCombo(id);
     if (c < 0) continue;  // its queue cannot admit it now: no capacity is asked for it
     const WorkloadRec& rec = s.recs[id];

@@ -42,10 +42,12 @@ std::vector<NodeRequest> PlanScaleUp(Engine& e, const std::vector<NodeGroupOffer
 
 // Kubernetes mode's ProvisioningRequests (docs/autoscaling.md, "Kubernetes mode"): the workloads,
 // in queue order (priority, then creation), at most `max_workloads`, whose ClusterQueue's quota
-// can admit their minCount pods now but whose gang does not fit on the nodes that are up: pending
-// ones, and ones rejected because no node could ever hold a pod (in an autoscaled cluster, one
-// scaled to zero has none). What the earlier ones would take counts against the later ones: a
-// gang that fits is placed tentatively, one that does not has its quota charged. Changes nothing.
+// can admit their minCount pods now but whose gang does not fit on the nodes that are up (placed
+// as the admit action would, beside the backfill reservations of the workloads before it):
+// pending ones, and ones rejected because no node could ever hold a pod (in an autoscaled
+// cluster, one scaled to zero has none). What the earlier ones would take counts against the later
+// ones: a gang that fits is placed tentatively, one that does not has its quota charged. Changes
+// nothing.
 std::vector<WorkloadId> NeedCapacity(Engine& e, int32_t max_workloads);
 
 }  // namespace tessera

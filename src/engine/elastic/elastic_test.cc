@@ -270,5 +270,38 @@ TEST(ElasticTest, NeedCapacityIncludesWhatNoNodeCouldEverHoldButNotWhatQuotaNeve
   EXPECT_EQ(s->NeedCapacity(100), std::vector<WorkloadId>{0});
 }
 
+// A gang that fits on the nodes up but that a head's reservation keeps off them (it would end
+// after the head's planned start) waits as much as one they cannot hold: it gets a request.
+// Without backfill it is admitted, and needs none. (Once NeedCapacity ignored the reservations
+// and asked nothing for it.)
+TEST(ElasticTest, NeedCapacityCountsAGangAReservationKeepsOffTheNodesUp) {
+  for (bool backfill : {true, false}) {
+    Model m = Cluster(3, 0, 100);
+    m.config.backfill.enable = backfill;
+    auto job = [&](const std::string& name, int pods, double estimate) {
+      Workload w = WL(name).Queue("cq").Pods(pods, 8).Obj();
+      w.runtime_estimate = estimate;
+      m.workloads.push_back(std::move(w));
+    };
+    job("a", 1, 3600);
+    job("b", 1, 3600);
+    job("head", 3, 600);
+    job("g", 1, 4000);  // n2 is free, but g would still run when the head's reservation starts
+    auto s = Start(m);
+    ASSERT_EQ(s->status(2).state, WorkloadState::kPending);
+    if (!backfill) {
+      EXPECT_EQ(s->status(3).state, WorkloadState::kAdmitted);
+      EXPECT_EQ(s->NeedCapacity(100), std::vector<WorkloadId>{2});
+      continue;
+    }
+    ASSERT_EQ(s->status(3).state, WorkloadState::kPending);
+    EXPECT_EQ(s->NeedCapacity(100), (std::vector<WorkloadId>{2, 3}));
+    EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+    // Nothing changed: the engine still keeps g waiting.
+    s->RunCycle(1);
+    EXPECT_EQ(s->status(3).state, WorkloadState::kPending);
+  }
+}
+
 }  // namespace
 }  // namespace tessera
