@@ -364,6 +364,7 @@ Workload JobConverter::Make(const TraceJob& job, int64_t index) const {
   w.pod_sets.push_back(std::move(ps));
   if (job.duration >= 0) w.runtime = job.duration;
   w.runtime_estimate = RuntimeEstimate(estimates_, job.duration, index);
+  if (job.max_wait >= 0) w.max_wait = job.max_wait;
   w.arrival = job.arrival;
   if (job.line > 0) w.source = fmt::format("{}:{}", trace_->jobs_file, job.line);
   return w;

@@ -317,6 +317,7 @@ absl::Status ReadJobs(const std::string& path, BadRows bad_rows, Trace& trace, R
   const int c_queue = r.Column("queue");
   const int c_ns = r.Column("namespace");
   const int c_prio = r.Column("priority");
+  const int c_max_wait = r.Column("max_wait");
 
   if (openb) {
     if (c_cpu < 0 || c_mem < 0 || c_milli < 0) {
@@ -334,7 +335,7 @@ absl::Status ReadJobs(const std::string& path, BadRows bad_rows, Trace& trace, R
     }
     WarnUnreadColumns(r,
                       {"name", "arrival", "duration", "pods", "cpu_milli", "memory_mib", "gpus",
-                       "gpu_milli", "gpu_model", "queue", "namespace", "priority"},
+                       "gpu_milli", "gpu_model", "queue", "namespace", "priority", "max_wait"},
                       log);
   }
 
@@ -414,6 +415,7 @@ absl::Status ReadJobs(const std::string& path, BadRows bad_rows, Trace& trace, R
       std::string_view ns = r.Field(c_ns);
       j.ns = namespaces(ns.empty() ? "default" : ns);
       j.priority = priorities(r.Field(c_prio));
+      if (auto m = TimeField(r, c_max_wait, "max_wait", check)) j.max_wait = *m;
     }
     if (auto s = EndRow(r, check, bad_rows, log, keep); !s.ok()) return s;
     ++ordinal;

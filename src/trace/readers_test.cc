@@ -188,6 +188,28 @@ TEST(OpenbQos, Mapping) {
   EXPECT_FALSE(OpenbQosPriority("gold", p));
 }
 
+TEST(ReadJobs, MaxWaitColumn) {
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadJobs(DataFile("max_wait_jobs.csv"), BadRows::kFail, t, log).ok());
+  ASSERT_EQ(t.jobs.size(), 4u);
+  EXPECT_LT(t.jobs[0].max_wait, 0);  // empty: no limit
+  EXPECT_EQ(t.jobs[2].max_wait, 30);
+  EXPECT_EQ(t.jobs[3].max_wait, 500);
+  EXPECT_EQ(log.warning_count, 0);  // the column is read, not warned about
+
+  const std::string path = ::testing::TempDir() + "bad_max_wait_jobs.csv";
+  std::ofstream(path) << "arrival,duration,max_wait\n0,10,1h\n0,10,-5\n";
+  Trace b;
+  ReadLog blog;
+  ASSERT_TRUE(ReadJobs(path, BadRows::kSkip, b, blog).ok());
+  EXPECT_TRUE(b.jobs.empty());
+  ASSERT_EQ(blog.warnings.size(), 2u);
+  EXPECT_EQ(blog.warnings[0],
+            path + ":2: max_wait: \"1h\" is not a number of seconds (row skipped)");
+  EXPECT_EQ(blog.warnings[1], path + ":3: max_wait: -5 is negative (row skipped)");
+}
+
 // An overlong row stops the read even where broken rows are skipped: what follows it on its line
 // may never end, so skipping it would drop the rest of the file without a word.
 TEST(ReadJobs, ARowBeyondTheLineLimitIsFatalEvenWhenSkipping) {

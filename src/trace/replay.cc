@@ -474,9 +474,11 @@ class Replayer {
           classes_.Rejected(ClassOf(id));
           --pending_;
           break;
+        case Decision::Type::kWaitLimitExceeded:
+          ++res_.wait_limits_exceeded;
+          break;
         case Decision::Type::kPreempt:
         case Decision::Type::kTerminated:
-        case Decision::Type::kWaitLimitExceeded:
           break;
       }
     }

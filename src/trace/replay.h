@@ -104,6 +104,9 @@ struct ReplayResult {
   int64_t jobs = 0;
   int64_t cycles = 0;
   int64_t preemptions = 0;
+  // Jobs that waited past their wait limit (tessera.dev/max-wait: the job's, its ClusterQueue's)
+  // and went ahead of their priority: the engine's kWaitLimitExceeded decisions, one per job.
+  int64_t wait_limits_exceeded = 0;
   double gpu_hours_lost = 0;
   double gpu_hours_in_grace = 0;   // the part of gpu_hours_lost held in grace periods
   double mean_allocation_pct = 0;  // time-weighted over [start, end]

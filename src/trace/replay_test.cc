@@ -183,6 +183,37 @@ TEST(Replay, NoPreemptionMakesTheHighPriorityJobWait) {
   EXPECT_EQ(run.result.queues[0].wait.max, 90);
 }
 
+// The jobs CSV's max_wait column is the job's wait limit (tessera.dev/max-wait): an overdue
+// job goes ahead of the earlier ones of its priority, and the replay counts the events.
+TEST(Replay, MaxWaitColumnMovesAnOverdueJobAhead) {
+  const ReplayResult with = Replay("tiny_nodes.csv", "max_wait_jobs.csv").result;
+  EXPECT_EQ(with.wait_limits_exceeded, 1);  // `late` at t=50; `quick` is admitted in time
+  const QueueResult& q = with.queues[0];
+  EXPECT_EQ(q.finished, 4);
+  EXPECT_EQ(with.end, 180);
+  // Waits: hold 0, first 110 (120 - 10), late 80 (100 - 20), quick 140 (170 - 30).
+  EXPECT_DOUBLE_EQ(q.wait.mean, (0 + 110 + 80 + 140) / 4.0);
+  EXPECT_EQ(q.wait.max, 140);
+  EXPECT_NE(ReportCsv(with)[0].second.find("\nwait_limits_exceeded,1\n"), std::string::npos);
+
+  // The same jobs without limits, in arrival order: first 90, late 130, quick 140.
+  const std::string path = ::testing::TempDir() + "no_max_wait_jobs.csv";
+  std::ofstream(path) << "name,arrival,duration,gpus\nhold,0,100,2\nfirst,10,50,2\n"
+                         "late,20,20,2\nquick,30,10,2\n";
+  Replayed run;
+  ReadLog log;
+  ASSERT_TRUE(ReadNodes(DataFile("tiny_nodes.csv"), BadRows::kFail, run.trace, log).ok());
+  ASSERT_TRUE(ReadJobs(path, BadRows::kFail, run.trace, log).ok());
+  Model model;
+  std::vector<std::string> notes;
+  auto conv = BuildModel(run.trace, {}, model, notes);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  auto without = RunReplay(std::move(model), run.trace, *conv, {});
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->wait_limits_exceeded, 0);
+  EXPECT_DOUBLE_EQ(without->queues[0].wait.mean, (0 + 90 + 130 + 140) / 4.0);
+}
+
 TEST(Replay, GpuSharesShareADevice) {
   Replayed run = Replay("tiny_nodes.csv", "share_jobs.csv");
   const ReplayResult& r = run.result;

@@ -265,6 +265,9 @@ std::string SummaryTable(const ReplayResult& r) {
                      Num(r.mean_fragmentation_pct, 1), Num(r.final_fragmentation_pct, 1));
   out += fmt::format("  preemptions:     {} ({} GPU-hours lost)\n", r.preemptions,
                      Num(r.gpu_hours_lost, 1));
+  if (r.wait_limits_exceeded > 0)
+    out += fmt::format("  wait limits:     {} job(s) waited past their limit and went ahead\n",
+                       r.wait_limits_exceeded);
   out += fmt::format("  Jain's fairness: {} (mean GPUs / nominal quota over queues)\n",
                      Num(r.jain_index, 3));
   out += fmt::format(
@@ -344,6 +347,7 @@ std::string ReportJson(const ReplayResult& r) {
                             {"pendingAtEnd", r.all.pending_at_end},
                             {"runningAtEnd", r.all.running_at_end},
                             {"preemptions", r.preemptions},
+                            {"waitLimitsExceeded", r.wait_limits_exceeded},
                             {"gpuHours", JNum(r.all.gpu_hours)},
                             {"gpuHoursLostToPreemption", JNum(r.gpu_hours_lost)},
                             {"gpuHoursInGracePeriods", JNum(r.gpu_hours_in_grace)},
@@ -416,6 +420,7 @@ std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r
   kv("pending_at_end", fmt::format("{}", r.all.pending_at_end));
   kv("running_at_end", fmt::format("{}", r.all.running_at_end));
   kv("preemptions", fmt::format("{}", r.preemptions));
+  kv("wait_limits_exceeded", fmt::format("{}", r.wait_limits_exceeded));
   kv("gpu_hours", Num(r.all.gpu_hours));
   kv("gpu_hours_lost_to_preemption", Num(r.gpu_hours_lost));
   kv("gpu_hours_in_grace_periods", Num(r.gpu_hours_in_grace));

@@ -47,6 +47,7 @@ struct TraceJob {
   int32_t priority = 0;     // index in Trace::priorities
   int32_t gpu_models = -1;  // index in Trace::gpu_model_sets; -1: any GPU model
   int32_t ns = 0;           // index in Trace::namespaces
+  double max_wait = -1;     // seconds: the job's wait limit (tessera.dev/max-wait); < 0: none
   int32_t line = 0;         // line in the jobs file (0: generated)
   std::string name;         // empty: "job-<index>"
 
