@@ -79,6 +79,11 @@ def main():
     ap.add_argument("--big-priority", type=int, default=None,
                     help="add a priority column: this for jobs of 16 or more GPUs, 0 for the "
                          "others (replay with --no-preemption to order without preempting)")
+    ap.add_argument("--big-max-wait", type=float, default=None,
+                    help="add a max_wait column (the job's wait limit, tessera.dev/max-wait, "
+                         "seconds): this for jobs of 16 or more GPUs")
+    ap.add_argument("--max-wait", type=float, default=None,
+                    help="the max_wait of the other jobs (default: none)")
     ap.add_argument("--traces", default=TRACES, help="the folder of clusterNN.csv")
     a = ap.parse_args()
     rows = read(os.path.join(a.traces, f"cluster{a.cluster}.csv"))
@@ -93,7 +98,7 @@ def main():
         if not 0 < a.load <= 1:
             raise SystemExit(f"--load {a.load}: must be in (0, 1]")
         nodes = max(min_nodes, math.ceil(gpu_s / span / (8 * a.load)))
-    write_replay_csvs(a.out, rows, nodes, a.big_priority)
+    write_replay_csvs(a.out, rows, nodes, a.big_priority, a.big_max_wait, a.max_wait)
     gpus = 8 * nodes
     peak, ev = peak_demand(rows)
     above = time_above(ev, gpus, rows[0][0], rows[-1][0])

@@ -26,6 +26,11 @@ def main():
     ap.add_argument("--big-priority", type=int, default=None,
                     help="add a priority column: this for jobs of 16 or more GPUs, 0 for the "
                          "others (replay with --no-preemption to order without preempting)")
+    ap.add_argument("--big-max-wait", type=float, default=None,
+                    help="add a max_wait column (the job's wait limit, tessera.dev/max-wait, "
+                         "seconds): this for jobs of 16 or more GPUs")
+    ap.add_argument("--max-wait", type=float, default=None,
+                    help="the max_wait of the other jobs (default: none)")
     ap.add_argument("--trace", default=TRACE)
     a = ap.parse_args()
     rows = []
@@ -36,7 +41,7 @@ def main():
             t = datetime.strptime(r["timestamp"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
             rows.append((t.timestamp(), float(r["duration"]), int(r["num_gpus"])))
     rows.sort()  # the file is not sorted by time
-    write_replay_csvs(a.out, rows, a.nodes, a.big_priority)
+    write_replay_csvs(a.out, rows, a.nodes, a.big_priority, a.big_max_wait, a.max_wait)
     gpu_s = sum(d * g for _, d, g in rows)
     span = rows[-1][0] - rows[0][0]
     print(f"{len(rows)} jobs over {span / 86400:.1f} days; offered load over the arrival span "
