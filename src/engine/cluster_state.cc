@@ -299,6 +299,27 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
   UpdateFreeMemory(n);
 }
 
+bool ClusterState::BookFreePart(const Room& want, WorkloadId owner, Room& booked) {
+  booked.node = want.node;
+  booked.req = Resources{};
+  booked.gpus.clear();
+  const Resources& f = free(want.node);
+  if (want.req[kGpu] > 0) {
+    const int32_t* owners = gpu_owners(want.node);
+    const int32_t* used = gpu_used_milli(want.node);
+    for (int32_t g : want.gpus)
+      if (owners[g] == -1 && used[g] == 0) booked.gpus.push_back(g);
+  }
+  booked.req[kGpu] = static_cast<int64_t>(booked.gpus.size());
+  for (ResourceId res : {kCpu, kMemory, kPods})
+    booked.req[res] = std::clamp<int64_t>(std::min(want.req[res], f[res]), 0, want.req[res]);
+  if (booked.gpus.empty() && booked.req[kCpu] == 0 && booked.req[kMemory] == 0 &&
+      booked.req[kPods] == 0)
+    return false;
+  AssignExact(booked.node, booked.req, booked.gpus, owner);
+  return true;
+}
+
 void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                            const std::vector<int8_t>& mig_starts) {
   if (req[kGpuMemory] > 0) return Release(n, OnNode(n, req), gpus);

@@ -27,6 +27,14 @@
 
 namespace tessera {
 
+// Room on one node held for a workload that is not placed there (yet): resources and whole GPU
+// devices. A reservation's pods, and what a preemptor that waits for its victims holds.
+struct Room {
+  NodeId node = -1;
+  Resources req;
+  std::vector<int32_t> gpus;
+};
+
 class ClusterState {
  public:
   // `pool_members[p]` lists the nodes of pool p (p = 0 must list every schedulable node).
@@ -109,6 +117,10 @@ class ClusterState {
                    WorkloadId owner, const std::vector<int8_t>& mig_starts);
   void AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                    WorkloadId owner);
+  // Books for `owner` the part of `want` that is free now: its whole GPU devices nobody uses,
+  // and cpu, memory and pods up to what is free (never GPU shares or MIG instances). `booked`
+  // says what was taken (Release gives it back); false, with nothing taken, when none was free.
+  bool BookFreePart(const Room& want, WorkloadId owner, Room& booked);
   // Gives back what Assign took.
   void Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                const std::vector<int8_t>& mig_starts = {});

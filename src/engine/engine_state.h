@@ -110,6 +110,11 @@ struct WorkloadRec {
   WorkloadId grace_for = -1;
   std::string preempted_reason;
   int32_t awaiting = 0;
+  // A preemptor that waits holds, until its last victim is gone, what it would hold admitted
+  // (Terminations::Claim): `claim` of its queue's quota, and on the nodes it would take, the
+  // part of `claim_pods` that was free (`claim_room`).
+  Need claim;
+  std::vector<Room> claim_pods, claim_room;
   // The instant of a chain of preemptions ("an admission is final within its instant"): with
   // grace periods, what would happen in one instant spreads over several. A victim requeued,
   // or a preemptor whose victims are gone, at `cascade_at` acts in the instant `cascade` of the

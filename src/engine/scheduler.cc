@@ -433,6 +433,7 @@ void SchedulerImpl::End(WorkloadId id, double now, bool learn) {
   } else if (st.state == WorkloadState::kTerminating) {
     e_.terminations.Release(id);
   } else if (st.state == WorkloadState::kPending) {
+    e_.terminations.DropClaim(id);
     e_.reservations.Forget(id);
     e_.pending.Dequeue(id);
   }

@@ -32,6 +32,18 @@ absl::Status CountPods(const EngineState& s, Counts& c) {
     if (admitted && static_cast<int>(rec.placed.size()) < w.MinPods())
       return absl::InternalError(fmt::format("gang {} partly placed: {} of minimum {}", w.Key(),
                                              rec.placed.size(), w.MinPods()));
+    // A preemptor that waits for its victims holds its claim (Terminations::Claim).
+    for (const auto& [fr, q] : rec.claim) usage[rec.cq][fr] += q;
+    for (const Room& room : rec.claim_room) {
+      used[room.node] += room.req;
+      for (int32_t g : room.gpus) {
+        if (owners[room.node][g] != -1)
+          return absl::InternalError(
+              fmt::format("GPU {} of node {} double-booked", g, s.model.nodes[room.node].name));
+        owners[room.node][g] = id;
+        milli[room.node][g] = kMilliPerGpu;
+      }
+    }
     for (const auto& p : rec.placed) {
       NodeId n = p.placement.node;
       const PodSet& ps = w.pod_sets[p.placement.pod_set];

@@ -68,8 +68,9 @@ std::optional<Preemptor::Found> Admission::FindPreemption(WorkloadId id, const C
       if (look.blocking >= 0)
         for (const auto& c : s_.recs[id].combos)
           if (!look.held_back) look.held_back = e_.placer.FitsNow(id, c);
+      if (!look.held_back) look.awaits_release = e_.terminations.FitsOnceGone(id);
     }
-    return !look.held_back;
+    return !look.held_back && !look.awaits_release;
   };
   return e_.preemptor.Find(id, combo, now, may_search);
 }
@@ -133,14 +134,14 @@ bool Admission::ChooseAndAdmit(WorkloadId id, double now, std::vector<ReasonPart
     }
     if (!preempt_in_turn) continue;
     std::optional<Preemptor::Found> f = FindPreemption(id, combo, now, look);
-    if (look.held_back) return false;
+    if (look.held_back || look.awaits_release) return false;
     if (f) stop = consider(i, ModeOf(*f), std::move(f));
   }
   if (!stop && may_preempt && !preempt_in_turn) {
     for (size_t i = 0; i < combos.size() && PreemptionMayWin(best_mode, ff.preference); ++i) {
       if (fits[i]) continue;
       std::optional<Preemptor::Found> f = FindPreemption(id, combos[i], now, look);
-      if (look.held_back) return false;
+      if (look.held_back || look.awaits_release) return false;
       if (f) consider(i, ModeOf(*f), std::move(f));
     }
   }
@@ -215,6 +216,14 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
                           name)
                     : fmt::format("the reservation of {} is held while it would run", name);
     why.insert(look.held_back ? why.begin() : why.end(), std::move(part));
+  }
+  if (look.awaits_release) {
+    ReasonPart part;
+    part.text = fmt::format(
+        "fits once the {} preempted workload(s) in their grace period are gone: waits for them "
+        "rather than preempt",
+        e_.terminations.ends().size());
+    why.insert(why.begin(), std::move(part));
   }
   if (rec.combos.empty()) {
     e_.pending.SetPending(id, "no flavor of the ClusterQueue is defined");

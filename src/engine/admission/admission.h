@@ -56,6 +56,7 @@ class Admission {
     WorkloadId blocking = -1;
     bool settled = false;  // reservations lifted for the search
     bool held_back = false;
+    bool awaits_release = false;  // fits once the workloads in their grace period are gone
   };
   // Walks the flavor combinations as Kueue's flavorFungibility says (admission/flavor_choice.h)
   // and admits the workload under the chosen one, fitting or after its preemption; false

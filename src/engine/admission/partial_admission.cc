@@ -46,10 +46,10 @@ bool Admission::CountWorks(WorkloadId id, const std::vector<int32_t>& counts, bo
   }
   for (size_t i = 0; may_preempt && !works && i < rec.combos.size(); ++i) {
     if (FindPreemption(id, rec.combos[i], now, look)) works = by_preemption = true;
-    if (look.held_back) break;
+    if (look.held_back || look.awaits_release) break;
   }
   rec.target_per_set.clear();
-  return works && !look.held_back;
+  return works && !look.held_back && !look.awaits_release;
 }
 
 bool Admission::TryAdmitMorePods(WorkloadId id, bool may_preempt, double now,
@@ -72,7 +72,7 @@ bool Admission::TryAdmitMorePods(WorkloadId id, bool may_preempt, double now,
   } else {
     // The fewest given up in (0, above) that fits or can preempt its way in.
     int32_t lo = 1, hi = above;
-    while (lo < hi && !look.held_back) {
+    while (lo < hi && !look.held_back && !look.awaits_release) {
       const int32_t mid = lo + (hi - lo) / 2;
       bool pre = false;
       if (CountWorks(id, CountsFor(w, mid, above), may_preempt, now, look, pre)) {
@@ -85,7 +85,7 @@ bool Admission::TryAdmitMorePods(WorkloadId id, bool may_preempt, double now,
     }
     if (chosen < 0 || (!by_preemption && !per_set)) return false;
   }
-  if (look.held_back) return false;
+  if (look.held_back || look.awaits_release) return false;
   rec.target_per_set = CountsFor(w, chosen, above);
   const bool admitted = ChooseAndAdmit(id, now, why, look, out);
   rec.target_per_set.clear();

@@ -16,6 +16,7 @@ namespace tessera {
 void SetNodeOnline(Engine& e, NodeId n, bool online) {
   EngineState& s = e.st;
   if (s.cluster->online(n) == online) return;
+  if (!online) e.terminations.OnNodeOffline(n);
   s.cluster->SetOnline(n, online);
   // New capacity: workloads set aside after a placement failure try again (as after a release).
   if (online) ++s.release_epoch;

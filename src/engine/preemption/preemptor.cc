@@ -138,6 +138,24 @@ std::string Preemptor::VictimReason(WorkloadId id, WorkloadId v) const {
                      s_.model.cluster_queues[rec.cq].name, s_.model.cluster_queues[vr.cq].name);
 }
 
+std::vector<Room> Preemptor::PlacementAfter(WorkloadId id, const Combo& combo,
+                                            const std::vector<WorkloadId>& graced) {
+  Evicted gone;
+  for (WorkloadId v : graced) gone.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
+  std::vector<Room> pods;
+  const size_t mark = e_.statement.mark();
+  if (e_.placer.PlaceMin(id, combo, mark)) {
+    const Workload& w = s_.model.workloads[id];
+    for (const PlacedPod& p : s_.recs[id].placed)
+      pods.push_back(
+          {p.placement.node, w.pod_sets[p.placement.pod_set].requests, p.placement.gpus});
+  }
+  e_.statement.RollbackTo(mark);
+  for (auto it = gone.rbegin(); it != gone.rend(); ++it)
+    e_.statement.Reinstate(it->first, std::move(it->second));
+  return pods;
+}
+
 void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted,
                        const std::vector<WorkloadId>& graced, double now,
                        std::vector<Decision>& out) {
@@ -181,6 +199,8 @@ void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted
   if (!graced.empty()) {
     // As Kueue's preemptor: it waits for its victims to be gone, and is tried again then.
     e_.pending.SetPending(id, e_.terminations.WaitingReason(id));
+    e_.terminations.Claim(id, e_.flavors.MinQuotaNeed(id, combo),
+                          PlacementAfter(id, combo, graced));
     // Tried again when its last victim is gone: its admission then counts in this instant.
     s_.recs[id].cascade = cascade;
     s_.recs[id].cascade_at = now;

@@ -77,6 +77,10 @@ class Preemptor {
   // their grace period; the preemptor admitted, or, while any victim terminates, waiting.
   void Commit(WorkloadId id, const Combo& combo, const Evicted& evicted,
               const std::vector<WorkloadId>& graced, double now, std::vector<Decision>& out);
+  // Where `id` would start under `combo` once its terminating victims `graced` are gone (its
+  // minimum pods; empty when it would not fit).
+  std::vector<Room> PlacementAfter(WorkloadId id, const Combo& combo,
+                                   const std::vector<WorkloadId>& graced);
   // Why `v` is preempted for `id`.
   std::string VictimReason(WorkloadId id, WorkloadId v) const;
 

@@ -19,7 +19,14 @@ void Terminations::Begin(WorkloadId v, WorkloadId preemptor, double now,
   vr.grace_for = preemptor;
   vr.preempted_reason = reason;
   vs.reason = fmt::format("terminating until t={}s (its grace period): {}", vr.grace_end, reason);
-  if (preemptor >= 0) ++s_.recs[preemptor].awaiting;
+  if (preemptor >= 0) {
+    ++s_.recs[preemptor].awaiting;
+    // Its quota goes at the notice, as it would without a grace period: the preemptor claims it.
+    for (PlacedPod& p : vr.placed) {
+      for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(vr.cq, fr, -q);
+      p.quota.clear();
+    }
+  }
   ends_.insert({vr.grace_end, v});
   e_.reservations.OnTerminating(v);
 }
@@ -28,7 +35,7 @@ void Terminations::Free(WorkloadId v) {
   WorkloadRec& vr = s_.recs[v];
   ends_.erase({vr.grace_end, v});
   e_.statement.Evict(v);  // announced: parked workloads may wake, the preemptor among them
-  if (vr.grace_for >= 0) --s_.recs[vr.grace_for].awaiting;
+  if (vr.grace_for >= 0 && --s_.recs[vr.grace_for].awaiting == 0) DropClaim(vr.grace_for);
   vr.grace_for = -1;
   vr.grace_end = -1;
 }
@@ -66,6 +73,80 @@ void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
   // again, round after round.
   for (WorkloadId p : ready)
     if (s_.status[p].state == WorkloadState::kPending) e_.admission.TryAdmit(p, now, out);
+}
+
+void Terminations::Claim(WorkloadId p, Need need, std::vector<Room> pods) {
+  DropClaim(p);
+  WorkloadRec& r = s_.recs[p];
+  r.claim = std::move(need);
+  r.claim_pods = std::move(pods);
+  claimants_.insert(p);
+  HoldClaim(p);
+}
+
+void Terminations::HoldClaim(WorkloadId p) {
+  WorkloadRec& r = s_.recs[p];
+  for (const auto& [fr, q] : r.claim) s_.quota->AddUsage(r.cq, fr, q);
+  r.claim_room.clear();
+  Room booked;
+  for (const Room& want : r.claim_pods)
+    if (s_.cluster->BookFreePart(want, p, booked)) r.claim_room.push_back(booked);
+}
+
+void Terminations::LiftClaim(WorkloadId p) {
+  WorkloadRec& r = s_.recs[p];
+  for (const auto& [fr, q] : r.claim) s_.quota->AddUsage(r.cq, fr, -q);
+  for (auto it = r.claim_room.rbegin(); it != r.claim_room.rend(); ++it)
+    s_.cluster->Release(it->node, it->req, it->gpus);
+  r.claim_room.clear();
+}
+
+void Terminations::DropClaim(WorkloadId p) {
+  if (claimants_.erase(p) == 0) return;
+  LiftClaim(p);
+  WorkloadRec& r = s_.recs[p];
+  r.claim.clear();
+  r.claim_pods.clear();
+  // What it held is free: parked workloads may try again.
+  ++s_.release_epoch;
+  e_.pending.MarkRootReleased(r.cq);
+}
+
+bool Terminations::FitsOnceGone(WorkloadId id) {
+  if (ends_.empty()) return false;
+  // Every terminating workload gone, and what their preemptors claimed of it taken by them.
+  std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>> gone;
+  for (const auto& [end, v] : ends_)
+    gone.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
+  std::vector<std::pair<WorkloadId, Room>> taken;
+  Room booked;
+  for (WorkloadId p : claimants_)
+    for (const Room& want : s_.recs[p].claim_pods)
+      if (s_.cluster->BookFreePart(want, p, booked)) taken.emplace_back(p, booked);
+  bool fits = false;
+  for (const Combo& c : s_.recs[id].combos)
+    if (!fits) fits = e_.placer.FitsNow(id, c);
+  for (auto it = taken.rbegin(); it != taken.rend(); ++it)
+    s_.cluster->Release(it->second.node, it->second.req, it->second.gpus);
+  for (auto it = gone.rbegin(); it != gone.rend(); ++it)
+    e_.statement.Reinstate(it->first, std::move(it->second));
+  return fits;
+}
+
+void Terminations::OnNodeOffline(NodeId n) {
+  for (WorkloadId p : claimants_) {
+    WorkloadRec& r = s_.recs[p];
+    std::vector<Room> kept;
+    for (Room& room : r.claim_room) {
+      if (room.node == n) {
+        s_.cluster->Release(room.node, room.req, room.gpus);
+      } else {
+        kept.push_back(std::move(room));
+      }
+    }
+    r.claim_room.swap(kept);
+    std::erase_if(r.claim_pods, [n](const Room& want) { return want.node == n; });
+  }
 }
 
 void Terminations::Release(WorkloadId v) {

@@ -1,9 +1,11 @@
 // Grace periods of preempted workloads (docs/time.md, "Grace period"). A victim whose pods
-// have a terminationGracePeriodSeconds is told to stop and keeps its nodes, GPUs and quota until
-// the period ends (kTerminating); its preemptor waits for every such victim to be gone, as
-// Kueue's does for its evicted workloads, and is tried again once they are. Capacity that is
-// being released is nobody's until it is released: no other workload is placed on it, and a
-// terminating workload is never a victim again.
+// have a terminationGracePeriodSeconds is told to stop and keeps its nodes and GPUs until the
+// period ends (kTerminating); its quota passes at once to its preemptor, which waits for every
+// such victim to be gone, as Kueue's does for its evicted workloads, holding meanwhile what it
+// would hold admitted (Claim), and is tried first once they are. Capacity that is being
+// released is nobody's but its preemptor's until it is released: no other workload is placed on
+// it, a terminating workload is never a victim again, and a workload that would fit once the
+// terminating ones are gone waits for them rather than preempt (FitsOnceGone).
 //
 // Thread-safety: none; part of one engine.
 #pragma once
@@ -32,6 +34,26 @@ class Terminations {
   // Releases every victim whose grace period ended by `now` and requeues it; one kTerminated
   // decision each.
   void ReleaseDue(double now, std::vector<Decision>& out);
+  // Preemptor `p` waits for its victims (just told to stop): until the last is gone it holds
+  // what it would hold admitted, as without grace periods (and as in Kubernetes mode, where it
+  // is admitted at once and only its binds wait): `need` of its ClusterQueue's quota (its
+  // victims' quota is released at the notice) and, of `pods` (where it would start), what is
+  // free now. Otherwise what its victims give back would look free while they stop: other
+  // workloads of its queue would reclaim more, others would take the GPUs it counted on, and
+  // it would preempt again when they are gone.
+  void Claim(WorkloadId p, Need need, std::vector<Room> pods);
+  // Gives back what `p` holds (its last victim is gone, or it ended).
+  void DropClaim(WorkloadId p);
+  // Takes `p`'s claim off, and puts it back (a reservation of `p` is planned without it).
+  // REQUIRES: Hold after Lift, the state otherwise as it was.
+  void LiftClaim(WorkloadId p);
+  void HoldClaim(WorkloadId p);
+  // Whether `id` would fit (quota and placement, some flavor combination) once every
+  // terminating workload is gone and its preemptor has taken what it claimed: then it waits
+  // for them rather than preempt (capacity being released is coming).
+  bool FitsOnceGone(WorkloadId id);
+  // Node `n` goes offline: claims give up their room on it.
+  void OnNodeOffline(NodeId n);
   // A terminating `v` is gone early (Finish): its pods are released, nothing is requeued.
   void Release(WorkloadId v);
   // When the next grace period ends; +infinity when none runs.
@@ -51,6 +73,7 @@ class Terminations {
   Engine& e_;
   EngineState& s_;
   std::set<std::pair<double, WorkloadId>> ends_;  // (end of grace period, victim)
+  std::set<WorkloadId> claimants_;                // preemptors holding a claim
 };
 
 }  // namespace tessera

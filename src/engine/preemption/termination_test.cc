@@ -1,6 +1,7 @@
 // Grace periods of preempted workloads (preemption/termination.h, docs/time.md): the victim
-// keeps its GPUs and quota until its grace period ends and its preemptor waits for it; a victim
-// gone early (Kubernetes) frees them at once; without a grace period nothing waits. And the
+// keeps its GPUs until its grace period ends and its preemptor waits for it, holding its quota
+// and the room it will take; a victim gone early (Kubernetes) frees them at once; without a
+// grace period nothing waits. And the
 // admission fair sharing usage an engine is seeded with (a restart of serve), decayed.
 #include <gtest/gtest.h>
 
@@ -109,6 +110,60 @@ TEST(GracePeriodTest, WithoutAGracePeriodThePreemptorIsAdmittedInTheSameCycle) {
   EXPECT_EQ(d[0].grace_seconds, 0);
   EXPECT_EQ(d[1].type, Decision::Type::kAdmit);
   EXPECT_EQ(d[1].workload, 1);
+}
+
+// Three nodes of 8 GPUs; ClusterQueues a, b and c (8 GPUs each, cohort "all", reclaiming from
+// one another): b1, b2, b3 (queue b, 8 GPUs, grace 60) fill the cluster, b borrowing 16; then a1
+// (a, 4 GPUs), a2 (a, 8 GPUs), c1 (c, 4 GPUs).
+Model ReclaimScene() {
+  std::vector<ClusterQueue> cqs;
+  for (const char* q : {"a", "b", "c"})
+    cqs.push_back(CQ(q).Cohort("all").Gpus("gpu", 8).Reclaim(ReclaimPolicy::kAny).Obj());
+  Model m = MakeModel({MakeNode("n1", 8), MakeNode("n2", 8), MakeNode("n3", 8)}, cqs);
+  for (const char* b : {"b1", "b2", "b3"}) {
+    Workload w = WL(b).Queue("b").Pods(1, 8).Obj();
+    w.pod_sets[0].termination_grace = 60;
+    m.workloads.push_back(w);
+  }
+  m.workloads.push_back(WL("a1").Queue("a").Pods(1, 4).Obj());
+  m.workloads.push_back(WL("a2").Queue("a").Pods(1, 8).Obj());
+  m.workloads.push_back(WL("c1").Queue("c").Pods(1, 4).Obj());
+  return m;
+}
+
+// While its victim stops, a preemptor holds what it would hold admitted (its quota, and its
+// victim's quota is released), so its queue does not reclaim more; and a workload that fits
+// once the victim is gone waits for it rather than preempting another. Before, a2 reclaimed b2
+// (a looked empty) and c1 reclaimed b1 (b3's GPUs looked taken): three victims, not one.
+TEST(GracePeriodTest, APreemptorThatWaitsHoldsItsClaimAndOthersWaitForWhatIsBeingReleased) {
+  auto s = Start(ReclaimScene());
+  for (WorkloadId b = 0; b < 3; ++b) s->Submit(b, 0);
+  Cycle(*s, 0);
+  s->Submit(3, 100);
+  std::vector<Decision> d = Cycle(*s, 100);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].type, Decision::Type::kPreempt);
+  EXPECT_EQ(d[0].preemptor, 3);
+  const WorkloadId victim = d[0].workload;
+  EXPECT_EQ(s->ClusterQueueUsage(0, 0)[kGpu], 4) << "a1 holds its quota while it waits";
+  EXPECT_EQ(s->ClusterQueueUsage(1, 0)[kGpu], 16) << "the victim's quota is released";
+  EXPECT_EQ(s->gpus_allocated(), 24) << "the victim keeps its GPUs";
+
+  s->Submit(4, 110);  // a2: a would go over its nominal quota: nothing to reclaim
+  EXPECT_TRUE(Cycle(*s, 110).empty());
+  s->Submit(5, 120);  // c1: fits in what the victim gives back beyond a1's 4 GPUs
+  EXPECT_TRUE(Cycle(*s, 120).empty());
+  EXPECT_NE(s->status(5).reason.find("fits once the 1 preempted workload(s)"), std::string::npos)
+      << s->status(5).reason;
+  for (WorkloadId b = 0; b < 3; ++b) EXPECT_EQ(s->status(b).preemptions, b == victim ? 1 : 0);
+
+  d = Cycle(*s, 160);
+  std::vector<WorkloadId> admitted;
+  for (const Decision& x : d)
+    if (x.type == Decision::Type::kAdmit) admitted.push_back(x.workload);
+  EXPECT_EQ(admitted, (std::vector<WorkloadId>{3, 5})) << "a1 first, then c1 on the rest";
+  EXPECT_EQ(s->status(4).state, WorkloadState::kPending);
+  EXPECT_EQ(s->ClusterQueueUsage(0, 0)[kGpu], 4);
 }
 
 // ClusterQueue cq (8 GPUs) ordered by admission fair sharing, LocalQueues a and b; one 8-GPU

@@ -113,26 +113,9 @@ void Reservations::Hold(Reservation& r) {
   // The entries of `booked` are reused from hold to hold (their vectors keep their room):
   // a plan holds and lifts reservations thousands of times a cycle.
   r.nbooked = 0;
-  ClusterState& cs = *s_.cluster;
   for (const Reservation::Pod& p : r.pods) {
     if (r.nbooked == r.booked.size()) r.booked.emplace_back();
-    Reservation::Pod& b = r.booked[r.nbooked];
-    b.node = p.node;
-    b.req = Resources{};
-    b.gpus.clear();
-    const Resources& free = cs.free(p.node);
-    if (p.req[kGpu] > 0) {
-      const int32_t* owners = cs.gpu_owners(p.node);
-      const int32_t* used = cs.gpu_used_milli(p.node);
-      for (int32_t g : p.gpus)
-        if (owners[g] == -1 && used[g] == 0) b.gpus.push_back(g);
-    }
-    b.req[kGpu] = static_cast<int64_t>(b.gpus.size());
-    for (ResourceId res : {kCpu, kMemory, kPods})
-      b.req[res] = std::clamp<int64_t>(std::min(p.req[res], free[res]), 0, p.req[res]);
-    if (b.gpus.empty() && b.req[kCpu] == 0 && b.req[kMemory] == 0 && b.req[kPods] == 0) continue;
-    cs.AssignExact(b.node, b.req, b.gpus, r.id);
-    ++r.nbooked;
+    if (s_.cluster->BookFreePart(p, r.id, r.booked[r.nbooked])) ++r.nbooked;
   }
   const int32_t cq = s_.recs[r.id].cq;
   if (cq >= 0)
@@ -251,6 +234,9 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
       Lift(r);
     }
   }
+  // A preemptor that waits for its victims plans without what it claimed (it is its own).
+  const bool claims = !rec.claim.empty() || !rec.claim_pods.empty();
+  if (claims) e_.terminations.LiftClaim(id);
   const int64_t epoch = s_.release_epoch;
   const double limit = now + s_.model.config.backfill.window;
   int64_t gpus = 0;  // whole GPUs of its minCount pods
@@ -338,6 +324,10 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
   for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
     e_.statement.Reinstate(it->first, std::move(it->second));
   s_.release_epoch = epoch;
+  if (claims) {
+    e_.terminations.HoldClaim(id);
+    if (found) out.quota.clear();  // the claim holds it
+  }
   return found;
 }
 

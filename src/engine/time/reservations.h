@@ -36,11 +36,7 @@ struct Reservation {
   double start = 0;                                      // expected start, the scheduler's clock
   double end = std::numeric_limits<double>::infinity();  // start + its estimate
   Combo combo;
-  struct Pod {
-    NodeId node = -1;
-    Resources req;
-    std::vector<int32_t> gpus;
-  };
+  using Pod = Room;
   std::vector<Pod> pods;  // where it will start
   Need quota;             // held: its need less what its queue's releases free by `start`
   int32_t waits_for = 0;  // running workloads in its way that must end first
