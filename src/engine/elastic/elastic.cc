@@ -129,18 +129,37 @@ class Planner {
     const std::pair<size_t, size_t> state{e_.statement.mark(), brought_.size()};
     std::vector<Reservation> fresh;
     std::vector<Reservation>* planned = &planned_;
+    // The heads' reservations never see the quota charged for the gangs asked capacity for
+    // (Charge): a head is often one of them, and would find its own quota gone.
+    SetCharged(-1);
     if (trial) {
       fresh = res.PlanHeads(heads);
       planned = &fresh;
-    } else if (state != planned_state_ || heads != planned_heads_) {
+    } else if (state != planned_state_ || heads.size() < planned_heads_.size() ||
+               !std::equal(planned_heads_.begin(), planned_heads_.end(), heads.begin())) {
       planned_ = res.PlanHeads(heads);
       planned_state_ = state;
       planned_heads_ = std::move(heads);
+    } else if (heads.size() > planned_heads_.size()) {
+      // The same plan state, more heads (a later workload in queue order extends the heads of
+      // an earlier one): only they are planned, after the others, as PlanHeads(heads) would.
+      res.ExtendPlan(
+          planned_,
+          std::vector<WorkloadId>(
+              heads.begin() + static_cast<std::ptrdiff_t>(planned_heads_.size()), heads.end()));
+      planned_heads_ = std::move(heads);
     }
+    SetCharged(+1);
     res.HoldFor(id, *planned);
     const bool placed = PlaceGang(id);
     res.LiftPlanned(*planned);
     return placed;
+  }
+  // Charges `need` to ClusterQueue `cq` for the rest of the plan (a gang asked capacity for
+  // takes its quota first); Finish() gives it back.
+  void Charge(int32_t cq, const Need& need) {
+    charged_.emplace_back(cq, need);
+    for (const auto& [fr, q] : need) s_.quota->AddUsage(cq, fr, q);
   }
   // The first combination whose quota for minCount pods the queue can give now; -1: none.
   int QuotaCombo(WorkloadId id) const {
@@ -272,18 +291,28 @@ class Planner {
     return false;
   }
 
-  // Undoes every tentative placement and takes the nodes brought online back offline.
+  // Undoes every tentative placement and charge, and takes the nodes brought online back
+  // offline.
   void Finish() {
+    SetCharged(-1);
+    charged_.clear();
     e_.statement.RollbackTo(mark_);
     for (NodeId n : brought_) s_.cluster->SetOnline(n, false);
   }
 
  private:
+  // Adds (+1) or takes away (-1) every Charge.
+  void SetCharged(int sign) {
+    for (const auto& [cq, need] : charged_)
+      for (const auto& [fr, q] : need) s_.quota->AddUsage(cq, fr, sign * q);
+  }
+
   Engine& e_;
   EngineState& s_;
   const std::vector<NodeGroupOffer>& groups_;
   std::vector<int> next_;  // per group: addable nodes taken so far
   std::vector<NodeId> brought_;
+  std::vector<std::pair<int32_t, Need>> charged_;  // Charge()s, in order
   size_t mark_;
   // PlaceGangAsAdmitted's reservations, for the plan's state (statement mark, nodes brought
   // online) and heads they were planned for.
@@ -315,7 +344,6 @@ std::vector<WorkloadId> NeedCapacity(Engine& e, int32_t max_workloads) {
   const int64_t epoch = s.release_epoch;
   const std::vector<NodeGroupOffer> none;
   Planner p(e, none);
-  std::vector<std::pair<int32_t, Need>> charged;  // quota charged for gangs that do not fit
   std::vector<WorkloadId> out;
   for (const auto& [prio, created, id] : keys) {
     if (static_cast<int32_t>(out.size()) >= max_workloads) break;
@@ -326,14 +354,9 @@ std::vector<WorkloadId> NeedCapacity(Engine& e, int32_t max_workloads) {
     const int c = p.QuotaCombo(id);
     if (c < 0) continue;  // its queue cannot admit it now: no capacity is asked for it
     const WorkloadRec& rec = s.recs[id];
-    if (rec.cq >= 0) {
-      for (const auto& [fr, q] : rec.min_need[c]) s.quota->AddUsage(rec.cq, fr, q);
-      charged.emplace_back(rec.cq, rec.min_need[c]);
-    }
+    if (rec.cq >= 0) p.Charge(rec.cq, rec.min_need[c]);
     out.push_back(id);
   }
-  for (const auto& [cq, need] : charged)
-    for (const auto& [fr, q] : need) s.quota->AddUsage(cq, fr, -q);
   p.Finish();
   s.release_epoch = epoch;
   return out;

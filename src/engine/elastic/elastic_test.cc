@@ -303,5 +303,35 @@ TEST(ElasticTest, NeedCapacityCountsAGangAReservationKeepsOffTheNodesUp) {
   }
 }
 
+// Two queues, each with a head reserved behind the running work: a gang of each queue fits on the
+// nodes up but its queue's head (and the other queue's, before it) keeps it off them; the heads
+// before the second gang extend those before the first (the plan is extended, not made again).
+TEST(ElasticTest, NeedCapacityCountsGangsKeptOffByTheHeadsOfSeveralQueues) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 4; ++i) nodes.push_back(MakeNode("n" + std::to_string(i), 8));
+  Model m =
+      MakeModel(std::move(nodes), {CQ("a").Gpus("gpu", 100).Obj(), CQ("b").Gpus("gpu", 100).Obj()});
+  auto job = [&](const std::string& name, const std::string& cq, int pods, double estimate) {
+    Workload w = WL(name).Queue(cq).Pods(pods, 8).Obj();
+    w.runtime_estimate = estimate;
+    m.workloads.push_back(std::move(w));
+  };
+  job("a1", "a", 1, 3600);
+  job("b1", "b", 1, 3600);
+  job("headA", "a", 4, 600);  // all four nodes, at 3600
+  job("gA", "a", 1, 4000);    // n2 or n3 is free now, but gA would still run at 3600
+  job("headB", "b", 4, 600);  // after headA
+  job("gB", "b", 1, 4000);
+  auto s = Start(m);
+  for (WorkloadId id = 2; id < 6; ++id)
+    ASSERT_EQ(s->status(id).state, WorkloadState::kPending) << id;
+  EXPECT_EQ(s->NeedCapacity(100), (std::vector<WorkloadId>{2, 3, 4, 5}));
+  EXPECT_EQ(s->NeedCapacity(3), (std::vector<WorkloadId>{2, 3, 4}));
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
+  s->RunCycle(1);
+  EXPECT_EQ(s->status(3).state, WorkloadState::kPending);
+  EXPECT_EQ(s->status(5).state, WorkloadState::kPending);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -520,18 +520,24 @@ std::vector<WorkloadId> Reservations::HeadsBefore(WorkloadId id) {
 }
 
 std::vector<Reservation> Reservations::PlanHeads(const std::vector<WorkloadId>& heads) {
+  std::vector<Reservation> planned;
+  ExtendPlan(planned, heads);
+  return planned;
+}
+
+void Reservations::ExtendPlan(std::vector<Reservation>& planned,
+                              const std::vector<WorkloadId>& more) {
   // Plan() holds what list_ has: here the reservations planned so far, in precedence order.
   std::vector<Reservation> kept;
   kept.swap(list_);
-  for (WorkloadId head : heads) {
+  list_.swap(planned);
+  for (WorkloadId head : more) {
     Reservation r;
     std::string why;
     if (Plan(head, last_now_, r, why)) list_.push_back(std::move(r));
   }
-  std::vector<Reservation> planned;
   planned.swap(list_);
   list_.swap(kept);
-  return planned;
 }
 
 void Reservations::HoldFor(WorkloadId id, std::vector<Reservation>& planned) {

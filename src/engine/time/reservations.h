@@ -86,12 +86,16 @@ class Reservations {
   //     workload the planner placed tentatively is none: it will start);
   //   PlanHeads: their reservations, planned as the next admit action will plan them with the
   //     cluster as it is now (nodes the planner brought online count), in order; nothing held;
+  //   ExtendPlan: `planned` (PlanHeads(heads), nothing held, the cluster as it was then) made
+  //     PlanHeads(heads + more) by planning only `more` after it (HeadsBefore of a later
+  //     workload in queue order extends that of an earlier one);
   //   HoldFor: holds those `id` must not delay (starting before its estimated end);
   //   LiftPlanned: lifts them again.
   // The engine's own reservations stay as they are. REQUIRES: none held (outside the admit
   // action).
   std::vector<WorkloadId> HeadsBefore(WorkloadId id);
   std::vector<Reservation> PlanHeads(const std::vector<WorkloadId>& heads);
+  void ExtendPlan(std::vector<Reservation>& planned, const std::vector<WorkloadId>& more);
   void HoldFor(WorkloadId id, std::vector<Reservation>& planned);
   void LiftPlanned(std::vector<Reservation>& planned);
 
