@@ -410,6 +410,15 @@ TEST_F(K8sProvisioning, PriorityClassesAndQueuesMarkWorkloadsInterruptible) {
                       "\"false\", got \"maybe\""),
             std::string::npos)
       << ev.dump();
+  // Corrected on the waiting pod: acted on at once, it takes the spot node left.
+  auto r = cluster_->client().Patch(
+      "/api/v1/namespaces/default/pods/odd",
+      json{{"metadata", {{"annotations", {{kInterruptibleAnnotation, "true"}}}}}}.dump(),
+      PatchType::kMerge);
+  ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : std::string("no answer"));
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return node_of("odd").rfind("spot-", 0) == 0; }, kTimeout))
+      << node_of("odd");
+  EXPECT_EQ(node_of("refuses"), "");
 }
 
 }  // namespace
