@@ -1,6 +1,6 @@
-// The capacity calculator's search (trace/plan.h): parse pools and targets, bound the sizes to
-// try, replay sizes in parallel, narrow the boundary between failing and meeting sizes, and
-// check the answer against its neighbour below.
+// The capacity calculator's search (trace/plan.h): bound the sizes to try, screen them on a
+// prefix of a long trace, replay sizes in parallel, narrow the boundary between failing and
+// meeting sizes, and check the answer against its neighbour below. Parsing: plan_parse.cc.
 #include "trace/plan.h"
 
 #include <algorithm>
@@ -24,51 +24,6 @@ constexpr int kNarrowPerRound = 3;
 constexpr int64_t kDefaultMaxNodesCap = 20000;
 constexpr int32_t kMaxNodes = 500000;   // as NodePool count (docs/manifests.md)
 constexpr double kHoursPerMonth = 720;  // 30 days
-
-// A decimal number that is the whole text (no sign, no exponent).
-bool ParseDecimal(std::string_view s, double& v) {
-  if (s.empty() || s.size() > 32) return false;
-  int dots = 0;
-  for (char c : s) {
-    if (c == '.')
-      ++dots;
-    else if (c < '0' || c > '9')
-      return false;
-  }
-  if (dots > 1 || s == ".") return false;
-  v = std::strtod(std::string(s).c_str(), nullptr);
-  return std::isfinite(v);
-}
-
-// Memory: MiB as a plain number, or with Ki, Mi, Gi or Ti.
-bool ParseMemoryMib(std::string_view s, int64_t& mib) {
-  double scale = 1;
-  for (auto [suffix, f] :
-       {std::pair{"Ki", 1.0 / 1024}, {"Mi", 1.0}, {"Gi", 1024.0}, {"Ti", 1024.0 * 1024}}) {
-    if (s.size() > 2 && s.substr(s.size() - 2) == suffix) {
-      scale = f;
-      s.remove_suffix(2);
-      break;
-    }
-  }
-  double v = 0;
-  if (!ParseDecimal(s, v)) return false;
-  v *= scale;
-  if (!(v >= 1 && v <= 1e12)) return false;
-  mib = static_cast<int64_t>(std::llround(v));
-  return true;
-}
-
-bool ValidName(std::string_view s) {
-  if (s.empty() || s.size() > 40) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  return s.front() != '-' && s.back() != '-';
-}
-
-absl::Status PoolError(const std::string& text, const std::string& what) {
-  return absl::InvalidArgumentError(fmt::format("--pool \"{}\": {}", text, what));
-}
 
 // How many pods of `job` one node of `pool` holds (0: none, the job cannot run there).
 int64_t PodsPerNode(const Trace& trace, const TraceJob& job, const PoolShape& pool) {
@@ -156,10 +111,8 @@ bool Met(const Target& t, const SizePoint& p, std::string& why) {
 
 // When a replay can stop: the first wait target (of jobs in the trace and the manifests) says
 // how many jobs may wait how long, or how long all may wait together.
-ReplayOptions::EarlyStop EarlyStopFor(const std::vector<Target>& targets, const Trace& trace,
-                                      const Model& base) {
+ReplayOptions::EarlyStop EarlyStopFor(const std::vector<Target>& targets, int64_t n) {
   ReplayOptions::EarlyStop es;
-  const auto n = static_cast<int64_t>(trace.jobs.size() + base.workloads.size());
   for (const auto& t : targets) {
     double pct = 0;
     switch (t.kind) {
@@ -193,22 +146,94 @@ ReplayOptions::EarlyStop EarlyStopFor(const std::vector<Target>& targets, const 
   return es;
 }
 
-// Replays `sizes` on `threads` threads, adding the points to plan.points (kept by nodes).
+// The prefix that screens sizes (PlanOptions::screen_jobs): the replay stops at the arrival of
+// its last job, and early once the prefix's jobs are known to miss the first wait target.
+struct Screen {
+  bool on = false;
+  int64_t jobs = 0;  // the trace's jobs that arrive by `until`, the manifests' workloads too
+  ReplayOptions options;
+};
+
+Screen ScreenFor(const Trace& trace, const Model& base, const PlanOptions& o,
+                 const ReplayOptions& full) {
+  Screen s;
+  const auto n = static_cast<int64_t>(trace.jobs.size());
+  int64_t k = o.screen_jobs;
+  if (k < 0)
+    k = n < 2 * PlanOptions::kDefaultScreenJobs
+            ? 0
+            : std::max<int64_t>(PlanOptions::kDefaultScreenJobs, n / 10);
+  if (!o.stop_early || k <= 0 || k >= n) return s;
+  std::vector<double> arrivals;
+  arrivals.reserve(trace.jobs.size());
+  for (const auto& j : trace.jobs) arrivals.push_back(j.arrival);
+  std::nth_element(arrivals.begin(), arrivals.begin() + (k - 1), arrivals.end());
+  // The prefix's jobs are judged at the end of the screen: it runs past the k-th arrival by the
+  // wait bound, so that the jobs before it that are still pending then are known to be late.
+  const auto es = EarlyStopFor(o.targets, n);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (es.wait_over == kInf && es.wait_sum_max == kInf) return s;  // no wait target
+  double until = arrivals[static_cast<size_t>(k - 1)];
+  if (es.wait_over < kInf) until += es.wait_over;
+  until = std::min(until, full.until);
+  // Every job that arrives by then counts, and the manifests' workloads whatever their arrival:
+  // more jobs allow more late ones, so the screen fails less often.
+  s.jobs = static_cast<int64_t>(base.workloads.size());
+  for (const auto& j : trace.jobs) s.jobs += j.arrival <= until;
+  s.options = full;
+  s.options.until = until;
+  s.options.early_stop = EarlyStopFor(o.targets, s.jobs);
+  s.on = true;
+  return s;
+}
+
+// One size: on the screen's prefix first (when `screen` is on), then, unless the prefix already
+// misses the targets, on the whole trace.
+absl::StatusOr<SizePoint> ReplayOne(const Trace& trace, const Model& base, const PlanOptions& o,
+                                    const PoolShape& pool, int32_t nodes, const Screen& screen,
+                                    const ReplayOptions& full, std::vector<std::string>* notes) {
+  if (screen.on) {
+    auto p = ReplayAtSize(trace, base, pool, nodes, o.targets, o.build, screen.options, notes);
+    if (!p.ok() || p->stopped_early.empty()) {
+      if (!p.ok()) return p;
+    } else {
+      p->screened_jobs = screen.jobs;
+      p->why_not = fmt::format("fails on the first {} jobs ({}); not replayed in full", screen.jobs,
+                               p->stopped_early);
+      return p;
+    }
+  }
+  return ReplayAtSize(trace, base, pool, nodes, o.targets, o.build, full, notes);
+}
+
+// Replays `sizes` on `threads` threads, adding the points to plan.points (kept by nodes). With
+// `screen`, each size is screened on a prefix first (PlanOptions::screen_jobs); without, the
+// sizes only screened so far are replayed in full and their points replaced.
 absl::Status ReplaySizes(const Trace& trace, const Model& base, const PlanOptions& o,
-                         std::vector<int32_t> sizes, PoolPlan& plan, PlanResult& result) {
-  std::erase_if(sizes, [&](int32_t n) { return n < 1 || plan.At(n) != nullptr; });
+                         std::vector<int32_t> sizes, bool screen, PoolPlan& plan,
+                         PlanResult& result) {
+  std::erase_if(sizes, [&](int32_t n) {
+    const SizePoint* p = n < 1 ? nullptr : plan.At(n);
+    return n < 1 || (p != nullptr && (screen || p->screened_jobs == 0));
+  });
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   if (sizes.empty()) return absl::OkStatus();
+  std::erase_if(plan.points, [&](const SizePoint& p) {
+    return std::binary_search(sizes.begin(), sizes.end(), p.nodes);
+  });
   std::vector<absl::StatusOr<SizePoint>> out(sizes.size(), absl::UnknownError("not run"));
   ReplayOptions ro = o.replay;
-  if (o.stop_early) ro.early_stop = EarlyStopFor(o.targets, trace, base);
+  if (o.stop_early)
+    ro.early_stop =
+        EarlyStopFor(o.targets, static_cast<int64_t>(trace.jobs.size() + base.workloads.size()));
+  Screen sc;
+  if (screen) sc = ScreenFor(trace, base, o, ro);
   std::vector<std::string> notes;
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < sizes.size(); i = next.fetch_add(1))
-      out[i] = ReplayAtSize(trace, base, plan.pool, sizes[i], o.targets, o.build, ro,
-                            i == 0 ? &notes : nullptr);
+      out[i] = ReplayOne(trace, base, o, plan.pool, sizes[i], sc, ro, i == 0 ? &notes : nullptr);
   };
   const size_t n = std::min(sizes.size(), static_cast<size_t>(std::max(1, o.threads)));
   std::vector<std::thread> pool;
@@ -256,37 +281,65 @@ std::string Verdict(const SizePoint& p, const std::vector<Target>& ts) {
 absl::Status Search(const Trace& trace, const Model& base, const PlanOptions& o, PoolPlan& plan,
                     PlanResult& result) {
   if (auto s = ReplaySizes(trace, base, o, Spread(plan.min_nodes, plan.max_nodes, o.curve_points),
-                           plan, result);
+                           /*screen=*/true, plan, result);
       !s.ok())
     return s;
+  // Until a size that failed the screen meets the targets in full, the screen is trusted: its
+  // failures count as failures. After that, only failures of the whole trace do.
+  bool trust_screen = true;
   for (;;) {
     const SizePoint* fail = nullptr;  // the largest size that failed
     for (const auto& p : plan.points)
-      if (!p.meets) fail = &p;
-    if (fail != nullptr && fail->nodes >= plan.points.back().nodes) {
+      if (!p.meets && (trust_screen || p.screened_jobs == 0)) fail = &p;
+    // A size only screened that decides the answer (the largest size, or the neighbour below
+    // the answer) is replayed in full first.
+    const SizePoint& last = plan.points.back();
+    const SizePoint* unsure = last.screened_jobs > 0 ? &last : nullptr;
+    if (fail != nullptr && fail->screened_jobs > 0 && plan.At(fail->nodes + 1) != nullptr)
+      unsure = fail;
+    if (unsure != nullptr) {
+      const int32_t n = unsure->nodes;
+      if (auto s = ReplaySizes(trace, base, o, {n}, /*screen=*/false, plan, result); !s.ok())
+        return s;
+      if (plan.At(n)->meets) trust_screen = false;
+      continue;
+    }
+    if (fail != nullptr && fail->nodes >= last.nodes) {
       plan.check = fmt::format("not met up to {} nodes: {}", plan.max_nodes, fail->why_not);
       return absl::OkStatus();
     }
+    // The smallest size above `f` that met the targets (the largest size did).
     const int32_t f = fail ? fail->nodes : plan.points.front().nodes - 1;
     int32_t m = 0;
     for (const auto& p : plan.points)
-      if (p.nodes > f) {
+      if (p.nodes > f && p.meets) {
         m = p.nodes;
         break;
       }
     if (m - f <= 1) {
-      plan.answer = m;
-      break;
+      // Once the screen misjudged a size, the sizes above the answer that only failed it are
+      // replayed in full too: every size above the answer meets the targets in full.
+      std::vector<int32_t> above;
+      for (const auto& p : plan.points)
+        if (p.nodes > m && p.screened_jobs > 0) above.push_back(p.nodes);
+      if (above.empty()) {
+        plan.answer = m;
+        break;
+      }
+      if (auto s = ReplaySizes(trace, base, o, above, /*screen=*/false, plan, result); !s.ok())
+        return s;
+      continue;
     }
     std::vector<int32_t> inside;
     for (int j = 1; j <= kNarrowPerRound; ++j)
       inside.push_back(f + static_cast<int32_t>(std::llround(static_cast<double>(j) * (m - f) /
                                                              (kNarrowPerRound + 1))));
-    if (auto s = ReplaySizes(trace, base, o, inside, plan, result); !s.ok()) return s;
+    if (auto s = ReplaySizes(trace, base, o, inside, trust_screen, plan, result); !s.ok()) return s;
   }
   const int32_t m = *plan.answer;
   if (m > 1 && plan.At(m - 1) == nullptr) {  // the answer is the smallest size tried
-    if (auto s = ReplaySizes(trace, base, o, {m - 1}, plan, result); !s.ok()) return s;
+    if (auto s = ReplaySizes(trace, base, o, {m - 1}, /*screen=*/false, plan, result); !s.ok())
+      return s;
   }
   const SizePoint* at = plan.At(m);
   const SizePoint* below = plan.At(m - 1);
@@ -352,133 +405,6 @@ double TargetValue(const Target& t, const SizePoint& p) {
       return p.utilization;
   }
   return 0;
-}
-
-absl::StatusOr<PoolShape> ParsePool(const std::string& text) {
-  PoolShape p;
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos)
-    return PoolError(text, "expected NAME:gpus=G,cpu=C,memory=M[,model=X][,price=P][,spot=D]");
-  p.name = text.substr(0, colon);
-  if (!ValidName(p.name))
-    return PoolError(text,
-                     "the name must be 1 to 40 of a-z, 0-9 and '-', not starting or "
-                     "ending with '-'");
-  bool has_gpus = false, has_cpu = false, has_memory = false;
-  std::vector<std::string_view> kvs;
-  for (std::string_view rest = std::string_view(text).substr(colon + 1);;) {
-    const size_t comma = rest.find(',');
-    kvs.push_back(rest.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
-  for (std::string_view kv : kvs) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string_view::npos)
-      return PoolError(text, fmt::format("\"{}\" is not key=value", kv));
-    std::string_view k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    double d = 0;
-    if (k == "gpus") {
-      if (!ParseDecimal(v, d) || d != std::floor(d) || d < 0 || d > 64)
-        return PoolError(text, fmt::format("gpus \"{}\": a whole number from 1 to 64", v));
-      if (d == 0)
-        return PoolError(text,
-                         "gpus=0: a pool without GPUs cannot be sized by GPU demand; "
-                         "give 1 to 64 GPUs a node");
-      p.gpus = static_cast<int32_t>(d);
-      has_gpus = true;
-    } else if (k == "cpu") {
-      if (!ParseDecimal(v, d) || d < 0.001 || d > 1e6)
-        return PoolError(text, fmt::format("cpu \"{}\": cores, from 0.001 to 1000000", v));
-      p.cpu_milli = std::llround(d * 1000);
-      has_cpu = true;
-    } else if (k == "memory") {
-      if (!ParseMemoryMib(v, p.memory_mib))
-        return PoolError(text, fmt::format("memory \"{}\": MiB, or a number with Ki, Mi, Gi or "
-                                           "Ti (e.g. 768Gi)",
-                                           v));
-      has_memory = true;
-    } else if (k == "model") {
-      if (v.empty() || v.size() > 63)
-        return PoolError(text, "model: 1 to 63 characters, e.g. A100");
-      p.gpu_model = std::string(v);
-    } else if (k == "pods") {
-      if (!ParseDecimal(v, d) || d != std::floor(d) || d < 1 || d > 10000)
-        return PoolError(text, fmt::format("pods \"{}\": a whole number from 1 to 10000", v));
-      p.max_pods = static_cast<int32_t>(d);
-    } else if (k == "price") {
-      if (!ParseDecimal(v, d) || d > 1e6)
-        return PoolError(text, fmt::format("price \"{}\": dollars per node-hour, 0 to 1000000", v));
-      p.price_per_node_hour = d;
-    } else if (k == "spot") {
-      if (!ParseDecimal(v, d) || d >= 1)
-        return PoolError(text, fmt::format("spot \"{}\": the discount, from 0 to under 1", v));
-      p.spot_discount = d;
-    } else {
-      return PoolError(text, fmt::format("unknown key \"{}\" (gpus, model, cpu, memory, pods, "
-                                         "price, spot)",
-                                         k));
-    }
-  }
-  if (!has_gpus || !has_cpu || !has_memory)
-    return PoolError(text, "gpus, cpu and memory are required");
-  return p;
-}
-
-absl::StatusOr<Target> ParseTarget(const std::string& text) {
-  const size_t eq = text.find('=');
-  const std::string key = text.substr(0, eq);
-  const std::string val = eq == std::string::npos ? "" : text.substr(eq + 1);
-  static const std::map<std::string, Target::Kind> kKinds = {
-      {"wait-mean", Target::Kind::kWaitMean}, {"wait-p50", Target::Kind::kWaitP50},
-      {"wait-p95", Target::Kind::kWaitP95},   {"wait-p99", Target::Kind::kWaitP99},
-      {"wait-max", Target::Kind::kWaitMax},   {"utilization", Target::Kind::kUtilization}};
-  auto it = kKinds.find(key);
-  if (eq == std::string::npos || it == kKinds.end())
-    return absl::InvalidArgumentError(fmt::format(
-        "--target \"{}\": expected wait-p50, wait-p95, wait-p99, wait-mean or wait-max=DURATION "
-        "(e.g. wait-p95=30m) or utilization=FRACTION (e.g. utilization=0.8)",
-        text));
-  Target t{it->second, 0, text};
-  double v = 0;
-  if (t.kind == Target::Kind::kUtilization) {
-    if (!ParseDecimal(val, v) || v <= 0 || v > 1)
-      return absl::InvalidArgumentError(fmt::format(
-          "--target \"{}\": utilization is a fraction of the GPUs, above 0 and at most 1", text));
-    t.value = v;
-    return t;
-  }
-  std::string_view num = val;
-  double unit = 1;
-  if (!num.empty()) {
-    switch (num.back()) {
-      case 's':
-        unit = 1;
-        num.remove_suffix(1);
-        break;
-      case 'm':
-        unit = 60;
-        num.remove_suffix(1);
-        break;
-      case 'h':
-        unit = 3600;
-        num.remove_suffix(1);
-        break;
-      case 'd':
-        unit = 86400;
-        num.remove_suffix(1);
-        break;
-      default:
-        break;
-    }
-  }
-  if (!ParseDecimal(num, v) || v * unit > 1e12)
-    return absl::InvalidArgumentError(fmt::format(
-        "--target \"{}\": \"{}\" is not a duration: a number of seconds, or with s, m, h or d "
-        "(e.g. 30m)",
-        text, val));
-  t.value = v * unit;
-  return t;
 }
 
 absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base, const PoolShape& pool,

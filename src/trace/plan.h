@@ -11,6 +11,12 @@
 // tried depend only on the options, never on `threads`, so the answer is the same on any
 // machine.
 //
+// On a long trace every size is first replayed on a prefix of it (PlanOptions::screen_jobs): a
+// size that misses the first wait target on the prefix is reported as failing there and not
+// replayed in full (SizePoint::screened_jobs; not a proof for the whole trace). The neighbours
+// of the answer are always replayed on the whole trace: the answer meets the targets in a full
+// replay, and one node less misses them in a full replay or one stopped by the exact early stop.
+//
 // Thread-safety: RunPlan is reentrant; the value types are plain data.
 #pragma once
 
@@ -69,6 +75,13 @@ struct PlanOptions {
   // Stop a replay as soon as it is known to miss the first wait target (ReplayOptions::
   // early_stop): far too small clusters would otherwise replay their whole backlog.
   bool stop_early = true;
+  // Screen sizes on the first `screen_jobs` jobs of the trace (by arrival) before replaying them
+  // in full, with the early stop scaled to the prefix (its jobs and the manifests' workloads):
+  // far too small sizes then cost a replay of the prefix, not a backlog of the whole trace's
+  // size. -1: a tenth of the jobs, at least kDefaultScreenJobs, and no screen for traces under
+  // twice that; 0: no screen. Only with stop_early and a wait target.
+  int64_t screen_jobs = -1;
+  static constexpr int64_t kDefaultScreenJobs = 10000;
   BuildOptions build;    // queues, placement, estimates of every replay
   ReplayOptions replay;  // cycle interval etc. of every replay
 };
@@ -93,6 +106,10 @@ struct SizePoint {
   // Not empty: the replay stopped once the targets could no longer be met, and the figures
   // above cover it only up to there (the waits are of the jobs admitted by then).
   std::string stopped_early;
+  // > 0: the size missed the targets on the trace's first `screened_jobs` jobs
+  // (PlanOptions::screen_jobs) and was not replayed in full; `stopped_early` says where the
+  // replay of the prefix stopped. Not a proof that the whole trace misses them.
+  int64_t screened_jobs = 0;
 };
 
 struct PoolPlan {

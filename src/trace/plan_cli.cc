@@ -26,6 +26,7 @@ struct PlanFlags {
   int32_t max_nodes = 0;
   int32_t points = 20;
   int32_t threads = 0;  // 0: hardware_concurrency
+  int64_t screen_jobs = -1;  // -1: PlanOptions' default
   std::string output = "table";
   std::string report;
 };
@@ -84,6 +85,7 @@ bool ParseInputs(const PlanFlags& f, trace::PlanOptions& o) {
   o.min_nodes = f.min_nodes;
   o.max_nodes = f.max_nodes;
   o.curve_points = f.points;
+  o.screen_jobs = f.screen_jobs;
   o.threads = f.threads > 0 ? f.threads
                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   return true;
@@ -186,6 +188,11 @@ Command AddPlanCommand(CLI::App& sim) {
       ->check(Range(1, 500'000, false, "1 to 500000 nodes"));
   app->add_option("--points", flags->points, "sizes on the curve, min and max included (20)")
       ->check(Range(2, 1000, false, "2 to 1000 sizes"));
+  app->add_option("--screen-jobs", flags->screen_jobs,
+                  "replay each size on the trace's first N jobs first; a size that misses the "
+                  "targets there is not replayed in full (default: a tenth of the trace, at "
+                  "least 10000, none under 20000 jobs; 0: off)")
+      ->check(Range(1, 1e12, true, "0, or 1 to 1000000000000 jobs"));
   app->add_option("-j,--jobs-parallel", flags->threads,
                   "replays at once (default: the number of cores)")
       ->check(Range(1, 1024, false, "1 to 1024 threads"));

@@ -83,7 +83,8 @@ nlohmann::json PointJson(const SizePoint& p) {
           {"preemptions", p.preemptions},
           {"meets", p.meets},
           {"whyNot", p.why_not},
-          {"stoppedEarly", p.stopped_early}};
+          {"stoppedEarly", p.stopped_early},
+          {"screenedJobs", p.screened_jobs}};
 }
 
 }  // namespace
@@ -168,15 +169,18 @@ std::string PlanCsv(const PlanResult& r) {
   std::string out =
       "pool,nodes,gpus,jobs,unserved,wait_mean_s,wait_p50_s,wait_p95_s,wait_p99_s,wait_max_s,"
       "utilization,gpu_hours_allocated,gpu_hours_paid,effective_gpus,wasted_gpus,cost_per_month,"
-      "preemptions,meets,answer\n";
+      "preemptions,meets,answer,replayed\n";
   for (const auto& p : r.pools)
     for (const auto& s : p.points)
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.pool.name,
-                         s.nodes, s.gpus, s.jobs, s.unserved, Num(s.wait.mean), Num(s.wait.p50),
-                         Num(s.wait.p95), Num(s.wait.p99), Num(s.wait.max), Num(s.utilization, 4),
-                         Num(s.gpu_hours_allocated), Num(s.gpu_hours_paid), Num(s.effective_gpus),
-                         Num(s.wasted_gpus), Num(s.cost_per_month, 2), s.preemptions,
-                         s.meets ? 1 : 0, p.answer && *p.answer == s.nodes ? 1 : 0);
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                         p.pool.name, s.nodes, s.gpus, s.jobs, s.unserved, Num(s.wait.mean),
+                         Num(s.wait.p50), Num(s.wait.p95), Num(s.wait.p99), Num(s.wait.max),
+                         Num(s.utilization, 4), Num(s.gpu_hours_allocated), Num(s.gpu_hours_paid),
+                         Num(s.effective_gpus), Num(s.wasted_gpus), Num(s.cost_per_month, 2),
+                         s.preemptions, s.meets ? 1 : 0, p.answer && *p.answer == s.nodes ? 1 : 0,
+                         s.screened_jobs > 0        ? "prefix"
+                         : !s.stopped_early.empty() ? "stopped"
+                                                    : "full");
   return out;
 }
 

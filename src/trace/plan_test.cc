@@ -1,5 +1,7 @@
 #include "trace/plan.h"
 
+#include <algorithm>
+
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -175,6 +177,93 @@ TEST(Plan, EarlyStopGivesTheSameAnswer) {
     }
     EXPECT_GT(stopped, 0) << target << "\n" << PlanTable(*a);
   }
+}
+
+// The screen (PlanOptions::screen_jobs) replays far too small sizes on a prefix only; the answer
+// and its neighbour below are still replayed on the whole trace, and the answer is the one of a
+// plan that replays every size in full.
+TEST(Plan, ScreenOnAPrefixGivesTheSameAnswerAndReplaysTheNeighboursInFull) {
+  const Trace trace = GangTrace(1.2, 400);
+  for (const char* target : {"wait-p95=30m", "wait-mean=5m"}) {
+    PlanOptions screened = Options({target});
+    screened.min_nodes = 2;  // the 64-GPU gangs cannot run there: far too small
+    screened.curve_points = 8;
+    screened.screen_jobs = 100;
+    PlanOptions full = screened;
+    full.screen_jobs = 0;
+    full.stop_early = false;
+    auto a = RunPlan(trace, Model{}, screened);
+    auto b = RunPlan(trace, Model{}, full);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    const PoolPlan& pa = a->pools[0];
+    ASSERT_TRUE(pa.answer.has_value()) << PlanTable(*a);
+    EXPECT_EQ(pa.answer, b->pools[0].answer) << target << "\n" << PlanTable(*a) << PlanTable(*b);
+    int screened_points = 0;
+    for (const auto& p : pa.points) {
+      if (p.screened_jobs == 0) continue;
+      ++screened_points;
+      EXPECT_FALSE(p.meets);
+      EXPECT_NE(p.why_not.find("not replayed in full"), std::string::npos) << p.why_not;
+      EXPECT_GE(p.screened_jobs, 100);
+      EXPECT_LT(p.screened_jobs, 400);
+    }
+    EXPECT_GT(screened_points, 0) << target << "\n" << PlanTable(*a);
+    const SizePoint* at = pa.At(*pa.answer);
+    const SizePoint* below = pa.At(*pa.answer - 1);
+    ASSERT_NE(below, nullptr);
+    EXPECT_EQ(at->screened_jobs, 0);
+    EXPECT_EQ(below->screened_jobs, 0) << PlanTable(*a);
+    EXPECT_FALSE(below->meets);
+    EXPECT_NE(PlanCsv(*a).find(",prefix\n"), std::string::npos);
+    EXPECT_NE(PlanTable(*a).find("not replayed in full"), std::string::npos);
+  }
+}
+
+// A prefix busier than the rest of the trace: 100 jobs of a whole node for an hour, one a second,
+// then
+// 300 more one an hour. With wait-p95 <= 30m, the whole trace allows 20 late jobs (of the burst,
+// 100 - n are late on n nodes): 80 nodes meet the target. The screen's prefix (the burst) allows
+// 5: sizes 80 to 93 fail it. The neighbour below the answer is replayed in full, so the answer
+// is still 80, not the smallest size that passes the screen.
+TEST(Plan, ScreenThatMisjudgesSizesStillGivesTheFullReplaysAnswer) {
+  Trace trace;
+  for (int i = 0; i < 400; ++i) {
+    TraceJob j;
+    j.arrival = i < 100 ? i : 3 * 3600 + (i - 100) * 3600.0;
+    j.duration = 3600;
+    j.gpus = 8;
+    j.cpu_milli = 1000;
+    j.memory_mib = 1024;
+    trace.jobs.push_back(j);
+  }
+  PlanOptions screened = Options({"wait-p95=30m"});
+  screened.min_nodes = 60;
+  screened.max_nodes = 120;
+  screened.curve_points = 7;
+  screened.screen_jobs = 100;
+  PlanOptions full = screened;
+  full.screen_jobs = 0;
+  auto a = RunPlan(trace, Model{}, screened);
+  auto b = RunPlan(trace, Model{}, full);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  const PoolPlan& pa = a->pools[0];
+  ASSERT_TRUE(pa.answer.has_value()) << PlanTable(*a);
+  EXPECT_EQ(*pa.answer, 80) << PlanTable(*a);
+  EXPECT_EQ(pa.answer, b->pools[0].answer) << PlanTable(*a) << PlanTable(*b);
+  // The screen did misjudge sizes (they were replayed again, in full), and no size at or above
+  // the answer is left judged by the screen alone.
+  EXPECT_GT(a->replays, static_cast<int64_t>(pa.points.size())) << PlanTable(*a);
+  for (const auto& p : pa.points) {
+    if (p.nodes < 80) continue;
+    EXPECT_TRUE(p.meets) << p.nodes;
+    EXPECT_EQ(p.screened_jobs, 0) << p.nodes;
+  }
+  const SizePoint* below = pa.At(79);
+  ASSERT_NE(below, nullptr);
+  EXPECT_EQ(below->screened_jobs, 0) << PlanTable(*a);
+  EXPECT_FALSE(below->meets);
+  EXPECT_TRUE(pa.At(80)->meets);
+  EXPECT_EQ(pa.At(80)->screened_jobs, 0);
 }
 
 TEST(Plan, TargetNotMetUpToTheLargestSize) {

@@ -88,6 +88,9 @@ class Replayer {
       if (options_.cycle_interval > 0) now = NextCycleTime(t, options_.cycle_interval);
       if (now > options_.snapshot_at && res_.snapshot.time < 0) Snapshot(options_.snapshot_at);
       if (now > options_.until) {
+        // The early stop judges the jobs once more at the end: one still waiting past its bound
+        // then is late whatever would come after.
+        (void)StopEarly(options_.until);
         stopped = true;
         break;
       }
