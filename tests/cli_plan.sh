@@ -25,6 +25,16 @@ answer=$(sed -n 's/^Recommended: pool a100, \([0-9]*\) nodes.*/\1/p' "$tmp/plan.
   2>/dev/null || fail "sim plan --output json"
 grep -q "\"answer\": $answer," "$tmp/plan.json" || fail "JSON answer is not $answer (-j 1 vs -j 2)"
 
+# The screen (--screen-jobs): sizes far too small fail on the trace's first 50 jobs and are said
+# to; the check line is of full replays only.
+# shellcheck disable=SC2086
+"$tessera" sim plan $T $P --target wait-p95=20m --synthetic-load 2 --points 5 --screen-jobs 50 \
+  >"$tmp/scr.out" 2>"$tmp/scr.err" || fail "sim plan --screen-jobs: exit $?: $(cat "$tmp/scr.err")"
+grep -q 'fails on the first [0-9]* jobs (stopped at t=.*); not replayed in full' "$tmp/scr.out" ||
+  fail "--screen-jobs: no size failed the screen: $(cat "$tmp/scr.out")"
+grep -q '^check: [0-9]* nodes meet the targets' "$tmp/scr.out" || fail "--screen-jobs: no check"
+grep '^check:' "$tmp/scr.out" | grep -q 'first [0-9]* jobs' && fail "--screen-jobs: screened check"
+
 # Bad input: a clear error naming the place, never a crash.
 expect_error() {  # expect_error "WHAT" "GREP" ARGS...
   what=$1
@@ -37,6 +47,12 @@ expect_error() {  # expect_error "WHAT" "GREP" ARGS...
 }
 # shellcheck disable=SC2086
 expect_error "zero-GPU pool" 'gpus=0' $T --pool cpu:gpus=0,cpu=64,memory=256Gi --target wait-p95=1h
+# A flag out of its range is refused by the flag parser (its own exit status), naming the flag.
+# shellcheck disable=SC2086
+if "$tessera" sim plan $T $P --target wait-p95=1h --screen-jobs -5 >/dev/null 2>"$tmp/e.err"; then
+  fail "--screen-jobs -5 accepted"
+fi
+grep -q -e '--screen-jobs: "-5" is out of range' "$tmp/e.err" || fail "--screen-jobs -5: $(cat "$tmp/e.err")"
 # shellcheck disable=SC2086
 expect_error "unknown target" '"speed=1"' $T $P --target speed=1
 expect_error "broken trace row" 'bad_jobs.csv:3' --jobs "$src/tests/data/trace/bad_jobs.csv" \
