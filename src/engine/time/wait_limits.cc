@@ -41,6 +41,57 @@ void WaitLimits::OnAdmitted(WorkloadId id, double now) {
   if (min_runtime && *min_runtime > 0) protections_.insert({now + *min_runtime, id});
 }
 
+bool WaitLimits::Movable(WorkloadId id) const {
+  const WorkloadRec& rec = s_.recs[id];
+  return s_.status[id].state == WorkloadState::kPending && rec.cq >= 0 && rec.unresolved.empty() &&
+         rec.order_created >= s_.status[id].created &&
+         e_.pending.members(EngineState::queue_index(rec.cq)).contains(id);
+}
+
+void WaitLimits::MoveAhead(WorkloadId id, double now, bool ran, std::vector<Decision>& out) {
+  WorkloadRec& rec = s_.recs[id];
+  e_.reservations.Forget(id);
+  e_.pending.Dequeue(id);
+  rec.order_created = s_.status[id].created - kOverdueShift;
+  e_.pending.Enqueue(id);
+  Decision d;
+  d.type = Decision::Type::kWaitLimitExceeded;
+  d.workload = id;
+  const std::string what =
+      ran ? fmt::format(
+                "requeued {} after it entered its queue; its wait limit ({}) ran out while "
+                "it ran",
+                FormatSpan(now - rec.submitted), FormatSpan(*LimitOf(id)))
+          : fmt::format("waited {} (its wait limit is {})", FormatSpan(now - rec.submitted),
+                        FormatSpan(*LimitOf(id)));
+  d.reason = fmt::format("{}: now ahead of the other workloads of priority {} in ClusterQueue {}",
+                         what, rec.priority, s_.model.cluster_queues[rec.cq].name);
+  out.push_back(std::move(d));
+}
+
+void WaitLimits::Requeued(double now, std::vector<Decision>& out) {
+  // Also when the list has doubled since it was last looked at, so that the workloads that
+  // finished meanwhile do not pile up in a long run without preemptions.
+  const bool grown = ran_out_running_.size() > 2 * kept_ + 64;
+  if (ran_out_running_.empty() ||
+      (s_.stats.preempted == seen_preempted_ && !terminating_ && !grown))
+    return;
+  seen_preempted_ = s_.stats.preempted;
+  terminating_ = false;
+  size_t kept = 0;
+  for (WorkloadId id : ran_out_running_) {
+    const WorkloadState state = s_.status[id].state;
+    if (state == WorkloadState::kAdmitted || state == WorkloadState::kTerminating) {
+      terminating_ = terminating_ || state == WorkloadState::kTerminating;
+      ran_out_running_[kept++] = id;
+    } else if (Movable(id)) {
+      MoveAhead(id, now, /*ran=*/true, out);
+    }
+  }
+  ran_out_running_.resize(kept);
+  kept_ = kept;
+}
+
 void WaitLimits::Expire(double now, std::vector<Decision>& out) {
   bool ended = false;
   while (!protections_.empty() && protections_.begin()->first <= now) {
@@ -48,26 +99,17 @@ void WaitLimits::Expire(double now, std::vector<Decision>& out) {
     protections_.erase(protections_.begin());
   }
   if (ended) ++s_.admit_epoch;  // preemptors parked since may find victims now
+  Requeued(now, out);
   while (!timers_.empty() && timers_.begin()->first <= now) {
     const WorkloadId id = timers_.begin()->second;
     timers_.erase(timers_.begin());
-    WorkloadRec& rec = s_.recs[id];
-    if (s_.status[id].state != WorkloadState::kPending || rec.cq < 0 || !rec.unresolved.empty() ||
-        rec.order_created < s_.status[id].created)
+    const WorkloadState state = s_.status[id].state;
+    if (state == WorkloadState::kAdmitted || state == WorkloadState::kTerminating) {
+      ran_out_running_.push_back(id);
+      terminating_ = terminating_ || state == WorkloadState::kTerminating;
       continue;
-    e_.reservations.Forget(id);
-    e_.pending.Dequeue(id);
-    rec.order_created = s_.status[id].created - kOverdueShift;
-    e_.pending.Enqueue(id);
-    Decision d;
-    d.type = Decision::Type::kWaitLimitExceeded;
-    d.workload = id;
-    d.reason = fmt::format(
-        "waited {} (its wait limit is {}): now ahead of the other workloads of priority {} in "
-        "ClusterQueue {}",
-        FormatSpan(now - rec.submitted), FormatSpan(*LimitOf(id)), rec.priority,
-        s_.model.cluster_queues[rec.cq].name);
-    out.push_back(std::move(d));
+    }
+    if (Movable(id)) MoveAhead(id, now, /*ran=*/false, out);
   }
 }
 

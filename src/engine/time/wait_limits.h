@@ -6,6 +6,10 @@
 // Kubernetes, an event in the simulator), never silently. Priority still wins: a limit does not
 // lift a workload above a higher priority.
 //
+// The limit counts from the workload's first queue entry and runs out once. When it runs out
+// while the workload runs, it applies when a preemption (or a drain) requeues the workload: it
+// goes ahead then, as Volcano's sla-waiting-time, counted from creation, would have it.
+//
 // It also keeps the other timer of the engine: the moment a running workload's minimum runtime
 // (Workload::min_runtime, else its ClusterQueue's) ends and it becomes a preemption candidate,
 // which wakes the preemptors that were waiting for it.
@@ -45,6 +49,19 @@ class WaitLimits {
   absl::btree_set<std::pair<double, WorkloadId>> timers_;
   absl::btree_set<std::pair<double, WorkloadId>> protections_;  // (end, workload)
   std::vector<bool> tracked_;
+  // Workloads whose limit ran out while they ran (admitted or terminating), in that order;
+  // looked at again only after a preemption, or while one of them was terminating.
+  std::vector<WorkloadId> ran_out_running_;
+  int64_t seen_preempted_ = 0;
+  bool terminating_ = false;
+  size_t kept_ = 0;  // its size after the last look
+
+  // Pending in its queue, with a limit not yet acted on.
+  bool Movable(WorkloadId id) const;
+  // Moves it ahead of its priority in its ClusterQueue and says so.
+  void MoveAhead(WorkloadId id, double now, bool ran, std::vector<Decision>& out);
+  // The workloads of ran_out_running_ that a preemption requeued go ahead.
+  void Requeued(double now, std::vector<Decision>& out);
 };
 
 }  // namespace tessera
