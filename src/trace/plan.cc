@@ -316,6 +316,17 @@ absl::Status Search(const Trace& trace, const Model& base, const PlanOptions& o,
         m = p.nodes;
         break;
       }
+    // Once the screen misjudged, the sizes that failed it still guide the search: the largest
+    // of them inside the gap is replayed in full next.
+    const SizePoint* guess = nullptr;
+    for (const auto& p : plan.points)
+      if (p.nodes > f && p.nodes < m && p.screened_jobs > 0) guess = &p;
+    if (!trust_screen && guess != nullptr) {
+      if (auto s = ReplaySizes(trace, base, o, {guess->nodes}, /*screen=*/false, plan, result);
+          !s.ok())
+        return s;
+      continue;
+    }
     if (m - f <= 1) {
       // Once the screen misjudged a size, the sizes above the answer that only failed it are
       // replayed in full too: every size above the answer meets the targets in full.
