@@ -8,6 +8,19 @@
 #include "fmt/format.h"
 
 namespace tessera {
+namespace {
+
+// True when assigning or releasing `req` on a node touches no device: no GPU, no share of one,
+// and no MIG profile a static node's free counts would be derived from. Then only the node's
+// free counts move; its bucket, shared-device room and MIG room stay as they are. A
+// reservation's phantom on a node whose reserved GPUs are all taken (Reservations::Hold books
+// only its CPU, memory and pod slot) is such a case, booked and unbooked ~100,000 times in the
+// admitting cycle of a full cluster.
+bool NoDeviceChange(const Resources& req, const std::vector<int32_t>& gpus, bool static_node) {
+  return static_node && gpus.empty() && req[kGpu] == 0 && req[kGpuMilli] == 0;
+}
+
+}  // namespace
 
 ClusterState::ClusterState(const std::vector<Node>& nodes,
                            const std::vector<std::vector<NodeId>>& pool_members) {
@@ -270,6 +283,10 @@ std::vector<int32_t> ClusterState::Assign(NodeId n, const Resources& req, Worklo
 void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                                WorkloadId owner) {
   if (req[kGpuMemory] > 0) return AssignExact(n, OnNode(n, req), gpus, owner);
+  if (NoDeviceChange(req, gpus, node_mig_[n].empty())) {
+    free_[n] -= req;
+    return;
+  }
   int before = free_gpus(n);
   free_[n] -= req;
   int32_t* owners = gpu_owner_.data() + gpu_offset_[n];
@@ -323,6 +340,10 @@ bool ClusterState::BookFreePart(const Room& want, WorkloadId owner, Room& booked
 void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                            const std::vector<int8_t>& mig_starts) {
   if (req[kGpuMemory] > 0) return Release(n, OnNode(n, req), gpus);
+  if (mig_starts.empty() && NoDeviceChange(req, gpus, node_mig_[n].empty())) {
+    free_[n] += req;
+    return;
+  }
   if (!mig_starts.empty()) {
     int before = free_gpus(n);
     free_[n] += req;
