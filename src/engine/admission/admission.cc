@@ -175,9 +175,24 @@ std::string Admission::Uncovered(WorkloadId id) const {
   return "";
 }
 
+bool Admission::QuotaAloneRefuses(WorkloadId id) const {
+  const WorkloadRec& rec = s_.recs[id];
+  if (rec.cq < 0) return false;
+  if (preemption_ && rec.can_preempt && s_.HasPreemptionPolicy(rec.cq)) return false;
+  const Workload& w = s_.model.workloads[id];
+  if (w.PerSetMinimums() && w.MinPods() < w.TotalPods()) return false;
+  for (const Combo& c : rec.combos)
+    if (e_.flavors.QuotaFits(rec.cq, e_.flavors.MinQuotaNeed(id, c))) return false;
+  return true;
+}
+
 Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<Decision>& out) {
   WorkloadRec& rec = s_.recs[id];
   ++s_.stats.attempts;
+  // The reservations ApplyFor held but left unbooked on the nodes are booked before anything
+  // here reads the nodes; an attempt that quota alone refuses reads none, and its reasons are
+  // the same either way (quota is held at once).
+  if (!e_.reservations.list().empty() && !QuotaAloneRefuses(id)) e_.reservations.BookNodes();
   if (HeldByStopPolicy(s_, id)) {  // requeued after a preemption into a stopped queue
     e_.pending.SetPending(id, StoppedReason(s_, rec.cq));
     rec.failed_release_epoch = s_.release_epoch;

@@ -75,6 +75,9 @@ class Admission {
                   PreemptionLook& look, bool& by_preemption);
   std::optional<Preemptor::Found> FindPreemption(WorkloadId id, const Combo& combo, double now,
                                                  PreemptionLook& look);
+  // True when quota refuses every flavor combination of `id` and nothing else would be tried
+  // (no preemption, no partial admission by per-pod-set minimums): its attempt reads no node.
+  bool QuotaAloneRefuses(WorkloadId id) const;
   Engine& e_;
   EngineState& s_;
   bool preemption_ = true;

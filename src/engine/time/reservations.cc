@@ -107,9 +107,35 @@ bool Reservations::Stale(const Run& r) const {
 }
 
 void Reservations::Hold(Reservation& r) {
+  HoldQuota(r);
+  if (!r.on_nodes) BookOn(r);
+}
+
+void Reservations::Lift(Reservation& r) {
+  LiftQuota(r);
+  if (r.on_nodes) UnbookOn(r);
+}
+
+void Reservations::HoldQuota(Reservation& r) {
   if (r.held) return;
   r.held = true;
   ++held_;
+  const int32_t cq = s_.recs[r.id].cq;
+  if (cq >= 0)
+    for (const auto& [fr, q] : r.quota) s_.quota->AddUsage(cq, fr, q);
+}
+
+void Reservations::LiftQuota(Reservation& r) {
+  if (!r.held) return;
+  r.held = false;
+  --held_;
+  const int32_t cq = s_.recs[r.id].cq;
+  if (cq >= 0)
+    for (const auto& [fr, q] : r.quota) s_.quota->AddUsage(cq, fr, -q);
+}
+
+void Reservations::BookOn(Reservation& r) {
+  r.on_nodes = true;
   // The entries of `booked` are reused from hold to hold (their vectors keep their room):
   // a plan holds and lifts reservations thousands of times a cycle.
   r.nbooked = 0;
@@ -117,26 +143,69 @@ void Reservations::Hold(Reservation& r) {
     if (r.nbooked == r.booked.size()) r.booked.emplace_back();
     if (s_.cluster->BookFreePart(p, r.id, r.booked[r.nbooked])) ++r.nbooked;
   }
-  const int32_t cq = s_.recs[r.id].cq;
-  if (cq >= 0)
-    for (const auto& [fr, q] : r.quota) s_.quota->AddUsage(cq, fr, q);
 }
 
-void Reservations::Lift(Reservation& r) {
-  if (!r.held) return;
-  r.held = false;
-  --held_;
+void Reservations::UnbookOn(Reservation& r) {
+  r.on_nodes = false;
   for (size_t k = r.nbooked; k-- > 0;)
     s_.cluster->Release(r.booked[k].node, r.booked[k].req, r.booked[k].gpus);
   r.nbooked = 0;
-  const int32_t cq = s_.recs[r.id].cq;
-  if (cq >= 0)
-    for (const auto& [fr, q] : r.quota) s_.quota->AddUsage(cq, fr, -q);
+}
+
+bool Reservations::Deferrable(Reservation& r) {
+  if (r.shares_nodes) return false;
+  if (r.free_gen == free_gen_) return r.gpus_taken;
+  r.free_gen = free_gen_;
+  r.gpus_taken = true;
+  const ClusterState& cs = *s_.cluster;
+  for (const Reservation::Pod& p : r.pods) {
+    if (p.req[kGpu] <= 0) continue;  // as BookOn: such a pod books no device
+    const int32_t* owners = cs.gpu_owners(p.node);
+    const int32_t* used = cs.gpu_used_milli(p.node);
+    for (int32_t g : p.gpus)
+      if (owners[g] == r.id || (owners[g] == -1 && used[g] == 0)) r.gpus_taken = false;
+  }
+  return r.gpus_taken;
+}
+
+void Reservations::MarkShared() {
+  if (node_mark_.size() != static_cast<size_t>(s_.cluster->num_nodes()))
+    node_mark_.assign(s_.cluster->num_nodes(), {-1, -1});
+  ++stamp_;
+  for (size_t k = 0; k < list_.size(); ++k) {
+    Reservation& r = list_[k];
+    r.shares_nodes = false;
+    for (const Reservation::Pod& p : r.pods) {
+      auto& [stamp, owner] = node_mark_[p.node];
+      if (stamp == stamp_ && owner != static_cast<int32_t>(k)) {
+        r.shares_nodes = true;
+        list_[owner].shares_nodes = true;
+      }
+      stamp = stamp_;
+      owner = static_cast<int32_t>(k);
+    }
+  }
+}
+
+void Reservations::BookNodes() {
+  ++free_gen_;  // what the caller does next may change the cluster
+  if (!deferred_) return;
+  deferred_ = false;
+  for (Reservation& r : list_) {
+    if (r.on_nodes == r.held) continue;
+    if (r.held) {
+      BookOn(r);
+    } else {
+      UnbookOn(r);
+    }
+  }
 }
 
 void Reservations::LiftAll() {
-  if (held_ == 0) return;
+  ++free_gen_;
+  if (held_ == 0 && !deferred_) return;
   for (Reservation& r : list_) Lift(r);
+  deferred_ = false;
 }
 
 bool Reservations::Before(WorkloadId a, WorkloadId b) const {
@@ -151,10 +220,22 @@ void Reservations::ApplyFor(WorkloadId id, double now) {
   if (list_.empty()) return;
   const double end = EndOf(id, now);
   for (Reservation& r : list_) {
-    if (r.id != id && r.start < end && Before(r.id, id)) {
-      Hold(r);
+    const bool hold = r.id != id && r.start < end && Before(r.id, id);
+    if (hold) {
+      HoldQuota(r);
     } else {
-      Lift(r);
+      LiftQuota(r);
+    }
+    if (r.on_nodes == hold) continue;
+    // Booked now, in list order, where the booking could depend on when it is made; else when
+    // the attempt reads the nodes (BookNodes), if it does: most attempts in a full cluster are
+    // refused by quota alone.
+    if (Deferrable(r)) {
+      deferred_ = true;
+    } else if (hold) {
+      BookOn(r);
+    } else {
+      UnbookOn(r);
     }
   }
 }
@@ -225,6 +306,7 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
   const WorkloadRec& rec = s_.recs[id];
   if (rec.combos.empty()) return false;
   RunsInEndOrder(now);
+  BookNodes();
   // The reservations of workloads that go before it are held as they will be; the others (and
   // its own) are lifted: they give way to it.
   for (Reservation& r : list_) {
@@ -328,6 +410,7 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
     e_.terminations.HoldClaim(id);
     if (found) out.quota.clear();  // the claim holds it
   }
+  ++free_gen_;
   return found;
 }
 
@@ -397,6 +480,7 @@ std::vector<WorkloadId> Reservations::Heads() {
 void Reservations::Begin(double now) {
   plans_ = 0;
   last_now_ = now;
+  ++free_gen_;  // the cluster changed since the last admit action
   if (!enabled()) return;
   // Nothing happened since the last plan at this instant: the reservations stand.
   if (now == planned_now_ && s_.admit_epoch == planned_admit_ &&
@@ -416,6 +500,7 @@ void Reservations::Begin(double now) {
       Note(id, std::move(why));
     }
   }
+  MarkShared();
   for (Reservation& r : list_) Hold(r);
   planned_now_ = now;
   planned_admit_ = s_.admit_epoch;
@@ -456,6 +541,7 @@ void Reservations::OnFailed(WorkloadId id, double now) {
   } else {
     Note(id, std::move(why));
   }
+  MarkShared();
   ApplyFor(id, now);  // as before the attempt: the next one adjusts
 }
 

@@ -45,7 +45,13 @@ struct Reservation {
   // released exactly by Lift.
   std::vector<Reservation::Pod> booked;
   size_t nbooked = 0;
-  bool held = false;
+  bool held = false;      // its quota is held, and it counts as held (any_held, Blocking)
+  bool on_nodes = false;  // its phantom is booked on its nodes (Hold; ApplyFor may defer it)
+  // Whether ApplyFor may defer booking or unbooking it on its nodes (Reservations::Deferrable):
+  // it shares no node with another reservation, and none of its GPUs is free (as of `free_gen`).
+  bool shares_nodes = true;
+  bool gpus_taken = false;
+  int64_t free_gen = -1;
 };
 
 class Reservations {
@@ -57,7 +63,11 @@ class Reservations {
   // still wait, and holds them.
   void Begin(double now);
   // Before an attempt of `id`: holds the reservations it must not delay, lifts the others.
+  // Their quota is held at once; where the booking on the nodes cannot depend on when it is
+  // made, it waits for BookNodes, so an attempt that quota alone refuses books nothing there.
   void ApplyFor(WorkloadId id, double now);
+  // Before the nodes are read or changed: books on the nodes what ApplyFor deferred.
+  void BookNodes();
   void LiftAll();
   // True when some reservation is held now.
   bool any_held() const { return held_ > 0; }
@@ -120,8 +130,19 @@ class Reservations {
   void Describe(WorkloadId id, const Evicted& evicted, Reservation& out) const;
   bool FitsAt(WorkloadId id, int64_t gpus, Reservation& out);
   void RunsInEndOrder(double now);
-  void Hold(Reservation& r);
+  void Hold(Reservation& r);  // quota and nodes
   void Lift(Reservation& r);
+  void HoldQuota(Reservation& r);
+  void LiftQuota(Reservation& r);
+  void BookOn(Reservation& r);  // its phantom on its nodes
+  void UnbookOn(Reservation& r);
+  // True when booking `r` on its nodes (or unbooking it) gives the same cluster state whenever it
+  // is done, until the next BookNodes or LiftAll: it shares no node with another reservation
+  // (MarkShared), and none of its GPUs is free, so its phantom takes only CPU, memory and a pod
+  // slot on nodes no other booking touches, and no node changes its free-GPU bucket (whose
+  // order placement walks).
+  bool Deferrable(Reservation& r);
+  void MarkShared();  // after list_ changed
   void Note(WorkloadId id, std::string note);
   int QueueCount(int32_t cq) const;
   int Limit() const;  // reservations per queue
@@ -135,6 +156,11 @@ class Reservations {
   EngineState& s_;
   std::vector<Reservation> list_;  // in precedence order
   int held_ = 0;
+  bool deferred_ = false;  // some reservation's `on_nodes` differs from its `held`
+  // Bumped wherever the cluster may change (BookNodes, LiftAll, Plan, Begin): a reservation's
+  // `gpus_taken` is known for the current generation only.
+  int64_t free_gen_ = 0;
+  std::vector<std::pair<int64_t, int32_t>> node_mark_;  // MarkShared: per node, stamp and index
   int plans_ = 0;  // this admit action (BackfillConfig::max_job_test)
   std::vector<Run> runs_;
   std::vector<Run> added_;  // admitted since, merged in at the next plan
