@@ -115,6 +115,7 @@ struct WorkloadRec {
   // part of `claim_pods` that was free (`claim_room`).
   Need claim;
   std::vector<Room> claim_pods, claim_room;
+  double claim_start = -1;  // when its last victim is gone (its run starts then)
   // The instant of a chain of preemptions ("an admission is final within its instant"): with
   // grace periods, what would happen in one instant spreads over several. A victim requeued,
   // or a preemptor whose victims are gone, at `cascade_at` acts in the instant `cascade` of the

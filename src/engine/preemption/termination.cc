@@ -80,8 +80,12 @@ void Terminations::Claim(WorkloadId p, Need need, std::vector<Room> pods) {
   WorkloadRec& r = s_.recs[p];
   r.claim = std::move(need);
   r.claim_pods = std::move(pods);
+  r.claim_start = 0;
+  for (const auto& [end, v] : ends_)
+    if (s_.recs[v].grace_for == p) r.claim_start = std::max(r.claim_start, end);
   claimants_.insert(p);
   HoldClaim(p);
+  e_.reservations.OnClaim(p);
 }
 
 void Terminations::HoldClaim(WorkloadId p) {
@@ -107,6 +111,7 @@ void Terminations::DropClaim(WorkloadId p) {
   WorkloadRec& r = s_.recs[p];
   r.claim.clear();
   r.claim_pods.clear();
+  r.claim_start = -1;
   // What it held is free: parked workloads may try again.
   ++s_.release_epoch;
   e_.pending.MarkRootReleased(r.cq);

@@ -42,6 +42,8 @@ class Terminations {
   // workloads of its queue would reclaim more, others would take the GPUs it counted on, and
   // it would preempt again when they are gone.
   void Claim(WorkloadId p, Need need, std::vector<Room> pods);
+  bool Claims(WorkloadId p) const { return claimants_.count(p) > 0; }
+  const std::set<WorkloadId>& claimants() const { return claimants_; }
   // Gives back what `p` holds (its last victim is gone, or it ended).
   void DropClaim(WorkloadId p);
   // Takes `p`'s claim off, and puts it back (a reservation of `p` is planned without it).

@@ -68,6 +68,15 @@ void Reservations::OnAdmitted(WorkloadId id) {
 
 void Reservations::OnTerminating(WorkloadId id) { OnAdmitted(id); }
 
+double Reservations::ClaimEnd(WorkloadId id) const {
+  const std::optional<double> est = e_.estimator.Estimate(id, s_.model.workloads[id]);
+  return est ? s_.recs[id].claim_start + *est : kInf;
+}
+
+void Reservations::OnClaim(WorkloadId id) {
+  if (enabled() && built_) added_.push_back({ClaimEnd(id), id, s_.recs[id].claim_start, true});
+}
+
 void Reservations::RunsInEndOrder(double now) {
   // Sorted once, then kept: admissions merge in, ended runs are skipped where they are read
   // (Stale) and dropped at the next rebuild, which also takes what the estimator learned since
@@ -86,6 +95,8 @@ void Reservations::RunsInEndOrder(double now) {
         runs_.push_back({RawEnd(id), id, s_.status[id].admitted_at});
     for (const auto& [end, id] : e_.terminations.ends())
       runs_.push_back({end, id, s_.status[id].admitted_at});
+    for (WorkloadId id : e_.terminations.claimants())
+      runs_.push_back({ClaimEnd(id), id, s_.recs[id].claim_start, true});
     std::sort(runs_.begin(), runs_.end());
     return;
   }
@@ -98,6 +109,8 @@ void Reservations::RunsInEndOrder(double now) {
 }
 
 bool Reservations::Stale(const Run& r) const {
+  // A claim stands while its preemptor waits (the same claim: a later one ends elsewhere).
+  if (r.claim) return !e_.terminations.Claims(r.id) || r.admitted_at != s_.recs[r.id].claim_start;
   // A run cut short by a preemption with a grace period ends again, at the grace period's end.
   const WorkloadState state = s_.status[r.id].state;
   if (state == WorkloadState::kTerminating)
@@ -328,6 +341,7 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
       gpus += int64_t{w.MinOfSet(ps)} * w.pod_sets[ps].requests[kGpu];
   }
   Evicted evicted;
+  std::vector<WorkloadId> unclaimed;  // claims lifted as their runs end
   // The instants at which something in its way ends: running workloads and the reservations
   // made before it, in time order.
   std::vector<double> held_ends;
@@ -361,6 +375,13 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
     for (; i < runs_.size() && Effective(runs_[i].end, now) <= t; ++i) {
       const WorkloadId v = runs_[i].id;
       if (Stale(runs_[i])) continue;
+      if (runs_[i].claim) {     // the run its preemptor starts then has ended
+        if (v == id) continue;  // its own, lifted for its plan
+        for (const Room& room : s_.recs[v].claim_room) freed_[room.node] = stamp_;
+        e_.terminations.LiftClaim(v);
+        unclaimed.push_back(v);
+        continue;
+      }
       evicted.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
       for (const PlacedPod& p : evicted.back().second) freed_[p.placement.node] = stamp_;
     }
@@ -405,6 +426,7 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
   for (Reservation& r : list_) Lift(r);
   for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
     e_.statement.Reinstate(it->first, std::move(it->second));
+  for (WorkloadId v : unclaimed) e_.terminations.HoldClaim(v);
   s_.release_epoch = epoch;
   if (claims) {
     e_.terminations.HoldClaim(id);

@@ -85,6 +85,9 @@ class Reservations {
   void OnAdmitted(WorkloadId id);
   // Admitted workload `id` was preempted with a grace period: it runs until the period ends.
   void OnTerminating(WorkloadId id);
+  // Pending `id` claims what it will start on once its victims are gone (Terminations::Claim):
+  // the plans free it when the run it then starts would end, as if it were running.
+  void OnClaim(WorkloadId id);
   // Reservations planned for the workloads of ClusterQueue `cq` (metrics).
   int Count(int32_t cq) const { return QueueCount(cq); }
   // Every reservation planned, in precedence order.
@@ -113,10 +116,13 @@ class Reservations {
   struct Run {
     double end;  // raw: admission + estimate (capped by the deadline), +inf: none
     WorkloadId id;
-    double admitted_at;  // which run: a later admission of the workload is another
+    double admitted_at;  // which run: a later admission of the workload is another (a claim:
+                         // its start, WorkloadRec::claim_start)
+    bool claim = false;  // a preemptor's claim (Terminations::Claim), not an admission
     bool operator<(const Run& o) const { return end != o.end ? end < o.end : id < o.id; }
   };
   double RawEnd(WorkloadId id) const;
+  double ClaimEnd(WorkloadId id) const;  // a claimant's: its start + its estimate
   // A raw end as the plan uses it: not before now, rounded up to the resolution.
   double Effective(double raw, double now) const;
   bool Stale(const Run& r) const;  // the run ended, or was preempted
