@@ -277,9 +277,9 @@ void AddTraceFlags(CLI::App& app_ref, ReplayFlags& flags_ref) {
                 "default queues without preemption policies");
   app->add_option("--grace-period", flags->grace_period,
                   "seconds a preempted trace job keeps its GPUs before it is gone (its "
-                  "terminationGracePeriodSeconds; default 0: at once, since grace periods still "
-                  "cause chains of preemptions in replays, docs/time.md; Kubernetes' default "
-                  "is 30); workloads of --manifests keep their own")
+                  "terminationGracePeriodSeconds; default 0: at once, as in the replays before "
+                  "grace periods; Kubernetes' default is 30); workloads of --manifests keep "
+                  "their own")
       ->check(Range(0, 1e7, true, "a number of seconds from 0 to 1e7"));
   app->add_option("--limit", flags->limit, "replay only the first N jobs of the file")
       ->check(Range(0, 9e18, true, "a whole number of jobs, 0 or more"));

@@ -36,8 +36,8 @@ struct ReplayFlags {
   std::string backfill;  // "", "on", "off"
   std::string strategy;  // "", "StrictFIFO", "BestEffortFIFO"
   std::string estimates = "none";
-  // terminationGracePeriodSeconds of trace jobs: 0 (gone at once) by default, until the chains
-  // of preemptions grace periods cause in replays are solved (docs/time.md)
+  // terminationGracePeriodSeconds of trace jobs: 0 (gone at once) by default, so that results
+  // stay comparable with the replays before grace periods (docs/time.md)
   double grace_period = 0;
   bool unqueued = false;
   bool no_preemption = false;

@@ -31,7 +31,7 @@ struct BuildOptions {
   EstimateOptions estimates;  // Workload::runtime_estimate of trace jobs (default: none)
   // terminationGracePeriodSeconds of trace jobs (their CSVs have no pod spec): a preempted job
   // keeps its GPUs this long (docs/time.md, "Grace period"). 0 by default, not Kubernetes' 30 s,
-  // until the chains of preemptions that grace periods cause in replays are solved.
+  // so that results stay comparable with the replays before grace periods.
   double grace_period = 0;
 };
 
