@@ -25,7 +25,7 @@ struct PlanFlags {
   int32_t min_nodes = 0;
   int32_t max_nodes = 0;
   int32_t points = 20;
-  int32_t threads = 0;  // 0: hardware_concurrency
+  int32_t threads = 0;       // 0: hardware_concurrency
   int64_t screen_jobs = -1;  // -1: PlanOptions' default
   std::string output = "table";
   std::string report;
