@@ -3,11 +3,7 @@
 # non-zero with a message naming the range, instead of hanging, crashing or going on.
 #   cli_flag_ranges.sh TESSERA_BINARY SOURCE_DIR
 set -u
-tessera=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$2/tests/cli_lib.sh"
 
 # expect_fail "message part" args...: non-zero exit (not a signal) and the message on stderr.
 expect_fail() {
@@ -131,5 +127,4 @@ if ! timeout 300 "$tessera" $replay --cycle-interval 0.7 >"$tmp/out" 2>"$tmp/err
   fails=$((fails + 1))
 fi
 
-[ "$fails" -eq 0 ] && echo "all flag ranges checked" || echo "$fails failures"
-[ "$fails" -eq 0 ]
+finish cli_flag_ranges

@@ -21,7 +21,7 @@ import heapq
 import math
 import os
 
-from replay_csv import write_replay_csvs
+from replay_csv import add_output_arguments, write_replay_csvs
 
 TRACES = os.path.join(os.path.dirname(__file__), "../../../shared/traces/ms-itp-elasticflow")
 
@@ -75,15 +75,7 @@ def main():
     group = ap.add_mutually_exclusive_group(required=True)
     group.add_argument("--nodes", type=int, help="nodes of 8 GPUs")
     group.add_argument("--load", type=float, help="offered load over the arrival span, e.g. 0.65")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--big-priority", type=int, default=None,
-                    help="add a priority column: this for jobs of 16 or more GPUs, 0 for the "
-                         "others (replay with --no-preemption to order without preempting)")
-    ap.add_argument("--big-max-wait", type=float, default=None,
-                    help="add a max_wait column (the job's wait limit, tessera.dev/max-wait, "
-                         "seconds): this for jobs of 16 or more GPUs")
-    ap.add_argument("--max-wait", type=float, default=None,
-                    help="the max_wait of the other jobs (default: none)")
+    add_output_arguments(ap)
     ap.add_argument("--traces", default=TRACES, help="the folder of clusterNN.csv")
     a = ap.parse_args()
     rows = read(os.path.join(a.traces, f"cluster{a.cluster}.csv"))

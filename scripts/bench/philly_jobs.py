@@ -13,7 +13,7 @@ import csv
 import os
 from datetime import datetime, timezone
 
-from replay_csv import write_replay_csvs
+from replay_csv import add_output_arguments, write_replay_csvs
 
 TRACE = os.path.join(os.path.dirname(__file__), "../../../shared/traces/philly-pollux/philly.csv")
 
@@ -22,15 +22,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vc", required=True, help="a VC hash of philly.csv, or all")
     ap.add_argument("--nodes", type=int, required=True, help="nodes of 8 GPUs")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--big-priority", type=int, default=None,
-                    help="add a priority column: this for jobs of 16 or more GPUs, 0 for the "
-                         "others (replay with --no-preemption to order without preempting)")
-    ap.add_argument("--big-max-wait", type=float, default=None,
-                    help="add a max_wait column (the job's wait limit, tessera.dev/max-wait, "
-                         "seconds): this for jobs of 16 or more GPUs")
-    ap.add_argument("--max-wait", type=float, default=None,
-                    help="the max_wait of the other jobs (default: none)")
+    add_output_arguments(ap)
     ap.add_argument("--trace", default=TRACE)
     a = ap.parse_args()
     rows = []

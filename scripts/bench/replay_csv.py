@@ -4,6 +4,19 @@ import csv
 import os
 
 
+def add_output_arguments(ap):
+    """The converters' shared flags: --out, --big-priority, --big-max-wait, --max-wait."""
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--big-priority", type=int, default=None,
+                    help="add a priority column: this for jobs of 16 or more GPUs, 0 for the "
+                         "others (replay with --no-preemption to order without preempting)")
+    ap.add_argument("--big-max-wait", type=float, default=None,
+                    help="add a max_wait column (the job's wait limit, tessera.dev/max-wait, "
+                         "seconds): this for jobs of 16 or more GPUs")
+    ap.add_argument("--max-wait", type=float, default=None,
+                    help="the max_wait of the other jobs (default: none)")
+
+
 def write_replay_csvs(out_dir, rows, nodes, big_priority=None, big_max_wait=None,
                       max_wait=None):
     """Writes OUT_DIR/jobs.csv and OUT_DIR/nodes.csv.

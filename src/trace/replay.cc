@@ -232,7 +232,7 @@ class Replayer {
       for (const char* what : {"nodes_up:", "nodes_idle:"}) res_.channels.push_back(what + p.name);
     queue_channel_ = static_cast<int>(res_.channels.size());
     for (const auto& q : res_.queues) res_.channels.push_back("gpus_used:" + q.name);
-    last_arrival_ = last_arrival;
+    areas_ = AllocationAreas(last_arrival);
     const double span_guess = std::max(1.0, last_arrival - res_.start);
     res_.series =
         TimeSeries(res_.start, static_cast<int>(res_.channels.size()), options_.max_buckets,
@@ -260,14 +260,7 @@ class Replayer {
       res_.queues[q].gpu_hours += gpus * dt / 3600.0;
     }
     classes_.Advance(dt);
-    alloc_area_ += values_[0] * dt;
-    if (pending_ > 0) {
-      pending_alloc_area_ += values_[0] * dt;
-      pending_time_ += dt;
-    }
-    if (last_ < last_arrival_)
-      window_alloc_area_ += values_[0] * (std::min(now, last_arrival_) - last_);
-    frag_area_ += values_[1] * dt;
+    areas_.Add(last_, now, values_[0], values_[1], pending_);
     res_.series.Integrate(last_, now, values_);
     last_ = now;
   }
@@ -624,13 +617,7 @@ class Replayer {
   }
   // Cluster-wide means and final values, and the notes.
   void Finalize() {
-    const double span = res_.end - res_.start;
-    res_.mean_allocation_pct = span > 0 ? alloc_area_ / span : values_[0];
-    res_.mean_fragmentation_pct = span > 0 ? frag_area_ / span : values_[1];
-    res_.allocation_while_pending_pct = pending_time_ > 0 ? pending_alloc_area_ / pending_time_ : 0;
-    res_.pending_time_pct = span > 0 ? 100.0 * pending_time_ / span : 0;
-    const double window = std::min(last_arrival_, res_.end) - res_.start;
-    res_.arrival_window_allocation_pct = window > 0 ? window_alloc_area_ / window : 0;
+    areas_.Fill(res_, values_[0], values_[1]);
     res_.final_allocation_pct =
         100.0 * static_cast<double>(ledger_->allocated_gpu_milli()) / total_milli_;
     res_.final_fragmentation_pct = 100.0 * ledger_->RecomputeFragmentation() / total_milli_;
@@ -675,9 +662,8 @@ class Replayer {
   std::vector<double> values_;  // the series' channels now
   int queue_channel_ = 5;       // the first queue's channel (after the NodePools' ones)
   int64_t pending_ = 0, running_ = 0;
-  double last_ = 0, alloc_area_ = 0, frag_area_ = 0;
-  // Allocation integrated while something is pending (and that time), and up to the last arrival.
-  double pending_alloc_area_ = 0, pending_time_ = 0, window_alloc_area_ = 0, last_arrival_ = 0;
+  double last_ = 0;
+  AllocationAreas areas_;  // the time-weighted allocation figures
   double total_milli_ = 1;
 
   std::vector<double> first_admit_, admit_at_;  // per workload

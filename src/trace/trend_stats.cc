@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "trace/replay.h"
+
 namespace tessera::trace {
 
 IdleGpuNodes::IdleGpuNodes(const std::vector<Node>& nodes, const std::vector<bool>& online)
@@ -122,6 +124,16 @@ std::optional<double> BucketQuantiles::Quantile(int b, double q) const {
     return std::clamp(edge, lo, hi);
   }
   return hi;
+}
+
+void AllocationAreas::Fill(ReplayResult& r, double alloc_now, double frag_now) const {
+  const double span = r.end - r.start;
+  r.mean_allocation_pct = span > 0 ? alloc_ / span : alloc_now;
+  r.mean_fragmentation_pct = span > 0 ? frag_ / span : frag_now;
+  r.allocation_while_pending_pct = pending_time_ > 0 ? pending_alloc_ / pending_time_ : 0;
+  r.pending_time_pct = span > 0 ? 100.0 * pending_time_ / span : 0;
+  const double window = std::min(last_arrival_, r.end) - r.start;
+  r.arrival_window_allocation_pct = window > 0 ? window_alloc_ / window : 0;
 }
 
 }  // namespace tessera::trace

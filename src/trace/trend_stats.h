@@ -1,10 +1,11 @@
 // The replay's share of serve's trends (src/k8s/cluster_view.cc, TrendPoint): idle GPU nodes
 // over time and the 95th percentile of the admission waits per time bucket, kept in bounded
-// memory whatever the trace's length.
+// memory whatever the trace's length; and the run's time-weighted allocation figures.
 //
 // Thread-safety: value types.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "trace/metrics.h"
 
 namespace tessera::trace {
+
+struct ReplayResult;  // trace/replay.h
 
 // GPU nodes online with no GPU (whole or share) held by any pod: serve's idle GPU nodes. Kept up
 // to date in O(1) per pod placed or released and per node going on or off line.
@@ -79,6 +82,31 @@ class BucketQuantiles {
   int max_buckets_ = 0;
   std::vector<int64_t> counts_;  // bucket * kBins + bin
   std::vector<double> min_, max_;
+};
+
+// GPU allocation and fragmentation (in %) integrated exactly over the replay's intervals: over
+// the whole run, over the moments at least one job is pending, and up to the last arrival.
+class AllocationAreas {
+ public:
+  explicit AllocationAreas(double last_arrival = 0) : last_arrival_(last_arrival) {}
+  // [from, to) with `alloc_pct` and `frag_pct` held throughout and `pending` jobs waiting.
+  void Add(double from, double to, double alloc_pct, double frag_pct, int64_t pending) {
+    const double dt = to - from;
+    alloc_ += alloc_pct * dt;
+    frag_ += frag_pct * dt;
+    if (pending > 0) {
+      pending_alloc_ += alloc_pct * dt;
+      pending_time_ += dt;
+    }
+    if (from < last_arrival_) window_alloc_ += alloc_pct * (std::min(to, last_arrival_) - from);
+  }
+  // Fills the means of `r` over [r.start, r.end]; `alloc_now` / `frag_now` stand for a run of
+  // no time.
+  void Fill(ReplayResult& r, double alloc_now, double frag_now) const;
+
+ private:
+  double last_arrival_;
+  double alloc_ = 0, frag_ = 0, pending_alloc_ = 0, pending_time_ = 0, window_alloc_ = 0;
 };
 
 }  // namespace tessera::trace
