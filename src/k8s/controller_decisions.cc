@@ -253,7 +253,11 @@ void Controller::Impl::Carry(const Decision& d) {
       // preemptor's binds wait for them (victims_on_node).
       break;
     case Decision::Type::kWaitLimitExceeded:
-      // A Warning on its first pod: the limit could not be met; it now goes ahead.
+      // A Warning on its first pod: the limit could not be met; it now goes ahead. Once per
+      // workload: a rebuilt engine, or a requeue, says it again.
+      if (g->wait_limit_exceeded) break;
+      g->wait_limit_exceeded = true;
+      collector.OnWaitLimitExceeded(*engine, d.workload);
       if (!g->pods.empty())
         if (auto it = pods.find(*g->pods.begin()); it != pods.end())
           status_writer->Event(it->second, "Warning", "WaitLimitExceeded", d.reason);
@@ -420,7 +424,7 @@ void Controller::Impl::WriteStatuses() {
   std::vector<MetricsCollector::Tracked> tracked;
   for (const auto& [k, g] : groups) {
     if (g.state != Group::State::kInEngine || g.id < 0) continue;
-    tracked.push_back({g.id, g.foreign, std::nullopt});
+    tracked.push_back({g.id, g.foreign, std::nullopt, g.wait_limit_exceeded});
     if (g.foreign) continue;
     const WorkloadStatus& st = engine->status(g.id);
     if (st.cluster_queue < 0) continue;

@@ -83,6 +83,9 @@ struct Controller::Impl {
     std::string condition_reason;                 // ... and its PodScheduled reason
     double reason_at = -1;                        // when its FailedScheduling was last recorded
     std::map<std::string, std::string> evicting;  // pod key -> node it is evicted from
+    // It waited past its wait limit: its Warning Event and metric are written (once: an engine
+    // rebuilt from a snapshot moves it ahead again and says so again).
+    bool wait_limit_exceeded = false;
   };
 
   struct Assumed {

@@ -154,6 +154,17 @@ const std::vector<Declared>& Declarations() {
        Type::kGauge,
        {"cluster_queue"},
        "Reservations held for waiting workloads (docs/time.md), per ClusterQueue."},
+      {"tessera_wait_limit_exceeded_total",
+       Type::kCounter,
+       {"cluster_queue"},
+       "Workloads that waited past their wait limit (tessera.dev/max-wait, Volcano's "
+       "sla-waiting-time, the ClusterQueue's default) and were moved ahead of their priority, per "
+       "ClusterQueue; once per workload (docs/time.md)."},
+      {"tessera_pending_workloads_past_wait_limit",
+       Type::kGauge,
+       {"cluster_queue"},
+       "Pending workloads that have waited past their wait limit and are still not admitted, per "
+       "ClusterQueue."},
       {"tessera_expected_wait_seconds",
        Type::kGauge,
        {"cluster_queue", "quantile"},

@@ -80,6 +80,11 @@ void MetricsCollector::OnPreempt(const Scheduler& engine, const Decision& d) {
   metrics_->Add("tessera_preempted_workloads_total", {QueueName(m, cq), reason});
 }
 
+void MetricsCollector::OnWaitLimitExceeded(const Scheduler& engine, WorkloadId id) {
+  metrics_->Add("tessera_wait_limit_exceeded_total",
+                {QueueName(engine.model(), engine.status(id).cluster_queue)});
+}
+
 void MetricsCollector::Collect(const Scheduler& engine, const std::vector<Tracked>& workloads,
                                double now) {
   const double dt = last_now_ < 0 ? 0 : std::max(0.0, now - last_now_);
@@ -93,7 +98,7 @@ void MetricsCollector::Collect(const Scheduler& engine, const std::vector<Tracke
 void MetricsCollector::CollectQueues(const Scheduler& engine, const std::vector<Tracked>& workloads,
                                      double now) {
   const Model& m = engine.model();
-  std::map<LabelValues, double> pending, admitted, reservations, share, expected;
+  std::map<LabelValues, double> pending, admitted, reservations, share, expected, overdue;
   std::map<std::string, std::vector<double>> waits;
   for (size_t c = 0; c < m.cluster_queues.size(); ++c) {
     const std::string& name = m.cluster_queues[c].name;
@@ -103,6 +108,9 @@ void MetricsCollector::CollectQueues(const Scheduler& engine, const std::vector<
     admitted[{name}] = 0;
     reservations[{name}] = static_cast<double>(st.reservations);
     share[{name}] = st.weighted_share;
+    overdue[{name}] = 0;
+    // The counter's series exist from 0, so that increase() sees the first one.
+    metrics_->Add("tessera_wait_limit_exceeded_total", {name}, 0);
   }
   for (const Tracked& t : workloads) {
     if (t.foreign || t.id < 0) continue;
@@ -114,6 +122,7 @@ void MetricsCollector::CollectQueues(const Scheduler& engine, const std::vector<
       // Queued workloads are counted by the engine above; those without a queue here.
       if (st.cluster_queue < 0) ++pending[{cq, "active"}];
       if (st.expected_start >= 0) waits[cq].push_back(std::max(0.0, st.expected_start - now));
+      if (t.past_wait_limit) ++overdue[{cq}];
     }
   }
   for (auto& [cq, v] : waits) {
@@ -125,6 +134,7 @@ void MetricsCollector::CollectQueues(const Scheduler& engine, const std::vector<
   metrics_->SetGauges("tessera_reservations", std::move(reservations));
   metrics_->SetGauges("tessera_cluster_queue_weighted_share", std::move(share));
   metrics_->SetGauges("tessera_expected_wait_seconds", std::move(expected));
+  metrics_->SetGauges("tessera_pending_workloads_past_wait_limit", std::move(overdue));
 }
 
 void MetricsCollector::CollectQuotas(const Scheduler& engine) {

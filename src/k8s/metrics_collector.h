@@ -34,6 +34,9 @@ class MetricsCollector {
   void OnAdmit(const Scheduler& engine, WorkloadId id, double wait);
   // A kPreempt decision, before the victim leaves the engine.
   void OnPreempt(const Scheduler& engine, const Decision& d);
+  // Workload `id` waited past its wait limit (a kWaitLimitExceeded decision, the first of its
+  // workload: the controller reports one per workload, across engine rebuilds).
+  void OnWaitLimitExceeded(const Scheduler& engine, WorkloadId id);
 
   // One workload the controller has in the engine; `foreign`: bound pods of another scheduler,
   // which take capacity (allocation, idle nodes, cost) but are in no queue's figures.
@@ -43,6 +46,8 @@ class MetricsCollector {
     // Its GPU utilization as dcgm-exporter measures it now (utilization.h); std::nullopt when
     // not measured. What the effective GPU-seconds and cost grow by.
     std::optional<double> utilization;
+    // It waited past its wait limit (a kWaitLimitExceeded decision was carried out for it).
+    bool past_wait_limit = false;
   };
   // Recomputes the gauges from the engine and grows the time-integrated counters by what held
   // since the last call; `now` is the engine's clock (seconds).

@@ -87,7 +87,14 @@ TEST_F(K8sMetrics, KueueMetricsAndCostAfterBorrowReclaimAndAWait) {
   ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-a", "a2-") == 8; }, kTimeout));
   CreateGang("team-b", "b1", 8, {{"team", "beta"}});  // reclaims it: a2 is evicted whole
   ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-b", "b1-") == 8; }, kTimeout));
-  CreateGang("team-a", "a3", 4, alpha);  // team-a is at its nominal quota: a3 waits
+  // team-a is at its nominal quota: a3 waits, past its wait limit (0: at once).
+  cluster_->Create(testing_queues::PodGroupObject("team-a", "a3", 4));
+  for (int i = 0; i < 4; ++i)
+    cluster_->Create(cluster_->PodSpec("team-a", fmt::format("a3-{}", i), 1, "tessera",
+                                       {{"team", "alpha"},
+                                        {"kueue.x-k8s.io/queue-name", "lq"},
+                                        {"scheduling.x-k8s.io/pod-group", "a3"}},
+                                       {{"tessera.dev/max-wait", "0"}}));
 
   const std::string a_gpu =
       "{cohort=\"org\",cluster_queue=\"team-a\",flavor=\"default\",resource=\"nvidia.com/gpu\"}";
@@ -133,6 +140,36 @@ TEST_F(K8sMetrics, KueueMetricsAndCostAfterBorrowReclaimAndAWait) {
                 text.rfind("# HELP " + name, 0) == 0)
         << name;
   EXPECT_EQ(text.find("=\"\""), std::string::npos);
+
+  // a3's wait limit could not be met: one Warning Event, the counter and the gauge say it, and
+  // an engine rebuilt from a fresh snapshot (a node joins) moves it ahead again without saying
+  // it again.
+  EXPECT_EQ(s["tessera_wait_limit_exceeded_total{cluster_queue=\"team-a\"}"], 1);
+  EXPECT_EQ(s["tessera_wait_limit_exceeded_total{cluster_queue=\"team-b\"}"], 0);
+  EXPECT_EQ(s.count("tessera_wait_limit_exceeded_total{cluster_queue=\"team-b\"}"), 1u);
+  EXPECT_EQ(s["tessera_pending_workloads_past_wait_limit{cluster_queue=\"team-a\"}"], 1);
+  EXPECT_EQ(s["tessera_pending_workloads_past_wait_limit{cluster_queue=\"team-b\"}"], 0);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return EventsOf("team-a", "a3-0", "WaitLimitExceeded").size() == 1; }, kTimeout));
+  const double rebuilds = s["tessera_engine_rebuilds_total"];
+  const double attempts = s["tessera_admission_attempts_total{result=\"inadmissible\"}"];
+  cluster_->CreateNodes(1, 8, "late");  // team-a stays at its nominal quota: a3 still waits
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        s = Samples(Scrape());
+        return s["tessera_engine_rebuilds_total"] > rebuilds &&
+               s["tessera_admission_attempts_total{result=\"inadmissible\"}"] > attempts &&
+               s["tessera_gpus{flavor=\"default\"}"] == 24;
+      },
+      kTimeout))
+      << Scrape();
+  EXPECT_EQ(s["tessera_wait_limit_exceeded_total{cluster_queue=\"team-a\"}"], 1);
+  EXPECT_EQ(s["tessera_pending_workloads_past_wait_limit{cluster_queue=\"team-a\"}"], 1);
+  EXPECT_EQ(Bound("team-a", "a3-"), 0);
+  const std::vector<json> events = EventsOf("team-a", "a3-0", "WaitLimitExceeded");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].value("count", 1), 1);
+  EXPECT_EQ(events[0]["type"], "Warning");
 }
 
 }  // namespace
