@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/engine.h"
 
@@ -45,6 +46,7 @@ void FairUsage::Setup(double now) {
   usage_.assign(s_.model.local_queues.size(), 0);
   consumed_.assign(s_.model.local_queues.size(), std::vector<double>(terms_.size(), 0));
   for (const LocalQueue& lq : s_.model.local_queues) weight_.push_back(lq.fair_weight);
+  floor_.assign(s_.model.cluster_queues.size(), std::numeric_limits<double>::infinity());
   last_ = now;
   next_ = now + c.sampling_interval;
   ApplySeeds(now);
@@ -108,19 +110,42 @@ void FairUsage::Sample(double now) {
   for (int32_t cq : cqs_) Reorder(cq);
 }
 
+double FairUsage::LocalKey(WorkloadId id) const {
+  const int32_t lq = s_.recs[id].lq;
+  return lq < 0 || static_cast<size_t>(lq) >= usage_.size() || weight_[lq] <= 0
+             ? 0
+             : usage_[lq] / weight_[lq];
+}
+
+namespace {
+// An overdue workload's FIFO key was moved before its creation (WaitLimits::MoveAhead).
+bool Overdue(const EngineState& s, WorkloadId id) {
+  return s.recs[id].order_created < s.status[id].created;
+}
+}  // namespace
+
+double FairUsage::EntryKey(WorkloadId id) {
+  const int32_t cq = s_.recs[id].cq;
+  if (!enabled_ || cq < 0 || !s_.model.cluster_queues[cq].usage_based_admission) return 0;
+  const double local = LocalKey(id);
+  floor_[cq] = std::min(floor_[cq], local);
+  return Overdue(s_, id) ? floor_[cq] : local;
+}
+
 void FairUsage::Reorder(int32_t cq) {
   const int q = EngineState::queue_index(cq);
-  std::vector<WorkloadId> moved;
+  double floor = std::numeric_limits<double>::infinity();
+  for (WorkloadId id : e_.pending.members(q)) floor = std::min(floor, LocalKey(id));
+  floor_[cq] = floor;
+  std::vector<std::pair<WorkloadId, double>> moved;
   for (WorkloadId id : e_.pending.members(q)) {
-    const int32_t lq = s_.recs[id].lq;
-    const double key = lq < 0 || weight_[lq] <= 0 ? 0 : usage_[lq] / weight_[lq];
-    if (key != s_.recs[id].afs_key) moved.push_back(id);
+    const double key = Overdue(s_, id) ? floor : LocalKey(id);
+    if (key != s_.recs[id].afs_key) moved.emplace_back(id, key);
   }
-  for (WorkloadId id : moved) {
-    WorkloadRec& rec = s_.recs[id];
+  for (const auto& [id, key] : moved) {
     e_.reservations.Forget(id);
     e_.pending.Dequeue(id);
-    rec.afs_key = rec.lq < 0 || weight_[rec.lq] <= 0 ? 0 : usage_[rec.lq] / weight_[rec.lq];
+    s_.recs[id].afs_key = key;
     e_.pending.Enqueue(id);
   }
 }

@@ -38,6 +38,13 @@ class FairUsage {
   LocalQueueUsage Consumed(int32_t lq) const;
   // Scheduler::SeedLocalQueueUsage: applied, decayed, at the first Sample.
   void Seed(int32_t lq, LocalQueueUsage u) { seeds_.emplace_back(lq, std::move(u)); }
+  // The key a pending workload of a fair-sharing ClusterQueue is ordered by (WorkloadRec::
+  // afs_key): its LocalQueue's usage / weight at the last sample; for one that waited past its
+  // wait limit (time/wait_limits.h), that of the least-used LocalQueue with pending workloads in
+  // its ClusterQueue, so that it goes ahead of every workload of its priority and priority still
+  // orders it among that LocalQueue's workloads. 0 elsewhere. Called as the workload enters its
+  // queue.
+  double EntryKey(WorkloadId id);
 
  private:
   // One resource the usage counts: `weight` per `scale` of its amount in Kubernetes units.
@@ -52,6 +59,8 @@ class FairUsage {
   void ApplySeeds(double now);
   double WeightedOf(const std::vector<double>& per_term) const;
   void Reorder(int32_t cq);
+  // Its LocalQueue's usage / weight.
+  double LocalKey(WorkloadId id) const;
 
   Engine& e_;
   EngineState& s_;
@@ -62,7 +71,10 @@ class FairUsage {
   std::vector<std::vector<double>> consumed_;  // per LocalQueue, per term (Kubernetes units)
   std::vector<std::pair<int32_t, LocalQueueUsage>> seeds_;
   std::vector<double> weight_;  // per LocalQueue
-  double last_ = -1;            // last sample
+  // Per ClusterQueue: the least LocalKey of its pending workloads at the last sample, and of
+  // those that entered since (an overdue workload's key).
+  std::vector<double> floor_;
+  double last_ = -1;  // last sample
   double next_ = std::numeric_limits<double>::infinity();
 };
 
