@@ -40,6 +40,9 @@ void PendingQueues::SetPending(WorkloadId id, std::string reason) {
 
 void PendingQueues::Enqueue(WorkloadId id) {
   const int q = EngineState::queue_index(s_.recs[id].cq);
+  // Admission fair sharing: its LocalQueue's usage at the last sample, whether it arrives, is
+  // requeued or moved (time/fair_usage.h); 0 elsewhere.
+  s_.recs[id].afs_key = e_.fair_usage.EntryKey(id);
   pending_[q].insert(s_.KeyOf(id));
   members_[q].insert(id);
   ++enqueued_;

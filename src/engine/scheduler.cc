@@ -417,7 +417,6 @@ void SchedulerImpl::Submit(WorkloadId id, double now) {
     return;
   }
   e_.pending.SetPending(id, "waiting for a scheduling cycle");
-  s_.recs[id].afs_key = e_.fair_usage.EntryKey(id);  // its LocalQueue's usage at the last sample
   e_.pending.Enqueue(id);
   e_.waits.Track(id, now);
 }

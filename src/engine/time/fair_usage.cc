@@ -137,16 +137,15 @@ void FairUsage::Reorder(int32_t cq) {
   double floor = std::numeric_limits<double>::infinity();
   for (WorkloadId id : e_.pending.members(q)) floor = std::min(floor, LocalKey(id));
   floor_[cq] = floor;
-  std::vector<std::pair<WorkloadId, double>> moved;
+  std::vector<WorkloadId> moved;
   for (WorkloadId id : e_.pending.members(q)) {
     const double key = Overdue(s_, id) ? floor : LocalKey(id);
-    if (key != s_.recs[id].afs_key) moved.emplace_back(id, key);
+    if (key != s_.recs[id].afs_key) moved.push_back(id);
   }
-  for (const auto& [id, key] : moved) {
+  for (WorkloadId id : moved) {
     e_.reservations.Forget(id);
     e_.pending.Dequeue(id);
-    s_.recs[id].afs_key = key;
-    e_.pending.Enqueue(id);
+    e_.pending.Enqueue(id);  // with that key (EntryKey)
   }
 }
 

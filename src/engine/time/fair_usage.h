@@ -43,7 +43,7 @@ class FairUsage {
   // wait limit (time/wait_limits.h), that of the least-used LocalQueue with pending workloads in
   // its ClusterQueue, so that it goes ahead of every workload of its priority and priority still
   // orders it among that LocalQueue's workloads. 0 elsewhere. Called as the workload enters its
-  // queue.
+  // queue (PendingQueues::Enqueue: an arrival, a requeue, a move).
   double EntryKey(WorkloadId id);
 
  private:

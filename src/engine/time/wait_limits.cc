@@ -53,7 +53,6 @@ void WaitLimits::MoveAhead(WorkloadId id, double now, bool ran, std::vector<Deci
   e_.reservations.Forget(id);
   e_.pending.Dequeue(id);
   rec.order_created = s_.status[id].created - kOverdueShift;
-  rec.afs_key = e_.fair_usage.EntryKey(id);  // fair sharing: as if in the least-used LocalQueue
   e_.pending.Enqueue(id);
   Decision d;
   d.type = Decision::Type::kWaitLimitExceeded;
