@@ -419,7 +419,7 @@ class Replayer {
         return absl::InternalError(fmt::format("nodes did not settle at t={}", now));
       std::vector<Decision> evicted;
       if (as_->Advance(now, node_events_, evicted)) plan_ = true;
-      for (const Decision& d : evicted) Evict(d, now);
+      for (const Decision& d : evicted) res_.gpu_hours_lost_to_interruptions += Evict(d, now);
       if (absl::Status st = RunCycles(now); !st.ok()) return st;
       as_->AfterCycles(now, plan_);
       plan_ = false;
@@ -481,22 +481,25 @@ class Replayer {
   }
   // A preemption (kPreempt) or the end of a victim's grace period (kTerminated). With a grace
   // period the victim keeps its devices, cost and run record until kTerminated, as in the
-  // scenario simulator; the work lost is its run so far plus the whole grace period.
-  void Evict(const Decision& d, double now) {
+  // scenario simulator; the work lost is its run so far plus the whole grace period. Returns
+  // the GPU-hours lost.
+  double Evict(const Decision& d, double now) {
     const WorkloadId id = d.workload;
     auto q = QueueOf(id);
     double& admitted = admit_at_[static_cast<size_t>(id)];
+    double lost = 0;
     // admitted < 0: already told to stop (a node going away ends its grace period early).
     if (d.type == Decision::Type::kPreempt && admitted >= 0) {
       const double gpus = static_cast<double>(HeldMilli(id)) / 1000.0;
       const double ran = now - admitted;
       admitted = -1;
-      res_.queues[q].gpu_hours_lost += gpus * (ran + d.grace_seconds) / 3600.0;
+      lost = gpus * (ran + d.grace_seconds) / 3600.0;
+      res_.queues[q].gpu_hours_lost += lost;
       res_.queues[q].gpu_hours_in_grace += gpus * d.grace_seconds / 3600.0;
       ++res_.queues[q].preempted;
       classes_.Preempted(ClassOf(id));
       ++res_.preemptions;
-      if (d.grace_seconds > 0) return;
+      if (d.grace_seconds > 0) return lost;
     }
     Release(id);
     if (as_) as_->Released(id, now);
@@ -505,10 +508,19 @@ class Replayer {
     if (runs_) runs_->Ended(id, accounting::RunEnd::kPreempted, d.reason, now);
     --running_;
     ++pending_;
+    requeued_at_[id] = now;
+    return lost;
   }
   // ReplayOptions::early_stop: true (with the reason in res_) once the run is known to miss it.
   // Jobs are looked at in arrival order once `wait_over` has passed since their arrival.
   bool StopEarly(double now) {
+    if (res_.gpu_hours_lost_to_interruptions > options_.max_interruption_loss_gpu_hours) {
+      res_.stopped_early = fmt::format(
+          "stopped at t={:.0f}s: spot interruptions cut short {:.0f} GPU-hours of runs, over the "
+          "bound of {:.0f}",
+          now, res_.gpu_hours_lost_to_interruptions, options_.max_interruption_loss_gpu_hours);
+      return true;
+    }
     if (!early_) return false;
     const auto& es = options_.early_stop;
     for (; late_cursor_ < arrived_.size(); ++late_cursor_) {
@@ -548,6 +560,9 @@ class Replayer {
       res_.admission_waits.Add(res_.series, now, wait);
       classes_.FirstAdmitted(ClassOf(id), wait);
       ++res_.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
+    } else if (auto it = requeued_at_.find(id); it != requeued_at_.end()) {
+      requeue_waits_[id] += now - it->second;
+      requeued_at_.erase(it);
     }
     admit_at_[static_cast<size_t>(id)] = now;
     Book(id, pods);
@@ -605,6 +620,18 @@ class Replayer {
     }
     all.wait = Summarize(all_waits);
     all.jct = Summarize(all_jcts);
+    res_.total_wait = all.wait;
+    if (!requeue_waits_.empty()) {  // some job waited again after a preemption
+      std::vector<double> total;
+      total.reserve(all_waits.size());
+      for (WorkloadId id = 0; id < static_cast<WorkloadId>(first_admit_.size()); ++id) {
+        const double first = first_admit_[static_cast<size_t>(id)];
+        if (first < 0) continue;
+        auto it = requeue_waits_.find(id);
+        total.push_back(first - ArrivalOf(id) + (it == requeue_waits_.end() ? 0 : it->second));
+      }
+      res_.total_wait = Summarize(total);
+    }
     all.peak_gpus = res_.peak_allocation_pct * static_cast<double>(res_.gpus_total) / 100.0;
     res_.gpu_hours_lost = all.gpu_hours_lost;
     res_.gpu_hours_in_grace = all.gpu_hours_in_grace;
@@ -676,6 +703,9 @@ class Replayer {
   int64_t late_ = 0, unadmitted_ = 0;
   double unadmitted_arrivals_ = 0, admitted_waits_ = 0;
   absl::flat_hash_map<WorkloadId, std::vector<HeldPod>> held_;
+  // Jobs preempted and pending again since then, and the time they waited to be re-admitted
+  // (ReplayResult::total_wait).
+  absl::flat_hash_map<WorkloadId, double> requeued_at_, requeue_waits_;
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
   std::vector<Decision> preempts_, others_;
   bool partial_gangs_ = false;

@@ -61,6 +61,11 @@ struct ReplayOptions {
     double wait_sum_max = std::numeric_limits<double>::infinity();
   };
   EarlyStop early_stop;
+  // Stop once spot interruptions (docs/autoscaling.md) have cut short runs worth more than this
+  // many GPU-hours; ReplayResult::stopped_early says so. A trace job reruns from the start, so a
+  // rate that interrupts long gangs faster than they finish would otherwise never end (the
+  // capacity calculator sets it to the trace's GPU-hours, trace/plan.h).
+  double max_interruption_loss_gpu_hours = std::numeric_limits<double>::infinity();
 };
 
 // The instant of the first cycle at or after `t` with cycles every `interval` seconds: the
@@ -108,7 +113,9 @@ struct ReplayResult {
   // and went ahead of their priority: the engine's kWaitLimitExceeded decisions, one per job.
   int64_t wait_limits_exceeded = 0;
   double gpu_hours_lost = 0;
-  double gpu_hours_in_grace = 0;   // the part of gpu_hours_lost held in grace periods
+  double gpu_hours_in_grace = 0;  // the part of gpu_hours_lost held in grace periods
+  // The part of gpu_hours_lost cut short by spot interruptions (runs on a node that went).
+  double gpu_hours_lost_to_interruptions = 0;
   double mean_allocation_pct = 0;  // time-weighted over [start, end]
   // Time-weighted over the moments when at least one job was pending (admittable or not), and
   // the share of [start, end] they cover (0 and 0 when nothing ever waited).
@@ -120,9 +127,13 @@ struct ReplayResult {
   double mean_fragmentation_pct = 0;  // time-weighted, FGD fragmented GPU milli / all GPU milli
   double final_allocation_pct = 0;
   double final_fragmentation_pct = 0;
-  double jain_index = 1;            // over queues, of mean GPUs / nominal GPU quota
-  int64_t overbooked_shares = 0;    // see ClusterLedger
-  QueueResult all;                  // every job together
+  double jain_index = 1;          // over queues, of mean GPUs / nominal GPU quota
+  int64_t overbooked_shares = 0;  // see ClusterLedger
+  QueueResult all;                // every job together
+  // Of the admitted jobs: the wait to the first admission (all.wait) plus, for a job preempted
+  // (or interrupted on a spot node) and requeued, the time it waited again until re-admitted.
+  // The capacity calculator's waits (trace/plan.h). all.wait itself when no job was requeued.
+  Distribution total_wait;
   std::vector<QueueResult> queues;  // per ClusterQueue (then "(none)" when used)
   // Per job size class (trace/size_classes.h), all kSizeClasses of them in order.
   std::vector<SizeClassResult> size_classes;

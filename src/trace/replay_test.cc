@@ -148,8 +148,52 @@ TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
   EXPECT_EQ(q.wait.max, 0);  // both first admitted on arrival
   // "high" 10..60; "low" again 60..160.
   EXPECT_EQ(r.end, 160);
+  // The waits in all count the victim's wait to its re-admission (t=10..60); no spot node here.
+  EXPECT_EQ(r.total_wait.max, 50);
+  EXPECT_EQ(r.total_wait.count, 2);
+  EXPECT_EQ(r.gpu_hours_lost_to_interruptions, 0);
   EXPECT_EQ(q.jct.max, 160);
   EXPECT_EQ(q.jct.p50, 50);
+}
+
+// A spot node group interrupted far faster than its job can finish: the work cut short is
+// counted as lost to interruptions, and ReplayOptions::max_interruption_loss_gpu_hours stops the
+// replay (else it would run for ever: the job reruns from the start every time).
+TEST(Replay, SpotInterruptionsLoseWorkAndTheBoundStopsTheReplay) {
+  Trace trace;
+  TraceNode n;
+  n.name = "spot";
+  n.cpu_milli = 8000;
+  n.memory_mib = 8192;
+  n.gpus = 8;
+  n.autoscaling = NodePoolAutoscaling{1, 1, 60, 600};
+  n.spot = NodePoolSpot{0.5, 60, 30};  // once a minute on average
+  n.source = "test";
+  trace.nodes.push_back(n);
+  TraceJob j;
+  j.duration = 86400;
+  j.gpus = 8;
+  j.cpu_milli = 1000;
+  j.memory_mib = 1024;
+  trace.jobs.push_back(j);
+  Model model;
+  std::vector<std::string> notes;
+  auto conv = BuildModel(trace, {}, model, notes);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  ReplayOptions ro;
+  ro.max_interruption_loss_gpu_hours = 2;
+  auto r = RunReplay(std::move(model), trace, *conv, ro);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(r->stopped_early.find("spot interruptions cut short"), std::string::npos)
+      << r->stopped_early;
+  EXPECT_GT(r->gpu_hours_lost_to_interruptions, 2);
+  EXPECT_DOUBLE_EQ(r->gpu_hours_lost_to_interruptions, r->gpu_hours_lost);
+  EXPECT_GT(r->preemptions, 1);
+  ASSERT_EQ(r->node_pools.size(), 1u);
+  EXPECT_GE(r->node_pools[0].interrupted, r->preemptions);
+  // It waited again after each interruption (for the replacement node): more than its first wait.
+  EXPECT_EQ(r->all.wait.max, 0);
+  EXPECT_GT(r->total_wait.max, 60);
 }
 
 // With --grace-period 30 (Kubernetes' default; a replay's default is 0): the victim keeps its
