@@ -35,6 +35,21 @@ grep -q 'fails on the first [0-9]* jobs (stopped at t=.*); not replayed in full'
 grep -q '^check: [0-9]* nodes meet the targets' "$tmp/scr.out" || fail "--screen-jobs: no check"
 grep '^check:' "$tmp/scr.out" | grep -q 'first [0-9]* jobs' && fail "--screen-jobs: screened check"
 
+# Spot with interruptions, beside a fixed on-demand pool: the table names the rate (the default
+# when none is given), has the interruption columns, and the plan is the same run after run.
+S="--pool base:gpus=8,model=A100,cpu=96,memory=768Gi,price=32.77,nodes=4"
+S="$S --pool spot:gpus=8,model=A100,cpu=96,memory=768Gi,price=32.77,spot=0.7"
+# shellcheck disable=SC2086
+"$tessera" sim plan $T $S --target wait-p95=20m --points 5 -j 2 >"$tmp/spot.out" 2>"$tmp/spot.err" ||
+  fail "sim plan spot: exit $?: $(cat "$tmp/spot.err")"
+grep -q '^every size beside 4 fixed nodes of pool base' "$tmp/spot.out" || fail "no fixed pool line"
+grep -q '0.0100 interruptions a node-hour (the default' "$tmp/spot.out" || fail "no default rate"
+grep -q 'interr. lost GPUh' "$tmp/spot.out" || fail "no interruption columns: $(cat "$tmp/spot.out")"
+grep -q '^check: ' "$tmp/spot.out" || fail "spot: no check line: $(cat "$tmp/spot.out")"
+# shellcheck disable=SC2086
+"$tessera" sim plan $T $S --target wait-p95=20m --points 5 -j 1 >"$tmp/spot2.out" 2>/dev/null
+cmp -s "$tmp/spot.out" "$tmp/spot2.out" || fail "spot: not the same plan twice"
+
 # Bad input: a clear error naming the place, never a crash.
 expect_error() {  # expect_error "WHAT" "GREP" ARGS...
   what=$1
@@ -55,6 +70,14 @@ fi
 grep -q -e '--screen-jobs: "-5" is out of range' "$tmp/e.err" || fail "--screen-jobs -5: $(cat "$tmp/e.err")"
 # shellcheck disable=SC2086
 expect_error "unknown target" '"speed=1"' $T $P --target speed=1
+# shellcheck disable=SC2086
+expect_error "bad rate" 'interruptions "often"' $T --target wait-p95=1h \
+  --pool s:gpus=8,cpu=96,memory=768Gi,interruptions=often
+# shellcheck disable=SC2086
+expect_error "bad notice" 'notice "2x"' $T --target wait-p95=1h --pool s:gpus=8,cpu=96,memory=768Gi,notice=2x
+# shellcheck disable=SC2086
+expect_error "every pool fixed" 'nothing to size' $T --target wait-p95=1h \
+  --pool s:gpus=8,cpu=96,memory=768Gi,nodes=3
 expect_error "broken trace row" 'bad_jobs.csv:3' --jobs "$src/tests/data/trace/bad_jobs.csv" \
   --bad-rows fail $P --target wait-p95=1h
 # shellcheck disable=SC2086

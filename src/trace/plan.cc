@@ -24,6 +24,11 @@ constexpr int kNarrowPerRound = 3;
 constexpr int64_t kDefaultMaxNodesCap = 20000;
 constexpr int32_t kMaxNodes = 500000;   // as NodePool count (docs/manifests.md)
 constexpr double kHoursPerMonth = 720;  // 30 days
+// With spot interruptions a replay stops once the runs they cut short add up to this many times
+// the GPU-hours the trace's jobs ask for (at least kMinLossBound): a rate that interrupts long
+// gangs faster than they finish would otherwise replay for ever (docs/autoscaling.md).
+constexpr double kLossBoundFactor = 10;
+constexpr double kMinLossBound = 1000;
 
 // How many pods of `job` one node of `pool` holds (0: none, the job cannot run there).
 int64_t PodsPerNode(const Trace& trace, const TraceJob& job, const PoolShape& pool) {
@@ -56,9 +61,16 @@ std::string PodWords(const TraceJob& j) {
 // the nodes the peak offered demand needs (every job started at its arrival, on any resource).
 void Bounds(const Trace& trace, const PlanOptions& o, PoolPlan& plan) {
   int64_t fewest = 1;
+  bool fixed = false;  // beside fixed pools: a job may run on them, and no size is too small
+  for (const auto& f : o.pools) fixed = fixed || f.fixed_nodes > 0;
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     const TraceJob& j = trace.jobs[i];
     int64_t k = PodsPerNode(trace, j, plan.pool);
+    if (fixed) {
+      for (const auto& f : o.pools)
+        if (f.fixed_nodes > 0 && k == 0 && PodsPerNode(trace, j, f) > 0) k = -1;
+      if (k != 0) continue;
+    }
     if (k == 0) {
       if (plan.unfit_jobs++ == 0)
         plan.unfit_example = fmt::format("{} needs {}{}", JobPlace(trace, j, i), PodWords(j),
@@ -374,6 +386,67 @@ absl::Status Search(const Trace& trace, const Model& base, const PlanOptions& o,
   return absl::OkStatus();
 }
 
+// The fixed pools (nodes=) into `cluster` (the trace with their nodes) and `result`, and with a
+// spot pool the replays' guard against interruptions that never let long jobs finish.
+absl::Status FixedPools(const Trace& trace, PlanOptions& o, Trace& cluster, PlanResult& result) {
+  cluster = trace;
+  cluster.nodes.clear();
+  bool sized = false, spot = false;
+  for (const auto& p : o.pools) {
+    spot = spot || (p.spot && p.interruptions_per_node_hour > 0);
+    if (p.fixed_nodes == 0) {
+      sized = true;
+      continue;
+    }
+    result.fixed.push_back(p);
+    for (auto& n : PoolNodes(p, p.fixed_nodes)) cluster.nodes.push_back(std::move(n));
+  }
+  if (!sized)
+    return absl::InvalidArgumentError(
+        "--pool: every pool has nodes=, so there is nothing to size; leave nodes= out of the "
+        "pool to size");
+  if (spot) {
+    double asked = 0;  // GPU-hours the jobs ask for
+    for (const auto& j : trace.jobs)
+      if (j.duration > 0)
+        asked += static_cast<double>(j.pods * j.PodGpuMilli()) / 1000 * j.duration / 3600;
+    o.replay.max_interruption_loss_gpu_hours = std::max(kMinLossBound, kLossBoundFactor * asked);
+  }
+  return absl::OkStatus();
+}
+
+// One pool sized beside the fixed ones of `cluster`: the fixed pools alone first (0 nodes of the
+// pool; the answer when they meet the targets), then the search. Costs include the fixed pools.
+absl::Status SizeBeside(const Trace& cluster, const Model& base, const PlanOptions& o,
+                        PoolPlan& plan, PlanResult& result) {
+  if (!result.fixed.empty()) {
+    ReplayOptions ro = o.replay;
+    if (o.stop_early)
+      ro.early_stop = EarlyStopFor(
+          o.targets, static_cast<int64_t>(cluster.jobs.size() + base.workloads.size()));
+    std::vector<std::string> notes;
+    auto zero = ReplayAtSize(cluster, base, plan.pool, 0, o.targets, o.build, ro, &notes);
+    if (!zero.ok())
+      return absl::Status(zero.status().code(), fmt::format("the fixed pools alone: {}",
+                                                            std::string(zero.status().message())));
+    ++result.replays;
+    if (result.notes.empty()) result.notes = std::move(notes);
+    plan.points.push_back(*std::move(zero));
+    if (plan.points.back().meets) {
+      plan.answer = 0;
+      plan.check = "check: the fixed pools alone meet the targets: " +
+                   Verdict(plan.points.back(), o.targets);
+    }
+  }
+  if (!plan.answer)
+    if (auto s = Search(cluster, base, o, plan, result); !s.ok()) return s;
+  double fixed_cost = 0;
+  for (const auto& f : result.fixed)
+    fixed_cost += f.fixed_nodes * f.NodeHourPrice() * kHoursPerMonth;
+  for (auto& p : plan.points) p.cost_per_month += fixed_cost;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const SizePoint* PoolPlan::At(int32_t nodes) const {
@@ -422,20 +495,8 @@ absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base, co
                                        int32_t nodes, const std::vector<Target>& targets,
                                        const BuildOptions& build, const ReplayOptions& replay,
                                        std::vector<std::string>* notes) {
-  Trace t = trace;
-  t.nodes.clear();
-  t.nodes.reserve(static_cast<size_t>(nodes));
-  for (int32_t i = 0; i < nodes; ++i) {
-    TraceNode n;
-    n.name = fmt::format("{}-{}", pool.name, i);
-    n.cpu_milli = pool.cpu_milli;
-    n.memory_mib = pool.memory_mib;
-    n.gpus = pool.gpus;
-    n.max_pods = pool.max_pods;
-    n.gpu_model = pool.gpu_model;
-    n.source = fmt::format("--pool {}", pool.name);
-    t.nodes.push_back(std::move(n));
-  }
+  Trace t = trace;  // its nodes: the fixed pools
+  for (auto& n : PoolNodes(pool, nodes)) t.nodes.push_back(std::move(n));
   Model model = base;
   std::vector<std::string> assumed;
   auto conv = BuildModel(t, build, model, assumed);
@@ -450,7 +511,7 @@ absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base, co
   p.span_seconds = std::max(0.0, r->end - r->start);
   p.jobs = r->all.jobs;
   p.unserved = r->all.rejected + r->all.pending_at_end;
-  p.wait = r->all.wait;
+  p.wait = r->total_wait;  // waits after a preemption or interruption included
   p.utilization = r->mean_allocation_pct / 100.0;
   p.gpu_hours_allocated = r->all.gpu_hours;
   const double hours = p.span_seconds / 3600.0;
@@ -459,9 +520,17 @@ absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base, co
   p.wasted_gpus = static_cast<double>(p.gpus) - p.effective_gpus;
   p.cost_per_month = nodes * pool.NodeHourPrice() * kHoursPerMonth;
   p.preemptions = r->preemptions;
+  for (const auto& u : r->node_pools) p.interruptions += u.interrupted;
+  p.gpu_hours_lost_to_interruptions = r->gpu_hours_lost_to_interruptions;
   p.stopped_early = r->stopped_early;
   p.meets = p.stopped_early.empty();
-  if (!p.meets) p.why_not = "targets missed, " + p.stopped_early;
+  if (!p.meets)
+    p.why_not = (r->gpu_hours_lost_to_interruptions > replay.max_interruption_loss_gpu_hours
+                     ? fmt::format("not run to the end: interruptions lost over {} times the "
+                                   "GPU-hours the jobs ask for (they rerun from the start), ",
+                                   kLossBoundFactor)
+                     : "targets missed, ") +
+                p.stopped_early;
   for (const auto& target : targets) {
     if (!p.meets) break;
     if (!Met(target, p, p.why_not)) {
@@ -477,19 +546,25 @@ absl::StatusOr<PlanResult> RunPlan(const Trace& trace, const Model& base,
   PlanResult result;
   result.targets = options.targets;
   result.jobs = static_cast<int64_t>(trace.jobs.size());
-  for (const auto& shape : options.pools) {
+  // The cluster every replay starts from: the fixed pools.
+  Trace cluster;
+  PlanOptions o = options;
+  if (auto s = FixedPools(trace, o, cluster, result); !s.ok()) return s;
+  for (const auto& shape : o.pools) {
+    if (shape.fixed_nodes > 0) continue;
     PoolPlan plan;
     plan.pool = shape;
-    Bounds(trace, options, plan);
+    Bounds(trace, o, plan);
     if (plan.unfit_jobs > 0) {
       plan.check = fmt::format(
-          "cannot run the trace: {} jobs fit on no node of this shape "
+          "cannot run the trace: {} jobs fit on no node of this shape{} "
           "(first: {})",
-          plan.unfit_jobs, plan.unfit_example);
+          plan.unfit_jobs, result.fixed.empty() ? "" : " or of the fixed pools",
+          plan.unfit_example);
     } else if (plan.max_nodes < plan.min_nodes) {
       plan.check = fmt::format("not met up to {} nodes: the largest job needs {} nodes",
                                plan.max_nodes, plan.min_nodes);
-    } else if (auto s = Search(trace, base, options, plan, result); !s.ok()) {
+    } else if (auto s = SizeBeside(cluster, base, o, plan, result); !s.ok()) {
       return s;
     }
     result.pools.push_back(std::move(plan));

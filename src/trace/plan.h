@@ -33,7 +33,8 @@
 
 namespace tessera::trace {
 
-// One candidate node shape: every node of a planned cluster is one of these.
+// One candidate node shape: the nodes of a planned cluster are of these. A pool with
+// `fixed_nodes` is not sized: every replay has that many of its nodes beside the pool sized.
 struct PoolShape {
   std::string name;
   int32_t gpus = 0;  // whole devices per node, >= 1
@@ -42,14 +43,32 @@ struct PoolShape {
   int64_t memory_mib = 0;
   int32_t max_pods = 110;
   double price_per_node_hour = 0;  // dollars, before the spot discount
-  double spot_discount = 0;        // fraction taken off the price, [0, 1)
+  // Spot (any of spot=, interruptions=, notice=): the replays interrupt its nodes as `sim
+  // replay`'s spot node groups do (docs/autoscaling.md): each node at `interruptions_per_node_
+  // hour`, announced `notice_seconds` before it goes, its workloads preempted, and a
+  // replacement up `replace_seconds` later.
+  bool spot = false;
+  double spot_discount = 0;  // fraction taken off the price, [0, 1)
+  double interruptions_per_node_hour = 0;
+  double notice_seconds = 120;
+  double replace_seconds = 300;
+  int32_t fixed_nodes = 0;  // nodes=N: > 0, the pool is fixed at N nodes (not sized)
+
+  // Unless interruptions= is given, a spot pool's nodes are interrupted this often: a
+  // deliberately pessimistic guess (one a node every 100 hours), not any provider's figure.
+  static constexpr double kDefaultInterruptionsPerNodeHour = 0.01;
 
   double NodeHourPrice() const { return price_per_node_hour * (1 - spot_discount); }
 };
 
-// "NAME:gpus=8,model=A100,cpu=96,memory=768Gi,price=32.77,spot=0.6" (docs/autoscaling.md). The
-// error names the pool text and the key at fault.
+// "NAME:gpus=8,model=A100,cpu=96,memory=768Gi,price=32.77,spot=0.6[,interruptions=0.05]
+// [,notice=2m][,replace=5m][,nodes=4]" (docs/autoscaling.md). The error names the pool text and
+// the key at fault.
 [[nodiscard]] absl::StatusOr<PoolShape> ParsePool(const std::string& text);
+
+// The trace nodes of `nodes` nodes of `pool` (named <pool>-0 ..): plain nodes, or for a spot
+// pool one node group of that many nodes (min = max, so an interrupted node is replaced).
+std::vector<TraceNode> PoolNodes(const PoolShape& pool, int32_t nodes);
 
 // What a cluster must achieve. Waits are of every job of the trace: a job never admitted (it can
 // never fit, or still waits when the replay ends) fails every wait target.
@@ -92,15 +111,21 @@ struct SizePoint {
   int64_t gpus = 0;
   double span_seconds = 0;  // first arrival to the last event
   int64_t jobs = 0;
-  int64_t unserved = 0;    // rejected (can never fit) or still pending at the end
-  Distribution wait;       // of the admitted jobs
+  int64_t unserved = 0;  // rejected (can never fit) or still pending at the end
+  // Of the admitted jobs: to the first admission, plus the waits again after a preemption or a
+  // spot interruption (ReplayResult::total_wait).
+  Distribution wait;
   double utilization = 0;  // mean GPU allocation, 0..1, over the span
   double gpu_hours_allocated = 0;
   double gpu_hours_paid = 0;  // every GPU of the cluster over the span
   double effective_gpus = 0;  // allocated GPU-hours / span hours
   double wasted_gpus = 0;     // gpus - effective_gpus: paid, not used
   double cost_per_month = 0;  // nodes x price after discount x 720 h
-  int64_t preemptions = 0;
+  int64_t preemptions = 0;    // spot interruptions' included
+  // Spot pools: nodes interrupted, and the GPU-hours of runs they cut short (rerun from the
+  // start; a part of the preemptions' lost work).
+  int64_t interruptions = 0;
+  double gpu_hours_lost_to_interruptions = 0;
   bool meets = false;
   std::string why_not;  // the first target missed, when !meets
   // Not empty: the replay stopped once the targets could no longer be met, and the figures
@@ -131,7 +156,8 @@ struct PoolPlan {
 
 struct PlanResult {
   std::vector<Target> targets;
-  std::vector<PoolPlan> pools;
+  std::vector<PoolShape> fixed;  // pools with nodes=: in every replay, beside the pool sized
+  std::vector<PoolPlan> pools;   // the pools sized
   // The pool whose answer costs least a month (then fewest GPUs, then first given); none when no
   // pool meets the targets.
   std::optional<size_t> best;
@@ -140,16 +166,18 @@ struct PlanResult {
   std::vector<std::string> notes;  // what the replays assumed (default queues etc.)
 };
 
-// Plans for every pool of `options`. `trace` holds the jobs (its nodes are ignored); `base` the
-// manifests' queues, flavors, priority classes and SchedulerConfig (no nodes, no NodePools).
-// Fails only when a replay fails (an engine invariant, or cycles that never settle) or the model
-// cannot be built (a queue or priority that does not resolve).
+// Plans for every pool of `options` without nodes=, each beside the pools with nodes= (fixed).
+// `trace` holds the jobs (its nodes are ignored); `base` the manifests' queues, flavors,
+// priority classes and SchedulerConfig (no nodes, no NodePools; spot interruptions are drawn
+// from its spec.autoscaler.seed). Fails when every pool is fixed (InvalidArgument), a replay
+// fails (an engine invariant, or cycles that never settle) or the model cannot be built (a queue
+// or priority that does not resolve).
 [[nodiscard]] absl::StatusOr<PlanResult> RunPlan(const Trace& trace, const Model& base,
                                                  const PlanOptions& options);
 
-// One replay of `trace` on `nodes` nodes of `pool`, scored against `targets` (what RunPlan runs
-// for each size; tests use it to check an answer on their own). `notes` (may be null) receives
-// what the model builder assumed.
+// One replay of `trace` on its nodes (RunPlan's: the fixed pools) plus `nodes` nodes of `pool`,
+// scored against `targets` (what RunPlan runs for each size; tests use it to check an answer on
+// their own). `notes` (may be null) receives what the model builder assumed.
 [[nodiscard]] absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base,
                                                      const PoolShape& pool, int32_t nodes,
                                                      const std::vector<Target>& targets,

@@ -114,12 +114,15 @@ bool LoadBase(const PlanFlags& f, Model& base) {
   return true;
 }
 
-int RunPlanCommand(const PlanFlags& f) {
+// `seed_given`: --seed was on the command line; it then also seeds the spot interruptions
+// (else the manifests' SchedulerConfig spec.autoscaler.seed, 1 by default).
+int RunPlanCommand(const PlanFlags& f, bool seed_given) {
   const auto t0 = std::chrono::steady_clock::now();
   trace::PlanOptions o;
   if (!ParseInputs(f, o)) return 1;
   Model base;
   if (!LoadBase(f, base)) return 1;
+  if (seed_given) base.config.autoscaler.seed = f.trace.seed;
   trace::Trace tr;
   trace::ReadLog log;
   if (!ReadTrace(f.trace, tr, log)) return 1;
@@ -175,7 +178,9 @@ Command AddPlanCommand(CLI::App& sim) {
   AddTraceFlags(*app, flags->trace);
   app->add_option("--pool", flags->pools,
                   "a candidate node shape, NAME:gpus=G,cpu=CORES,memory=M[,model=X][,pods=N]"
-                  "[,price=$/node-hour][,spot=DISCOUNT]; repeatable");
+                  "[,price=$/node-hour][,spot=DISCOUNT][,interruptions=PER-NODE-HOUR (spot: "
+                  "0.01)][,notice=DURATION (2m)][,replace=DURATION (5m)][,nodes=N (fixed, not "
+                  "sized)]; repeatable");
   app->add_option("--target", flags->targets,
                   "wait-p50|wait-p95|wait-p99|wait-mean|wait-max=DURATION (e.g. 30m) or "
                   "utilization=FRACTION (at most that busy); repeatable, all must hold");
@@ -200,7 +205,7 @@ Command AddPlanCommand(CLI::App& sim) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   app->add_option("--report", flags->report, "write plan.json, plan.csv and index.html here");
   c.app = app;
-  c.run = [flags] { return RunPlanCommand(*flags); };
+  c.run = [flags, app] { return RunPlanCommand(*flags, app->count("--seed") > 0); };
   return c;
 }
 

@@ -1,5 +1,5 @@
 // Parsing of the capacity calculator's inputs (trace/plan.h): --pool node shapes and --target
-// bounds, each error naming the text and the key at fault.
+// bounds, each error naming the text and the key at fault; and the nodes a pool's size makes.
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -44,6 +44,37 @@ bool ParseMemoryMib(std::string_view s, int64_t& mib) {
   return true;
 }
 
+// A duration: a decimal number of seconds, or with s, m, h or d (e.g. 30m).
+bool ParseDuration(std::string_view num, double& seconds) {
+  double unit = 1;
+  if (!num.empty()) {
+    switch (num.back()) {
+      case 's':
+        unit = 1;
+        num.remove_suffix(1);
+        break;
+      case 'm':
+        unit = 60;
+        num.remove_suffix(1);
+        break;
+      case 'h':
+        unit = 3600;
+        num.remove_suffix(1);
+        break;
+      case 'd':
+        unit = 86400;
+        num.remove_suffix(1);
+        break;
+      default:
+        break;
+    }
+  }
+  double v = 0;
+  if (!ParseDecimal(num, v) || v * unit > 1e12) return false;
+  seconds = v * unit;
+  return true;
+}
+
 bool ValidName(std::string_view s) {
   if (s.empty() || s.size() > 40) return false;
   for (char c : s)
@@ -61,13 +92,15 @@ absl::StatusOr<PoolShape> ParsePool(const std::string& text) {
   PoolShape p;
   const size_t colon = text.find(':');
   if (colon == std::string::npos)
-    return PoolError(text, "expected NAME:gpus=G,cpu=C,memory=M[,model=X][,price=P][,spot=D]");
+    return PoolError(text,
+                     "expected NAME:gpus=G,cpu=C,memory=M[,model=X][,price=P][,spot=D]"
+                     "[,interruptions=R][,notice=T][,replace=T][,nodes=N]");
   p.name = text.substr(0, colon);
   if (!ValidName(p.name))
     return PoolError(text,
                      "the name must be 1 to 40 of a-z, 0-9 and '-', not starting or "
                      "ending with '-'");
-  bool has_gpus = false, has_cpu = false, has_memory = false;
+  bool has_gpus = false, has_cpu = false, has_memory = false, has_rate = false;
   std::vector<std::string_view> kvs;
   for (std::string_view rest = std::string_view(text).substr(colon + 1);;) {
     const size_t comma = rest.find(',');
@@ -117,15 +150,60 @@ absl::StatusOr<PoolShape> ParsePool(const std::string& text) {
       if (!ParseDecimal(v, d) || d >= 1)
         return PoolError(text, fmt::format("spot \"{}\": the discount, from 0 to under 1", v));
       p.spot_discount = d;
+      p.spot = true;
+    } else if (k == "interruptions") {
+      if (!ParseDecimal(v, d) || d > 3600)
+        return PoolError(text, fmt::format("interruptions \"{}\": per node-hour, 0 to 3600", v));
+      p.interruptions_per_node_hour = d;
+      has_rate = p.spot = true;
+    } else if (k == "notice" || k == "replace") {
+      if (!ParseDuration(v, d) || d > 7 * 86400)
+        return PoolError(text, fmt::format("{} \"{}\": a duration up to 7d, seconds or with s, "
+                                           "m, h or d (e.g. 2m)",
+                                           k, v));
+      (k == "notice" ? p.notice_seconds : p.replace_seconds) = d;
+      p.spot = p.spot || k == "notice";
+    } else if (k == "nodes") {
+      if (!ParseDecimal(v, d) || d != std::floor(d) || d < 1 || d > 500000)
+        return PoolError(text, fmt::format("nodes \"{}\": a whole number from 1 to 500000 (the "
+                                           "pool's fixed size; leave it out to size the pool)",
+                                           v));
+      p.fixed_nodes = static_cast<int32_t>(d);
     } else {
       return PoolError(text, fmt::format("unknown key \"{}\" (gpus, model, cpu, memory, pods, "
-                                         "price, spot)",
+                                         "price, spot, interruptions, notice, replace, nodes)",
                                          k));
     }
   }
   if (!has_gpus || !has_cpu || !has_memory)
     return PoolError(text, "gpus, cpu and memory are required");
+  if (p.spot && !has_rate)
+    p.interruptions_per_node_hour = PoolShape::kDefaultInterruptionsPerNodeHour;
   return p;
+}
+
+std::vector<TraceNode> PoolNodes(const PoolShape& pool, int32_t nodes) {
+  TraceNode n;
+  n.cpu_milli = pool.cpu_milli;
+  n.memory_mib = pool.memory_mib;
+  n.gpus = pool.gpus;
+  n.max_pods = pool.max_pods;
+  n.gpu_model = pool.gpu_model;
+  n.source = fmt::format("--pool {}", pool.name);
+  if (nodes <= 0) return {};
+  if (pool.spot && pool.interruptions_per_node_hour > 0) {
+    // One group of `nodes`, all up from the start, an interrupted one replaced.
+    n.name = pool.name;
+    n.autoscaling = NodePoolAutoscaling{nodes, nodes, pool.replace_seconds, 600};
+    n.price_per_node_hour = pool.price_per_node_hour;
+    n.spot =
+        NodePoolSpot{pool.spot_discount, pool.interruptions_per_node_hour, pool.notice_seconds};
+    return {n};
+  }
+  std::vector<TraceNode> out(static_cast<size_t>(nodes), n);
+  for (int32_t i = 0; i < nodes; ++i)
+    out[static_cast<size_t>(i)].name = fmt::format("{}-{}", pool.name, i);
+  return out;
 }
 
 absl::StatusOr<Target> ParseTarget(const std::string& text) {
@@ -151,36 +229,12 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
     t.value = v;
     return t;
   }
-  std::string_view num = val;
-  double unit = 1;
-  if (!num.empty()) {
-    switch (num.back()) {
-      case 's':
-        unit = 1;
-        num.remove_suffix(1);
-        break;
-      case 'm':
-        unit = 60;
-        num.remove_suffix(1);
-        break;
-      case 'h':
-        unit = 3600;
-        num.remove_suffix(1);
-        break;
-      case 'd':
-        unit = 86400;
-        num.remove_suffix(1);
-        break;
-      default:
-        break;
-    }
-  }
-  if (!ParseDecimal(num, v) || v * unit > 1e12)
+  if (!ParseDuration(val, v))
     return absl::InvalidArgumentError(fmt::format(
         "--target \"{}\": \"{}\" is not a duration: a number of seconds, or with s, m, h or d "
         "(e.g. 30m)",
         text, val));
-  t.value = v * unit;
+  t.value = v;
   return t;
 }
 

@@ -52,7 +52,33 @@ std::string ShapeWords(const PoolShape& p) {
       s += fmt::format(" less {}% spot = ${}", Num(100 * p.spot_discount, 0),
                        Num(p.NodeHourPrice(), 2));
   }
+  if (p.spot && p.interruptions_per_node_hour > 0)
+    s += fmt::format(
+        "; spot: {} interruptions a node-hour{}, notice {}, replaced after {}; an interrupted "
+        "job reruns from the start",
+        Num(p.interruptions_per_node_hour, 4),
+        p.interruptions_per_node_hour == PoolShape::kDefaultInterruptionsPerNodeHour
+            ? " (the default; give interruptions= for your provider's rate)"
+            : "",
+        FormatDuration(p.notice_seconds), FormatDuration(p.replace_seconds));
+  else if (p.spot)
+    s += "; spot, never interrupted (interruptions=0)";
   return s;
+}
+
+// "beside base (4 x ...)": the fixed pools every size is replayed with.
+std::string FixedWords(const PlanResult& r) {
+  std::string s;
+  for (const auto& f : r.fixed)
+    s += fmt::format("{}{} fixed nodes of pool {} ({})", s.empty() ? "" : "; ", f.fixed_nodes,
+                     f.name, ShapeWords(f));
+  return s;
+}
+
+bool Interrupted(const PlanResult& r, const PoolPlan& p) {
+  for (const auto& s : p.points)
+    if (s.interruptions > 0) return true;
+  return false;
 }
 
 // One line about the answer of a pool.
@@ -60,11 +86,25 @@ std::string AnswerWords(const PoolPlan& p) {
   if (!p.answer) return "no answer: " + p.check;
   const SizePoint& a = *p.At(*p.answer);
   return fmt::format(
-      "{} nodes, {} GPUs: wait p50 / p95 / p99 {} / {} / {}, utilization {}%, effective {} GPUs, "
-      "wasted {} GPUs, {} a month",
-      a.nodes, a.gpus, FormatDuration(a.wait.p50), FormatDuration(a.wait.p95),
-      FormatDuration(a.wait.p99), Num(100 * a.utilization, 1), Num(a.effective_gpus, 1),
-      Num(a.wasted_gpus, 1), Money(a.cost_per_month));
+             "{} nodes, {} GPUs: wait p50 / p95 / p99 {} / {} / {}, utilization {}%, effective {} "
+             "GPUs, "
+             "wasted {} GPUs, {} a month",
+             a.nodes, a.gpus, FormatDuration(a.wait.p50), FormatDuration(a.wait.p95),
+             FormatDuration(a.wait.p99), Num(100 * a.utilization, 1), Num(a.effective_gpus, 1),
+             Num(a.wasted_gpus, 1), Money(a.cost_per_month)) +
+         (a.interruptions > 0
+              ? fmt::format("; {} spot interruptions cut short {} GPU-hours of runs",
+                            a.interruptions, Num(a.gpu_hours_lost_to_interruptions, 1))
+              : "");
+}
+
+// null for an on-demand pool.
+nlohmann::json SpotJson(const PoolShape& p) {
+  if (!p.spot) return nullptr;
+  return {{"discount", JNum(p.spot_discount, 4)},
+          {"interruptionsPerNodeHour", JNum(p.interruptions_per_node_hour, 6)},
+          {"noticeSeconds", JNum(p.notice_seconds)},
+          {"replaceSeconds", JNum(p.replace_seconds)}};
 }
 
 nlohmann::json PointJson(const SizePoint& p) {
@@ -81,6 +121,8 @@ nlohmann::json PointJson(const SizePoint& p) {
           {"wastedGpus", JNum(p.wasted_gpus)},
           {"costPerMonth", JNum(p.cost_per_month, 2)},
           {"preemptions", p.preemptions},
+          {"interruptions", p.interruptions},
+          {"gpuHoursLostToInterruptions", JNum(p.gpu_hours_lost_to_interruptions)},
           {"meets", p.meets},
           {"whyNot", p.why_not},
           {"stoppedEarly", p.stopped_early},
@@ -92,26 +134,39 @@ nlohmann::json PointJson(const SizePoint& p) {
 std::string PlanTable(const PlanResult& r) {
   std::string out = fmt::format("Capacity plan: {} jobs; targets: {}; {} replays\n", r.jobs,
                                 TargetsWords(r), r.replays);
+  if (!r.fixed.empty())
+    out += fmt::format("every size beside {}: GPUs, figures and cost are of the whole cluster\n",
+                       FixedWords(r));
   for (const auto& p : r.pools) {
     out += fmt::format("\npool {} ({}): sizes {} to {}\n", p.pool.name, ShapeWords(p.pool),
                        p.min_nodes, p.max_nodes);
+    // With interruptions, the spot columns: nodes interrupted, GPU-hours of runs cut short.
+    const bool spot = Interrupted(r, p);
+    auto spot_cols = [&](const SizePoint& s) {
+      return spot ? fmt::format(" {:>7} {:>9}", s.interruptions,
+                                Num(s.gpu_hours_lost_to_interruptions, 1))
+                  : std::string();
+    };
     if (!p.points.empty())
-      out += fmt::format("{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}  {}\n",
+      out += fmt::format("{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}{}  {}\n",
                          "nodes", "GPUs", "wait mean", "wait p50", "wait p95", "wait p99", "util%",
-                         "effective", "wasted", "per month", "meets");
+                         "effective", "wasted", "per month",
+                         spot ? fmt::format(" {:>7} {:>9}", "interr.", "lost GPUh") : "", "meets");
     for (const auto& s : p.points) {
       if (!s.stopped_early.empty()) {  // partial figures: only the verdict
-        out += fmt::format(
-            "{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}  no: {}\n", s.nodes,
-            s.gpus, "-", "-", "-", "-", "-", "-", "-", Money(s.cost_per_month), s.why_not);
+        out +=
+            fmt::format("{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}{}  no: {}\n",
+                        s.nodes, s.gpus, "-", "-", "-", "-", "-", "-", "-", Money(s.cost_per_month),
+                        spot_cols(s), s.why_not);
         continue;
       }
-      out += fmt::format(
-          "{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}  {}{}\n", s.nodes, s.gpus,
-          FormatDuration(s.wait.mean), FormatDuration(s.wait.p50), FormatDuration(s.wait.p95),
-          FormatDuration(s.wait.p99), Num(100 * s.utilization, 1), Num(s.effective_gpus, 1),
-          Num(s.wasted_gpus, 1), Money(s.cost_per_month), s.meets ? "yes" : "no: " + s.why_not,
-          p.answer && *p.answer == s.nodes ? "  <- answer" : "");
+      out +=
+          fmt::format("{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>10} {:>9} {:>14}{}  {}{}\n",
+                      s.nodes, s.gpus, FormatDuration(s.wait.mean), FormatDuration(s.wait.p50),
+                      FormatDuration(s.wait.p95), FormatDuration(s.wait.p99),
+                      Num(100 * s.utilization, 1), Num(s.effective_gpus, 1), Num(s.wasted_gpus, 1),
+                      Money(s.cost_per_month), spot_cols(s), s.meets ? "yes" : "no: " + s.why_not,
+                      p.answer && *p.answer == s.nodes ? "  <- answer" : "");
     }
     out += "answer: " + AnswerWords(p) + "\n";
     if (p.answer) out += p.check + "\n";
@@ -144,6 +199,7 @@ std::string PlanJson(const PlanResult& r) {
                      {"maxPodsPerNode", p.pool.max_pods},
                      {"pricePerNodeHour", JNum(p.pool.price_per_node_hour, 4)},
                      {"spotDiscount", JNum(p.pool.spot_discount, 4)},
+                     {"spot", SpotJson(p.pool)},
                      {"minNodes", p.min_nodes},
                      {"maxNodes", p.max_nodes},
                      {"answer", p.answer ? nlohmann::json(*p.answer) : nlohmann::json(nullptr)},
@@ -160,8 +216,20 @@ std::string PlanJson(const PlanResult& r) {
     rec["pool"] = b.pool.name;
     rec["check"] = b.check;
   }
-  nlohmann::json doc = {{"jobs", r.jobs},     {"replays", r.replays}, {"targets", targets},
-                        {"recommended", rec}, {"pools", pools},       {"notes", r.notes}};
+  nlohmann::json fixed = nlohmann::json::array();
+  for (const auto& f : r.fixed)
+    fixed.push_back({{"name", f.name},
+                     {"nodes", f.fixed_nodes},
+                     {"gpusPerNode", f.gpus},
+                     {"gpuModel", f.gpu_model},
+                     {"cpuMilliPerNode", f.cpu_milli},
+                     {"memoryMiBPerNode", f.memory_mib},
+                     {"maxPodsPerNode", f.max_pods},
+                     {"pricePerNodeHour", JNum(f.price_per_node_hour, 4)},
+                     {"spot", SpotJson(f)}});
+  nlohmann::json doc = {{"jobs", r.jobs},      {"replays", r.replays}, {"targets", targets},
+                        {"fixedPools", fixed}, {"recommended", rec},   {"pools", pools},
+                        {"notes", r.notes}};
   return doc.dump(2) + "\n";
 }
 
@@ -169,10 +237,10 @@ std::string PlanCsv(const PlanResult& r) {
   std::string out =
       "pool,nodes,gpus,jobs,unserved,wait_mean_s,wait_p50_s,wait_p95_s,wait_p99_s,wait_max_s,"
       "utilization,gpu_hours_allocated,gpu_hours_paid,effective_gpus,wasted_gpus,cost_per_month,"
-      "preemptions,meets,answer,replayed\n";
+      "preemptions,meets,answer,replayed,interruptions,gpu_hours_lost_to_interruptions\n";
   for (const auto& p : r.pools)
     for (const auto& s : p.points)
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                          p.pool.name, s.nodes, s.gpus, s.jobs, s.unserved, Num(s.wait.mean),
                          Num(s.wait.p50), Num(s.wait.p95), Num(s.wait.p99), Num(s.wait.max),
                          Num(s.utilization, 4), Num(s.gpu_hours_allocated), Num(s.gpu_hours_paid),
@@ -180,7 +248,8 @@ std::string PlanCsv(const PlanResult& r) {
                          s.preemptions, s.meets ? 1 : 0, p.answer && *p.answer == s.nodes ? 1 : 0,
                          s.screened_jobs > 0        ? "prefix"
                          : !s.stopped_early.empty() ? "stopped"
-                                                    : "full");
+                                                    : "full",
+                         s.interruptions, Num(s.gpu_hours_lost_to_interruptions));
   return out;
 }
 
@@ -199,6 +268,10 @@ std::string PlanHtml(const PlanResult& r, const std::string& title) {
       "text-anchor:middle}.lg{font-size:11px}\n</style></head><body>\n";
   h += fmt::format("<h1>{}</h1>\n<p>{} jobs; targets: {}; {} replays.</p>\n", Esc(title), r.jobs,
                    Esc(TargetsWords(r)), r.replays);
+  if (!r.fixed.empty())
+    h += fmt::format(
+        "<p>Every size beside {}: GPUs, figures and cost are of the whole cluster.</p>\n",
+        Esc(FixedWords(r)));
   if (r.best) {
     const PoolPlan& b = r.pools[*r.best];
     h += fmt::format("<p><b>Recommended: pool {}, {}</b><br>{}</p>\n", Esc(b.pool.name),
@@ -213,26 +286,35 @@ std::string PlanHtml(const PlanResult& r, const std::string& title) {
     if (p.answer) h += fmt::format("<p>{}</p>\n", Esc(p.check));
     for (const auto& w : p.warnings) h += fmt::format("<p>Warning: {}</p>\n", Esc(w));
     if (p.points.empty()) continue;
+    const bool spot = Interrupted(r, p);
+    auto spot_cells = [&](const SizePoint& s) {
+      return spot ? fmt::format("<td>{}</td><td>{}</td>", s.interruptions,
+                                Num(s.gpu_hours_lost_to_interruptions, 1))
+                  : std::string();
+    };
     h += "<table>\n<tr><th>nodes</th><th>GPUs</th><th>wait mean</th><th>p50</th><th>p95</th>"
          "<th>p99</th><th>utilization</th><th>effective GPUs</th><th>wasted GPUs</th>"
-         "<th>per month</th><th>meets</th></tr>\n";
+         "<th>per month</th>";
+    h += spot ? "<th>interruptions</th><th>GPU-hours lost to them</th>" : "";
+    h += "<th>meets</th></tr>\n";
     double wmax = 0;
     std::vector<double> x, p50, p95, p99, cost, eff, waste;
     for (const auto& s : p.points) {
       if (!s.stopped_early.empty()) {  // partial figures: only the verdict, and off the charts
         h += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td colspan=\"7\">-</td><td>{}</td>"
+            "<tr><td>{}</td><td>{}</td><td colspan=\"7\">-</td><td>{}</td>{}"
             "<td>{}</td></tr>\n",
-            s.nodes, s.gpus, Money(s.cost_per_month), Esc(s.why_not));
+            s.nodes, s.gpus, Money(s.cost_per_month), spot_cells(s), Esc(s.why_not));
         continue;
       }
       h += fmt::format(
           "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}%</td>"
-          "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+          "<td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>\n",
           p.answer && *p.answer == s.nodes ? " class=\"answer\"" : "", s.nodes, s.gpus,
           FormatDuration(s.wait.mean), FormatDuration(s.wait.p50), FormatDuration(s.wait.p95),
           FormatDuration(s.wait.p99), Num(100 * s.utilization, 1), Num(s.effective_gpus, 1),
-          Num(s.wasted_gpus, 1), Money(s.cost_per_month), Esc(s.meets ? "yes" : s.why_not));
+          Num(s.wasted_gpus, 1), Money(s.cost_per_month), spot_cells(s),
+          Esc(s.meets ? "yes" : s.why_not));
       x.push_back(s.nodes);
       p50.push_back(s.wait.p50);
       p95.push_back(s.wait.p95);

@@ -27,7 +27,10 @@ Trace GangTrace(double load = 0.9, int64_t jobs = 300) {
 }
 
 PoolShape A100Pool() {
-  auto p = ParsePool("a100:gpus=8,model=A100,cpu=96,memory=768Gi,price=32,spot=0.25");
+  // Priced as spot, without interruptions: the price-only pool of the tests before spot
+  // interruptions were replayed (Plan.Spot* test those).
+  auto p =
+      ParsePool("a100:gpus=8,model=A100,cpu=96,memory=768Gi,price=32,spot=0.25,interruptions=0");
   EXPECT_TRUE(p.ok()) << p.status();
   return *p;
 }
@@ -87,6 +90,44 @@ TEST(PlanParse, Pools) {
   EXPECT_FALSE(ParsePool("a:gpus=8,cpu=96,memory=1Ti,spot=1").ok());
   EXPECT_FALSE(ParsePool("a:gpus=8,cpu=-1,memory=1Ti").ok());
   EXPECT_FALSE(ParsePool("a:gpus=2.5,cpu=1,memory=1Ti").ok());
+}
+
+TEST(PlanParse, SpotAndFixedPools) {
+  auto spot = ParsePool("s:gpus=8,cpu=96,memory=1Ti,price=32,spot=0.6");
+  ASSERT_TRUE(spot.ok()) << spot.status();
+  EXPECT_TRUE(spot->spot);
+  EXPECT_DOUBLE_EQ(spot->interruptions_per_node_hour, PoolShape::kDefaultInterruptionsPerNodeHour);
+  EXPECT_GT(spot->interruptions_per_node_hour, 0);  // spot is never free of interruptions
+  EXPECT_DOUBLE_EQ(spot->notice_seconds, 120);
+  EXPECT_DOUBLE_EQ(spot->replace_seconds, 300);
+  EXPECT_EQ(spot->fixed_nodes, 0);
+  auto all =
+      ParsePool("s:gpus=8,cpu=96,memory=1Ti,interruptions=0.5,notice=30s,replace=10m,nodes=4");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(all->spot);  // interruptions= alone makes it spot, with no discount
+  EXPECT_DOUBLE_EQ(all->spot_discount, 0);
+  EXPECT_DOUBLE_EQ(all->interruptions_per_node_hour, 0.5);
+  EXPECT_DOUBLE_EQ(all->notice_seconds, 30);
+  EXPECT_DOUBLE_EQ(all->replace_seconds, 600);
+  EXPECT_EQ(all->fixed_nodes, 4);
+  auto on_demand = ParsePool("d:gpus=8,cpu=96,memory=1Ti,nodes=2");
+  ASSERT_TRUE(on_demand.ok());
+  EXPECT_FALSE(on_demand->spot);
+  EXPECT_DOUBLE_EQ(on_demand->interruptions_per_node_hour, 0);
+  // Errors name the pool, the key and the value.
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {"s:gpus=8,cpu=96,memory=1Ti,interruptions=-1", "interruptions \"-1\""},
+           {"s:gpus=8,cpu=96,memory=1Ti,interruptions=4000", "interruptions \"4000\""},
+           {"s:gpus=8,cpu=96,memory=1Ti,notice=soon", "notice \"soon\""},
+           {"s:gpus=8,cpu=96,memory=1Ti,replace=8d", "replace \"8d\""},
+           {"s:gpus=8,cpu=96,memory=1Ti,nodes=0", "nodes \"0\""},
+           {"s:gpus=8,cpu=96,memory=1Ti,nodes=1.5", "nodes \"1.5\""}}) {
+    auto p = ParsePool(text);
+    ASSERT_FALSE(p.ok()) << text;
+    EXPECT_NE(p.status().message().find("--pool \"" + text + "\""), std::string::npos)
+        << p.status();
+    EXPECT_NE(p.status().message().find(want), std::string::npos) << p.status();
+  }
 }
 
 TEST(PlanParse, Targets) {
@@ -214,7 +255,7 @@ TEST(Plan, ScreenOnAPrefixGivesTheSameAnswerAndReplaysTheNeighboursInFull) {
     EXPECT_EQ(at->screened_jobs, 0);
     EXPECT_EQ(below->screened_jobs, 0) << PlanTable(*a);
     EXPECT_FALSE(below->meets);
-    EXPECT_NE(PlanCsv(*a).find(",prefix\n"), std::string::npos);
+    EXPECT_NE(PlanCsv(*a).find(",prefix,"), std::string::npos);
     EXPECT_NE(PlanTable(*a).find("not replayed in full"), std::string::npos);
   }
 }
@@ -307,6 +348,125 @@ TEST(Plan, CheapestPoolWins) {
   EXPECT_EQ(r->pools[*r->best].pool.name, "cheap");
   // Same shape, same answer: the price only ranks.
   EXPECT_EQ(*r->pools[0].answer, *r->pools[1].answer);
+}
+
+// A spot pool whose nodes are interrupted (their jobs rerun from the start, the node replaced
+// 5 minutes later) needs more nodes than the same shape on demand; the plan says how much work
+// the interruptions cost, and is the same on every run.
+TEST(Plan, SpotInterruptionsNeedMoreNodesThanOnDemand) {
+  const Trace trace = GangTrace();
+  PlanOptions o = Options({"wait-p95=30m"});
+  o.pools = {*ParsePool("demand:gpus=8,model=A100,cpu=96,memory=768Gi,price=32"),
+             *ParsePool("spot:gpus=8,model=A100,cpu=96,memory=768Gi,price=32,spot=0.7,"
+                        "interruptions=0.05")};
+  auto r = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const PoolPlan& demand = r->pools[0];
+  const PoolPlan& spot = r->pools[1];
+  ASSERT_TRUE(demand.answer && spot.answer) << PlanTable(*r);
+  EXPECT_GT(*spot.answer, *demand.answer) << PlanTable(*r);
+  int64_t interrupted = 0;
+  double lost = 0;
+  for (const auto& p : spot.points) {
+    interrupted += p.interruptions;
+    lost += p.gpu_hours_lost_to_interruptions;
+    EXPECT_LE(p.gpu_hours_lost_to_interruptions, p.preemptions > 0 ? 1e12 : 0);
+  }
+  EXPECT_GT(interrupted, 0);
+  EXPECT_GT(lost, 0);
+  for (const auto& p : demand.points) {
+    EXPECT_EQ(p.interruptions, 0);
+    EXPECT_EQ(p.gpu_hours_lost_to_interruptions, 0);
+  }
+  // The size below the spot answer misses the target in its own replay.
+  ASSERT_NE(spot.At(*spot.answer - 1), nullptr);
+  EXPECT_FALSE(spot.At(*spot.answer - 1)->meets);
+  EXPECT_NE(PlanTable(*r).find("lost GPUh"), std::string::npos);
+  EXPECT_NE(PlanCsv(*r).find(",interruptions,gpu_hours_lost_to_interruptions\n"),
+            std::string::npos);
+  auto j = nlohmann::json::parse(PlanJson(*r));
+  EXPECT_DOUBLE_EQ(j["pools"][1]["spot"]["interruptionsPerNodeHour"].get<double>(), 0.05);
+  EXPECT_TRUE(j["pools"][0]["spot"].is_null());
+  // Deterministic: the interruptions come from the seed (spec.autoscaler.seed), and another seed
+  // draws others.
+  auto again = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(PlanJson(*r), PlanJson(*again));
+  Model seeded;
+  seeded.config.autoscaler.seed = 99;
+  auto other = RunPlan(trace, seeded, o);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(PlanJson(*r), PlanJson(*other));
+}
+
+// Interruptions so frequent that long gangs never finish: the replays stop once the lost work
+// passes the bound instead of replaying for ever, and the pool is no answer.
+TEST(Plan, SpotThatNeverLetsJobsFinishIsNoAnswer) {
+  Trace trace;
+  for (int i = 0; i < 5; ++i) {
+    TraceJob j;
+    j.arrival = i * 60.0;
+    j.duration = 5 * 3600;  // five hours on 4 nodes, each interrupted twice an hour
+    j.pods = 4;
+    j.gpus = 8;
+    j.cpu_milli = 1000;
+    j.memory_mib = 1024;
+    trace.jobs.push_back(j);
+  }
+  PlanOptions o = Options({"wait-p95=1h"});
+  o.pools = {*ParsePool("spot:gpus=8,model=A100,cpu=96,memory=768Gi,interruptions=2")};
+  o.min_nodes = 20;  // room for every job at once: only the interruptions stop them
+  o.max_nodes = 22;
+  auto r = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->best.has_value()) << PlanTable(*r);
+  EXPECT_NE(r->pools[0].check.find("not run to the end: interruptions lost over 10 times"),
+            std::string::npos)
+      << PlanTable(*r);
+}
+
+// "N on-demand nodes plus how many spot?": a pool with nodes= is in every replay, the other is
+// sized beside it. Four fixed nodes of the same shape make the cluster of size k the single
+// pool's cluster of size k + 4, so the answer is 4 less, with the same figures.
+TEST(Plan, FixedPoolBesideTheSizedOne) {
+  const Trace trace = GangTrace();
+  auto alone = RunPlan(trace, Model{}, Options({"wait-p95=30m"}));
+  ASSERT_TRUE(alone.ok() && alone->best) << PlanTable(*alone);
+  const int n = *alone->pools[0].answer;
+  ASSERT_GT(n, 5);
+  PlanOptions o = Options({"wait-p95=30m"});
+  o.pools.insert(o.pools.begin(),
+                 *ParsePool("base:gpus=8,model=A100,cpu=96,memory=768Gi,price=40,nodes=4"));
+  auto r = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->fixed.size(), 1u);
+  ASSERT_EQ(r->pools.size(), 1u);  // only the sized pool is planned
+  const PoolPlan& p = r->pools[0];
+  ASSERT_TRUE(p.answer.has_value()) << PlanTable(*r);
+  EXPECT_EQ(*p.answer, n - 4) << PlanTable(*r) << PlanTable(*alone);
+  const SizePoint* at = p.At(n - 4);
+  const SizePoint* single = alone->pools[0].At(n);
+  ASSERT_NE(single, nullptr);
+  EXPECT_EQ(at->gpus, 8 * n);  // the whole cluster's GPUs
+  EXPECT_DOUBLE_EQ(at->wait.p95, single->wait.p95);
+  // The cost is the whole cluster's: 4 fixed nodes at $40 and n - 4 at $24.
+  EXPECT_DOUBLE_EQ(at->cost_per_month, (4 * 40.0 + (n - 4) * 24.0) * 720);
+  EXPECT_FALSE(p.At(n - 5)->meets);
+  EXPECT_NE(PlanTable(*r).find("every size beside 4 fixed nodes of pool base"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(PlanJson(*r))["fixedPools"][0]["nodes"], 4);
+  // Fixed nodes enough on their own: no node of the sized pool is needed, and the check says so.
+  o.pools[0].fixed_nodes = n;
+  auto enough = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(enough.ok()) << enough.status();
+  EXPECT_EQ(enough->pools[0].answer, 0) << PlanTable(*enough);
+  EXPECT_NE(enough->pools[0].check.find("the fixed pools alone meet the targets"),
+            std::string::npos);
+  // Every pool fixed: nothing to size, said with the flag.
+  o.pools[1].fixed_nodes = 2;
+  auto none = RunPlan(trace, Model{}, o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("--pool"), std::string::npos);
 }
 
 TEST(Plan, ReportsEscapeTextAndListEverySize) {
