@@ -36,6 +36,7 @@ for v in -1 nan inf 1e9; do
   expect_fail "0 (no tuning) to 100" sim fgd --nodes x.csv --pods y.csv --tune "$v"
 done
 expect_fail "1024 threads" sim fgd --nodes x.csv --pods y.csv --threads -2
+expect_fail "provisioning-pod-set-merge-policy" serve --provisioning-pod-set-merge-policy Identical
 
 # A node of 2^31 GPUs: an error at its field for validate and sim, not an abort.
 cat >"$tmp/node.yaml" <<'YAML'

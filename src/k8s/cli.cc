@@ -65,6 +65,7 @@ struct ServeFlags {
   int provisioning_backoff_limit = 3;
   double provisioning_backoff_base_s = 60, provisioning_backoff_max_s = 1800;
   int provisioning_max_requests = 64;
+  std::string provisioning_merge_policy = "None";
   int protect_min_pods = 2;
   bool no_spot_policy = false;
   std::vector<std::string> spot_labels;
@@ -91,6 +92,15 @@ bool ElasticOptions(const ServeFlags& f, k8s::ControllerOptions& options) {
   p.backoff_base_s = f.provisioning_backoff_base_s;
   p.backoff_max_s = f.provisioning_backoff_max_s;
   p.max_requests = f.provisioning_max_requests;
+  if (auto m = k8s::ParsePodSetMergePolicy(f.provisioning_merge_policy)) {
+    p.merge_policy = *m;
+  } else {
+    std::cerr << "tessera serve: --provisioning-pod-set-merge-policy "
+              << f.provisioning_merge_policy
+              << ": expected None, IdenticalPodTemplates or "
+                 "IdenticalWorkloadSchedulingRequirements\n";
+    return false;
+  }
   for (const std::string& kv : f.provisioning_parameters) {
     std::pair<std::string, std::string> v;
     if (!SplitKeyValue("--provisioning-parameter", kv, &v)) return false;
@@ -358,6 +368,13 @@ Command AddServeCommand(CLI::App& app) {
                 "gangs, in queue order, with a request out at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
+  s->add_option("--provisioning-pod-set-merge-policy", flags->provisioning_merge_policy,
+                "pod sets that share one PodTemplate of a request, as Kueue's "
+                "ProvisioningRequestConfig podSetMergePolicy: None, IdenticalPodTemplates or "
+                "IdenticalWorkloadSchedulingRequirements")
+      ->capture_default_str()
+      ->check(CLI::IsMember(
+          {"None", "IdenticalPodTemplates", "IdenticalWorkloadSchedulingRequirements"}));
   s->add_option("--protect-gangs-min-pods", flags->protect_min_pods,
                 "bound pods of workloads of at least this many pods get karpenter.sh/"
                 "do-not-disrupt and cluster-autoscaler.kubernetes.io/safe-to-evict=false "

@@ -251,6 +251,7 @@ void Controller::Impl::ApplyWatch(WatchEvent& ev) {
     return;
   }
   ObjectCache::Changes changes = cache.Apply(ev);
+  SayMarkProblems();
   if (changes.rebuild) need_rebuild = true;
   // Every Volcano gang is reconsidered: its size may have changed with what is served.
   if (changes.volcano_relisted)
@@ -280,6 +281,7 @@ void Controller::Impl::Unsettle(Group& g) {
   // Failed, not finished: the run goes on under a new id, and teaches the runtime estimator
   // nothing (its admission time stays with the group).
   if (engine && g.id >= 0) engine->Fail(g.id, Now(), "resubmitted: its pods changed");
+  need_capacity_stale = true;
   ++metrics->resubmits;
   g.id = -1;
   g.state = Group::State::kWaiting;
@@ -379,6 +381,7 @@ void Controller::Impl::PodGone(const std::string& key) {
         }
         g.id = -1;
         need_cycle = true;
+        need_capacity_stale = true;
       } else {
         Unsettle(g);
         need_cycle = true;
@@ -388,8 +391,10 @@ void Controller::Impl::PodGone(const std::string& key) {
       break;
   }
   if (g.pods.empty() && g.state != Group::State::kEvicting) {
-    if (g.state == Group::State::kInEngine && engine && g.id >= 0 && !g.admitted)
+    if (g.state == Group::State::kInEngine && engine && g.id >= 0 && !g.admitted) {
       engine->Finish(g.id, Now());
+      need_capacity_stale = true;
+    }
     problems_said.erase(g.key);
     run_snapshots.erase(g.key);
     groups.erase(git);

@@ -22,6 +22,7 @@ void Controller::Impl::Rebuild() {
   need_rebuild = false;
   ++metrics->rebuilds;
   Model m = cache.Snapshot(&node_names);
+  SayMarkProblems();
   node_index.clear();
   for (size_t i = 0; i < node_names.size(); ++i) node_index[node_names[i]] = static_cast<NodeId>(i);
   auto created = Scheduler::Create(std::move(m));
@@ -33,6 +34,7 @@ void Controller::Impl::Rebuild() {
   }
   SeedFairUsage(**created);
   engine = std::move(*created);
+  need_capacity_stale = true;
   id_to_group.clear();
   // Restore admitted workloads first (they hold what they hold), oldest first.
   std::vector<Group*> order;
@@ -104,6 +106,7 @@ void Controller::Impl::Place(Group& g) {
       DefaultInterruptible(a.workload, cache.interruptible_marks(), engine->model()).value;
   if (a.bound == 0) ApplySpotPolicy(a.workload, options.node_policy, g.interruptible);
   WorkloadId id = engine->AddWorkload(std::move(a.workload));
+  need_capacity_stale = true;
   if (static_cast<size_t>(id) >= id_to_group.size()) id_to_group.resize(id + 1);
   id_to_group[id] = g.key;
   g.id = id;
@@ -173,6 +176,7 @@ void Controller::Impl::Cycle() {
     last_cycle_now = Now();
     const int64_t attempts = engine->stats().attempts;
     std::vector<Decision> decisions = engine->RunCycle(last_cycle_now);
+    need_capacity_stale = true;  // its clock moved, and what it decided changes the answer
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     metrics->cycle_duration.Observe(seconds);
     ++metrics->cycles;

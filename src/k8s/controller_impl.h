@@ -171,6 +171,11 @@ struct Controller::Impl {
   // group key -> its run as of its admission or the last status period (for EndRun).
   std::unordered_map<std::string, accounting::LiveRun> run_snapshots;
   double last_provisioning_sync = -1;
+  // The engine's last NeedCapacity answer; stale once the engine may answer otherwise (a cycle,
+  // a workload added, finished or failed, a rebuild). Between those the engine, and its clock,
+  // stand still: the answer is the same.
+  std::vector<WorkloadId> need_capacity;
+  bool need_capacity_stale = true;
 
   double Now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -250,6 +255,9 @@ struct Controller::Impl {
   // every status period unless a cycle ran; the pods' messages are rewritten when a request's
   // state changed.
   void SyncProvisioning(bool cycled);
+  // The bad interruptible marks of Jobs, PodGroups, priority classes and queues as Warning
+  // Events on them (InvalidAnnotation), each once while it lasts (ObjectCache::TakeMarkProblems).
+  void SayMarkProblems();
   // The Cluster Autoscaler's consume annotations (provisioning.h) on the pods of every gang
   // with a request: set to its newest request; taken off (serve's own values only) where the
   // gang has none any more and the pod is not bound. Bound pods keep theirs, as Kueue's do.

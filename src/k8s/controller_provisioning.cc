@@ -18,8 +18,15 @@ void Controller::Impl::SyncProvisioning(bool cycled) {
     return;
   last_provisioning_sync = now;
   std::vector<CapacityNeed> needs;
-  if (provisioner->active()) {
-    for (WorkloadId id : engine->NeedCapacity(options.provisioning.max_requests)) {
+  if (!provisioner->active()) {
+    need_capacity_stale = true;  // worked out afresh when requests are made again
+  } else {
+    if (need_capacity_stale) {
+      need_capacity = engine->NeedCapacity(options.provisioning.max_requests);
+      need_capacity_stale = false;
+      ++metrics->capacity_plans;
+    }
+    for (WorkloadId id : need_capacity) {
       const Group* g = GroupOf(id);
       if (!g || g->foreign || g->state != Group::State::kInEngine || g->admitted) continue;
       CapacityNeed n{g->key, g->ns, g->kind, g->name, {}, g->interruptible};
@@ -71,6 +78,15 @@ const char* Controller::Impl::PendingConditionReason(const Group& g) const {
   if (!provisioner || !provisioner->active()) return "Unschedulable";
   return provisioner->Note(g.key, Now()).empty() ? kNotAdmittedReason
                                                  : kWaitingForProvisioningReason;
+}
+
+void Controller::Impl::SayMarkProblems() {
+  // Taken either way: a replica that does not lead leaves them to the leader, whose cache says
+  // them too.
+  auto problems = cache.TakeMarkProblems();
+  if (!active || !status_writer) return;
+  for (const auto& [ref, problem] : problems)
+    status_writer->Event(ref, "Warning", "InvalidAnnotation", problem);
 }
 
 bool Controller::Impl::ProtectFromDisruption(const Group& g) const {

@@ -205,9 +205,11 @@ void EventRecorder::Write(std::shared_ptr<Entry> e) {
         // The name is ours to choose (client-go's is the object's name and a timestamp), so that
         // the PATCHes that follow need not wait for the server's answer to learn it.
         name = fmt::format("{}.{:x}{:x}", e->obj.name, WallNanos(), ++serial_);
+        // A cluster-scoped object's Events live in "default", as client-go puts them.
+        const std::string events_ns = e->obj.ns.empty() ? "default" : e->obj.ns;
         json ev = {{"apiVersion", "v1"},
                    {"kind", "Event"},
-                   {"metadata", {{"name", name}, {"namespace", e->obj.ns}}},
+                   {"metadata", {{"name", name}, {"namespace", events_ns}}},
                    {"involvedObject",
                     {{"apiVersion", e->obj.api_version},
                      {"kind", e->obj.kind},
@@ -223,11 +225,12 @@ void EventRecorder::Write(std::shared_ptr<Entry> e) {
                    {"firstTimestamp", e->first_timestamp},
                    {"lastTimestamp", e->last_timestamp},
                    {"count", count}};
-        path = fmt::format("/api/v1/namespaces/{}/events", e->obj.ns);
+        path = fmt::format("/api/v1/namespaces/{}/events", events_ns);
         body = ev.dump();
       } else {
         name = e->name;
-        path = fmt::format("/api/v1/namespaces/{}/events/{}", e->obj.ns, name);
+        path = fmt::format("/api/v1/namespaces/{}/events/{}",
+                           e->obj.ns.empty() ? "default" : e->obj.ns, name);
         body = json{{"count", count}, {"lastTimestamp", e->last_timestamp}}.dump();
       }
     }

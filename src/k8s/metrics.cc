@@ -367,6 +367,7 @@ std::vector<std::string> Metrics::Names() {
                                     "tessera_scheduling_cycles_total",
                                     "tessera_engine_rebuilds_total",
                                     "tessera_workload_resubmits_total",
+                                    "tessera_provisioning_plans_total",
                                     "tessera_events_total",
                                     "tessera_events_queued"};
   for (const Declared& d : Declarations()) names.push_back(d.name);
@@ -412,6 +413,11 @@ std::string Metrics::Render() const {
                 "Workloads taken out of the engine and put back with their pods as they are now "
                 "(a gang that grew or lost a pod), without a rebuild.",
                 {{"", resubmits.load()}}, out);
+  RenderCounter("tessera_provisioning_plans_total",
+                "Times the gangs that need capacity were worked out again "
+                "(--provisioning-requests): after a cycle or a change of the engine, not while "
+                "nothing changes.",
+                {{"", capacity_plans.load()}}, out);
   RenderCounter("tessera_events_total",
                 "Event occurrences written to the API server, and dropped (Events are best "
                 "effort: writes wait behind binds, at most 10,000 queued).",

@@ -70,6 +70,8 @@ class Metrics {
   std::atomic<int64_t> preemptions{0};  // victim workloads (also in preempted_workloads_total)
   std::atomic<int64_t> evictions_ok{0}, evictions_error{0};
   std::atomic<int64_t> cycles{0}, rebuilds{0}, resubmits{0};
+  // Scheduler::NeedCapacity runs (--provisioning-requests): only after the engine changed.
+  std::atomic<int64_t> capacity_plans{0};
   // Copied from the EventRecorder's stats by the scheduling loop.
   std::atomic<int64_t> events_written{0}, events_dropped{0}, events_queued{0};
 

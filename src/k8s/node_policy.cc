@@ -46,6 +46,13 @@ InterruptibleDefault DefaultInterruptible(const Workload& w, const Interruptible
     return true;
   };
   InterruptibleDefault out;
+  if (auto it = marks.owners.find(w.source); it != marks.owners.end()) {
+    const size_t colon = w.source.find(':');
+    const std::string kind = w.source.substr(0, colon);
+    out = {it->second, fmt::format("{} {}", kind == "Volcano" ? "Volcano PodGroup" : kind,
+                                   w.source.substr(colon + 1))};
+    return out;
+  }
   if (look(marks.workload_priority_classes, w.workload_priority_class, "WorkloadPriorityClass",
            out))
     return out;

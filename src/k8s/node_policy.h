@@ -65,13 +65,19 @@ std::optional<bool> ReadInterruptible(const std::map<std::string, std::string>& 
 // The marks of the objects a workload may take its interruptibility from when its pods do not
 // say, as serve last read them (object_cache.h); an object without a valid mark is absent.
 struct InterruptibleMarks {
+  // The object that owns the gang's pods, by group key: a batch Job ("Job:ns/name", where Kueue
+  // users put their labels), a scheduling.x-k8s.io PodGroup ("PodGroup:ns/name", which Kubeflow's
+  // training operator makes) or a Volcano PodGroup ("Volcano:ns/name", which carries its Volcano
+  // Job's annotations).
+  std::map<std::string, bool> owners;
   std::map<std::string, bool> priority_classes;           // scheduling.k8s.io PriorityClass
   std::map<std::string, bool> workload_priority_classes;  // by name
   std::map<std::string, bool> local_queues;               // "ns/name"
   std::map<std::string, bool> cluster_queues;
 };
 // What a workload's pod sets without a mark of their own take, and where it comes from ("" when
-// nothing says: not interruptible). Most specific first: its WorkloadPriorityClass
+// nothing says: not interruptible). Most specific first: the object that owns its pods (its
+// Job or PodGroup, by Workload::source), its WorkloadPriorityClass
 // (kueue.x-k8s.io/priority-class), its PriorityClass (or the global default one when it names
 // none), its LocalQueue, its LocalQueue's ClusterQueue. A level that says "false" stops the
 // search: that is how a more specific object keeps a workload off spot nodes that its queue

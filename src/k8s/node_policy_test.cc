@@ -214,5 +214,101 @@ TEST(NodePolicy, TheObjectCacheReadsTheMarksOfPriorityClassesAndQueues) {
   EXPECT_TRUE(cache.interruptible_marks().priority_classes.empty());
 }
 
+// The object that owns a gang's pods (a batch Job, a PodGroup, a Volcano PodGroup, which carries
+// its Volcano Job's annotations) marks it too, before its priority classes and queues; a bad mark
+// on any of these objects is handed over once (for a Warning Event on it) while it lasts.
+TEST(NodePolicy, JobsAndPodGroupsMarkTheirGangsAndBadMarksAreSaidOnce) {
+  ObjectCache cache;
+  auto apply = [&](const char* resource, const std::string& text,
+                   WatchEvent::Type type = WatchEvent::Type::kAdded) {
+    WatchEvent ev;
+    ev.type = type;
+    ev.resource = resource;
+    ev.object = json::parse(text);
+    cache.Apply(ev);
+  };
+  auto job = [](const std::string& mark) {
+    return R"({"metadata": {"name": "train", "namespace": "ml", "uid": "u-job",
+        "annotations": {"tessera.dev/interruptible": ")" +
+           mark + R"("}}, "spec": {"parallelism": 2}})";
+  };
+  apply("priorityclasses", R"({"metadata": {"name": "steady", "uid": "u-pc",
+      "annotations": {"tessera.dev/interruptible": "false"}}, "value": 10})");
+  apply("jobs", job("true"));
+  apply("volcanopodgroups", R"({"metadata": {"name": "vc", "namespace": "ml",
+      "annotations": {"tessera.dev/interruptible": "false"}}, "spec": {"minMember": 2}})");
+  apply("podgroups", R"({"metadata": {"name": "pg", "namespace": "ml", "uid": "u-pg",
+      "annotations": {"tessera.dev/interruptible": "yes"}}, "spec": {"minMember": 2}})");
+  std::vector<std::string> names;
+  Model m = cache.Snapshot(&names);
+  EXPECT_EQ(cache.interruptible_marks().owners,
+            (std::map<std::string, bool>{{"Job:ml/train", true}, {"Volcano:ml/vc", false}}));
+  // The Job says "true" where its PriorityClass says "false": the Job is the more specific.
+  Workload w;
+  w.ns = "ml";
+  w.source = "Job:ml/train";
+  w.priority_class = "steady";
+  InterruptibleDefault d = DefaultInterruptible(w, cache.interruptible_marks(), m);
+  EXPECT_EQ(d.value, true);
+  EXPECT_EQ(d.from, "Job ml/train");
+  w.source = "Volcano:ml/vc";
+  EXPECT_EQ(DefaultInterruptible(w, cache.interruptible_marks(), m).from, "Volcano PodGroup ml/vc");
+  // The bad PodGroup mark falls through to the PriorityClass.
+  w.source = "PodGroup:ml/pg";
+  EXPECT_EQ(DefaultInterruptible(w, cache.interruptible_marks(), m).from, "PriorityClass steady");
+  auto problems = cache.TakeMarkProblems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].first.kind, "PodGroup");
+  EXPECT_EQ(problems[0].first.api_version, "scheduling.x-k8s.io/v1alpha1");
+  EXPECT_EQ(problems[0].first.ns, "ml");
+  EXPECT_EQ(problems[0].first.name, "pg");
+  EXPECT_EQ(problems[0].first.uid, "u-pg");
+  EXPECT_EQ(problems[0].second,
+            "metadata.annotations.tessera.dev/interruptible: expected \"true\" or \"false\", "
+            "got \"yes\"; the value is ignored");
+  // The same bad value again (an update, a relist, a rebuild): not said again. A Job that goes
+  // bad is said; its mark is gone.
+  apply("podgroups", R"({"metadata": {"name": "pg", "namespace": "ml", "uid": "u-pg",
+      "annotations": {"tessera.dev/interruptible": "yes"}}, "spec": {"minMember": 3}})",
+        WatchEvent::Type::kModified);
+  apply("jobs", job("sometimes"), WatchEvent::Type::kModified);
+  cache.Snapshot(&names);
+  problems = cache.TakeMarkProblems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].first.kind, "Job");
+  EXPECT_EQ(problems[0].first.api_version, "batch/v1");
+  EXPECT_EQ(problems[0].first.uid, "u-job");
+  EXPECT_EQ(cache.interruptible_marks().owners.count("Job:ml/train"), 0u);
+  // Bad marks on a priority class and a queue: said at the Snapshot, once while they last.
+  apply("priorityclasses", R"({"metadata": {"name": "steady", "uid": "u-pc",
+      "annotations": {"tessera.dev/interruptible": "False"}}, "value": 10})",
+        WatchEvent::Type::kModified);
+  apply("clusterqueues", R"({"apiVersion": "tessera.dev/v1alpha1", "kind": "ClusterQueue",
+      "metadata": {"name": "batch", "uid": "u-cq",
+                   "annotations": {"tessera.dev/interruptible": "1"}},
+      "spec": {"namespaceSelector": {}, "resourceGroups": []}})");
+  EXPECT_TRUE(cache.TakeMarkProblems().empty()) << "said before the Snapshot reads them";
+  cache.Snapshot(&names);
+  problems = cache.TakeMarkProblems();
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].first.kind, "PriorityClass");
+  EXPECT_EQ(problems[0].first.ns, "");
+  EXPECT_EQ(problems[0].first.uid, "u-pc");
+  EXPECT_EQ(problems[1].first.kind, "ClusterQueue");
+  EXPECT_EQ(problems[1].first.api_version, "tessera.dev/v1alpha1");
+  EXPECT_EQ(problems[1].first.name, "batch");
+  EXPECT_EQ(problems[1].first.uid, "u-cq");
+  cache.Snapshot(&names);
+  EXPECT_TRUE(cache.TakeMarkProblems().empty());
+  // A relist without the PodGroup forgets it: the Job's owner mark stays as it is.
+  WatchEvent relist;
+  relist.type = WatchEvent::Type::kReplace;
+  relist.resource = "podgroups";
+  cache.Apply(relist);
+  apply("podgroups", R"({"metadata": {"name": "pg", "namespace": "ml", "uid": "u-pg2",
+      "annotations": {"tessera.dev/interruptible": "yes"}}, "spec": {"minMember": 2}})");
+  EXPECT_EQ(cache.TakeMarkProblems().size(), 1u) << "a new PodGroup of the same name is said";
+}
+
 }  // namespace
 }  // namespace tessera::k8s

@@ -66,6 +66,19 @@ std::map<std::string, std::string> AnnotationsOf(const json& obj) {
   return out;
 }
 
+std::string UidOf(const json& obj) {
+  if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) return "";
+  const json& md = obj["metadata"];
+  return md.contains("uid") && md["uid"].is_string() ? md["uid"].get<std::string>() : "";
+}
+
+// What an Event names the object by; `key` is "ns/name" ("/name" when cluster-scoped).
+ObjectRef RefOf(const char* api_version, const char* kind, const std::string& key,
+                std::string uid) {
+  const size_t slash = key.find('/');
+  return {api_version, kind, key.substr(0, slash), key.substr(slash + 1), std::move(uid)};
+}
+
 // Calls fn(object, deleted) for each object of the event.
 template <typename Fn>
 void Each(const WatchEvent& ev, Fn&& fn) {
@@ -137,8 +150,12 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       gangs_.podgroups.clear();
       ClearRefused(gangs_, "PodGroup:");
     }
+    std::set<std::string> seen;
     Each(ev, [&](const json& o, bool del) {
       auto key = ObjectKey(o);
+      seen.insert("PodGroup:" + key);
+      ReadOwnerMark(RefOf("scheduling.x-k8s.io/v1alpha1", "PodGroup", key, UidOf(o)),
+                    "PodGroup:" + key, o, del);
       if (del) {
         gangs_.podgroups.erase(key);
         gangs_.refused.erase("PodGroup:" + key);
@@ -154,6 +171,7 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       }
       changes.sized_groups.push_back("PodGroup:" + key);
     });
+    if (ev.type == T::kReplace) ForgetOwnersNotSeen("PodGroup:", seen);
   } else if (r == "volcanopodgroups") {
     if (ev.type == T::kReplace) {
       gangs_.volcano_groups.clear();
@@ -161,8 +179,12 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       gangs_.volcano_served = ev.served;
       changes.volcano_relisted = true;
     }
+    std::set<std::string> seen;
     Each(ev, [&](const json& o, bool del) {
       auto key = ObjectKey(o);
+      seen.insert("Volcano:" + key);
+      ReadOwnerMark(RefOf("scheduling.volcano.sh/v1beta1", "PodGroup", key, UidOf(o)),
+                    "Volcano:" + key, o, del);
       if (del) {
         gangs_.volcano_groups.erase(key);
         gangs_.refused.erase("Volcano:" + key);
@@ -177,13 +199,17 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       }
       changes.sized_groups.push_back("Volcano:" + key);
     });
+    if (ev.type == T::kReplace) ForgetOwnersNotSeen("Volcano:", seen);
   } else if (r == "jobs") {
     if (ev.type == T::kReplace) {
       gangs_.jobs.clear();
       ClearRefused(gangs_, "Job:");
     }
+    std::set<std::string> seen;
     Each(ev, [&](const json& o, bool del) {
       auto key = ObjectKey(o);
+      seen.insert("Job:" + key);
+      ReadOwnerMark(RefOf("batch/v1", "Job", key, UidOf(o)), "Job:" + key, o, del);
       if (del) {
         gangs_.jobs.erase(key);
         gangs_.refused.erase("Job:" + key);
@@ -197,6 +223,7 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       }
       changes.sized_groups.push_back("Job:" + key);
     });
+    if (ev.type == T::kReplace) ForgetOwnersNotSeen("Job:", seen);
   } else if (r == "priorityclasses") {
     if (ev.type == T::kReplace) {
       priority_classes_.clear();
@@ -212,9 +239,11 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       if (del) {
         priority_classes_.erase(pc->name);
         priority_class_annotations_.erase(pc->name);
+        uids_.erase("priorityclasses /" + pc->name);
       } else {
         priority_classes_[pc->name] = *pc;
         priority_class_annotations_[pc->name] = AnnotationsOf(o);
+        uids_["priorityclasses /" + pc->name] = UidOf(o);
       }
     });
     changes.rebuild = true;
@@ -239,8 +268,10 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       }
       if (del) {
         changed = store.erase(key) > 0 || changed;
+        uids_.erase(r + " " + key);
         return;
       }
+      uids_[r + " " + key] = UidOf(o);
       json stripped = StripForLoader(o);
       auto it = store.find(key);
       if (it != store.end() && it->second == stripped) return;
@@ -320,20 +351,27 @@ Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
 
 void ObjectCache::ReadInterruptibleMarks() {
   InterruptibleMarks marks;
+  marks.owners = std::move(marks_.owners);  // kept up to date by the events
   std::set<std::string> said;
-  auto read = [&](const std::string& what, const std::map<std::string, std::string>& annotations,
+  auto read = [&](const ObjectRef& ref, const std::map<std::string, std::string>& annotations,
                   std::map<std::string, bool>& into, const std::string& key) {
     std::string problem;
     if (std::optional<bool> v = ReadInterruptible(annotations, &problem)) {
       into[key] = *v;
     } else if (!problem.empty()) {
-      std::string text = fmt::format("{}: {}; the value is ignored", what, problem);
-      if (!logged_marks_.count(text)) spdlog::warn("{}", text);
+      problem += "; the value is ignored";
+      std::string text = fmt::format("{} {}: {}", ref.kind, key, problem);
+      if (!logged_marks_.count(text)) {
+        spdlog::warn("{}", text);
+        mark_problems_.emplace_back(ref, std::move(problem));
+      }
       said.insert(std::move(text));
     }
   };
   for (const auto& [name, annotations] : priority_class_annotations_)
-    read("PriorityClass " + name, annotations, marks.priority_classes, name);
+    read(RefOf("scheduling.k8s.io/v1", "PriorityClass", "/" + name,
+               uids_["priorityclasses /" + name]),
+         annotations, marks.priority_classes, name);
   struct Kind {
     const char* resource;
     const char* kind;
@@ -349,11 +387,48 @@ void ObjectCache::ReadInterruptibleMarks() {
     for (const auto& [key, obj] : it->second) {
       // Cluster-scoped objects' keys are "/name"; LocalQueues' "ns/name", as the marks'.
       const std::string k = key[0] == '/' ? key.substr(1) : key;
-      read(fmt::format("{} {}", kind, k), AnnotationsOf(obj), marks.*field, k);
+      read(RefOf("tessera.dev/v1alpha1", kind, key, uids_[fmt::format("{} {}", resource, key)]),
+           AnnotationsOf(obj), marks.*field, k);
     }
   }
   marks_ = std::move(marks);
   logged_marks_ = std::move(said);
+}
+
+void ObjectCache::ReadOwnerMark(const ObjectRef& ref, const std::string& group_key, const json& o,
+                                bool del) {
+  marks_.owners.erase(group_key);
+  std::string problem;
+  if (!del)
+    if (std::optional<bool> v = ReadInterruptible(AnnotationsOf(o), &problem))
+      marks_.owners[group_key] = *v;
+  if (problem.empty()) {
+    owner_said_.erase(group_key);
+    return;
+  }
+  problem += "; the value is ignored";
+  std::string& said = owner_said_[group_key];
+  if (said == problem) return;  // said while it lasts
+  said = problem;
+  spdlog::warn("{} {}/{}: {}", ref.kind, ref.ns, ref.name, problem);
+  mark_problems_.emplace_back(ref, std::move(problem));
+}
+
+void ObjectCache::ForgetOwnersNotSeen(const std::string& prefix,
+                                      const std::set<std::string>& seen) {
+  auto prune = [&](auto& m) {
+    for (auto it = m.lower_bound(prefix);
+         it != m.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+      it = seen.count(it->first) ? std::next(it) : m.erase(it);
+  };
+  prune(owner_said_);
+  prune(marks_.owners);
+}
+
+std::vector<std::pair<ObjectRef, std::string>> ObjectCache::TakeMarkProblems() {
+  std::vector<std::pair<ObjectRef, std::string>> out;
+  out.swap(mark_problems_);
+  return out;
 }
 
 }  // namespace tessera::k8s

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "k8s/event_recorder.h"
 #include "k8s/gang_assembly.h"
 #include "k8s/informer.h"
 #include "k8s/node_policy.h"
@@ -49,10 +50,14 @@ class ObjectCache {
   Model Snapshot(std::vector<std::string>* node_names);
 
   const GangSources& gang_sources() const { return gangs_; }
-  // The interruptible marks (node_policy.h) of the PriorityClasses and queue objects as of the
-  // last Snapshot. A mark that is neither "true" nor "false" is left out and logged, naming the
-  // object, once while it lasts.
+  // The interruptible marks (node_policy.h): of the PriorityClasses and queue objects as of the
+  // last Snapshot, of the Jobs and PodGroups as of the last event. A mark that is neither "true"
+  // nor "false" is left out and logged, naming the object, once while it lasts.
   const InterruptibleMarks& interruptible_marks() const { return marks_; }
+  // Those bad marks, each once while it lasts, since the last call: the object and what is wrong
+  // ("metadata.annotations.tessera.dev/interruptible: expected ...; the value is ignored"), for
+  // a Warning Event on it.
+  std::vector<std::pair<ObjectRef, std::string>> TakeMarkProblems();
   // The status of LocalQueue `key` ("ns/name") as last seen; null when none (admission fair
   // sharing usage is read back from it: k8s/fair_sharing_status.h).
   const json& LocalQueueStatus(const std::string& key) const;
@@ -62,6 +67,11 @@ class ObjectCache {
   void UpsertNode(const json& obj, Changes& changes);
   void ApplyNamespaces(const WatchEvent& ev, Changes& changes);
   void ReadInterruptibleMarks();
+  // The mark of a Job's or PodGroup's object `o` (deleted: none), as owner of group `group_key`.
+  void ReadOwnerMark(const ObjectRef& ref, const std::string& group_key, const json& o, bool del);
+  // After a relist of the owners whose group keys start with `prefix`: forgets the marks said
+  // for those not in `seen`.
+  void ForgetOwnersNotSeen(const std::string& prefix, const std::set<std::string>& seen);
 
   std::map<std::string, std::pair<Node, bool>> nodes_;  // name -> node, ready
   GangSources gangs_;
@@ -69,7 +79,11 @@ class ObjectCache {
   // PriorityClass name -> its metadata.annotations (the interruptible mark is read at Snapshot).
   std::map<std::string, std::map<std::string, std::string>> priority_class_annotations_;
   InterruptibleMarks marks_;
-  std::set<std::string> logged_marks_;  // the invalid marks logged so far
+  std::set<std::string> logged_marks_;             // the invalid marks logged so far
+  std::map<std::string, std::string> owner_said_;  // group key -> the bad owner mark said
+  std::vector<std::pair<ObjectRef, std::string>> mark_problems_;  // not taken yet
+  // "resource key" -> metadata.uid of the PriorityClasses and queue objects (for Events).
+  std::map<std::string, std::string> uids_;
   std::map<std::string, Labels> namespaces_;
   std::map<std::string, std::map<std::string, json>> queue_objects_;  // resource -> key -> obj
   std::map<std::string, json> local_queue_status_;                    // key -> status

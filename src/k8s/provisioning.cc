@@ -43,7 +43,99 @@ std::string GangOf(const json& request) {
 
 bool Ok(long status) { return status >= 200 && status < 300; }
 
+// Absent, null, {} and [] are the same (Kubernetes' semantic equality: nil and empty alike);
+// inside objects and arrays too.
+bool SemanticEqual(const json& a, const json& b) {
+  auto empty = [](const json& v) { return v.is_null() || (v.is_structured() && v.empty()); };
+  if (empty(a) || empty(b)) return empty(a) && empty(b);
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (!SemanticEqual(it.value(), At(b, it.key().c_str()))) return false;
+    for (auto it = b.begin(); it != b.end(); ++it)
+      if (!a.contains(it.key()) && !empty(it.value())) return false;
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!SemanticEqual(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// The containers' resource requests, in order, compared.
+bool SameRequests(const json& a, const json& b) {
+  const size_t na = a.is_array() ? a.size() : 0, nb = b.is_array() ? b.size() : 0;
+  if (na != nb) return false;
+  for (size_t i = 0; i < na; ++i)
+    if (!SemanticEqual(At(At(a[i], "resources"), "requests"),
+                       At(At(b[i], "resources"), "requests")))
+      return false;
+  return true;
+}
+
 }  // namespace
+
+std::optional<PodSetMergePolicy> ParsePodSetMergePolicy(const std::string& text) {
+  if (text.empty() || text == "None") return PodSetMergePolicy::kNone;
+  if (text == "IdenticalPodTemplates") return PodSetMergePolicy::kIdenticalPodTemplates;
+  if (text == "IdenticalWorkloadSchedulingRequirements")
+    return PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements;
+  return std::nullopt;
+}
+
+const char* PodSetMergePolicyName(PodSetMergePolicy p) {
+  switch (p) {
+    case PodSetMergePolicy::kNone:
+      return "None";
+    case PodSetMergePolicy::kIdenticalPodTemplates:
+      return "IdenticalPodTemplates";
+    case PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements:
+      return "IdenticalWorkloadSchedulingRequirements";
+  }
+  return "";
+}
+
+bool CanMergePodTemplates(const json& a, const json& b, PodSetMergePolicy p) {
+  const json& ta = At(a, "template");
+  const json& tb = At(b, "template");
+  switch (p) {
+    case PodSetMergePolicy::kNone:
+      return false;
+    case PodSetMergePolicy::kIdenticalPodTemplates:
+      return SemanticEqual(ta, tb);
+    case PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements: {
+      const json& sa = At(ta, "spec");
+      const json& sb = At(tb, "spec");
+      if (!SameRequests(At(sa, "containers"), At(sb, "containers")) ||
+          !SameRequests(At(sa, "initContainers"), At(sb, "initContainers")))
+        return false;
+      for (const char* k :
+           {"resources", "nodeSelector", "tolerations", "affinity", "resourceClaims"})
+        if (!SemanticEqual(At(sa, k), At(sb, k))) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::pair<size_t, int32_t>> MergePodSets(const std::vector<json>& templates,
+                                                     const std::vector<int32_t>& counts,
+                                                     PodSetMergePolicy p) {
+  std::vector<std::pair<size_t, int32_t>> out;
+  for (size_t i = 0; i < templates.size() && i < counts.size(); ++i) {
+    bool merged = false;
+    for (auto& [first, count] : out) {
+      if (!CanMergePodTemplates(templates[first], templates[i], p)) continue;
+      count += counts[i];
+      merged = true;
+      break;
+    }
+    if (!merged) out.emplace_back(i, counts[i]);
+  }
+  return out;
+}
 
 ProvisioningState ReadProvisioningState(const json& request) {
   static const std::pair<const char*, ProvisioningPhase> kOrder[] = {
@@ -408,10 +500,11 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
   d.gang = need.gang_key;
   d.request = request;
   if (stop_) return d;
-  // The PodTemplates first (the request names them), from one pod of each set as it is now.
-  std::vector<std::string> templates;
-  for (size_t i = 0; i < need.pod_sets.size(); ++i) {
-    const std::string& pod_key = need.pod_sets[i].first;
+  // The PodTemplates first (the request names them), from one pod of each set as it is now;
+  // sets merged by the merge policy share their first set's.
+  std::vector<json> built;
+  std::vector<int32_t> counts;
+  for (const auto& [pod_key, count] : need.pod_sets) {
     const size_t slash = pod_key.find('/');
     auto got = client_->Get(fmt::format("/api/v1/namespaces/{}/pods/{}", pod_key.substr(0, slash),
                                         pod_key.substr(slash + 1)));
@@ -422,10 +515,16 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
       return d;
     }
     json pod = json::parse(got->body, nullptr, /*allow_exceptions=*/false);
-    const std::string name = PodTemplateName(request, i);
-    auto made =
-        client_->Post(fmt::format("/api/v1/namespaces/{}/podtemplates", need.ns),
-                      BuildPodTemplate(name, pod, &node_policy_, need.interruptible).dump());
+    built.push_back(BuildPodTemplate("", pod, &node_policy_, need.interruptible));
+    counts.push_back(count);
+  }
+  std::vector<std::pair<std::string, int32_t>> sets;
+  std::vector<std::string> templates;
+  for (const auto& [first, count] : MergePodSets(built, counts, options_.merge_policy)) {
+    const std::string name = PodTemplateName(request, sets.size());
+    json& t = built[first];
+    t["metadata"]["name"] = name;
+    auto made = client_->Post(fmt::format("/api/v1/namespaces/{}/podtemplates", need.ns), t.dump());
     // 409: left by an earlier attempt that stopped half-way; it is the same template.
     if (!made.ok() || (!Ok(made->status) && made->status != 409)) {
       d.error = fmt::format("creating PodTemplate {}: {}", name,
@@ -434,9 +533,9 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
       return d;
     }
     templates.push_back(name);
+    sets.emplace_back(need.pod_sets[first].first, count);
   }
-  const json body =
-      BuildProvisioningRequest(request, need.ns, need.gang_key, options_, need.pod_sets);
+  const json body = BuildProvisioningRequest(request, need.ns, need.gang_key, options_, sets);
   auto r = client_->Post(fmt::format("/apis/autoscaling.x-k8s.io/v1/namespaces/{}/"
                                      "provisioningrequests",
                                      need.ns),

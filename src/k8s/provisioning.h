@@ -58,6 +58,20 @@ inline constexpr const char* kRequestClassAnnotation =
 inline constexpr const char* kWaitingForProvisioningReason = "WaitingForProvisioning";
 inline constexpr const char* kNotAdmittedReason = "NotAdmitted";
 
+// Kueue's ProvisioningRequestConfig podSetMergePolicy: which of a gang's pod sets share one
+// PodTemplate of the request (MergePodSets).
+enum class PodSetMergePolicy {
+  kNone,                   // one PodTemplate per pod set
+  kIdenticalPodTemplates,  // the same template: labels, annotations and spec
+  // the same scheduling requirements: each container's and init container's resource requests
+  // (in order), the pod's resources, nodeSelector, tolerations, affinity, resourceClaims
+  kIdenticalWorkloadSchedulingRequirements,
+};
+// "IdenticalPodTemplates" / "IdenticalWorkloadSchedulingRequirements" (Kueue's names), "" or
+// "None"; nullopt for anything else.
+std::optional<PodSetMergePolicy> ParsePodSetMergePolicy(const std::string& text);
+const char* PodSetMergePolicyName(PodSetMergePolicy p);
+
 struct ProvisioningOptions {
   bool enabled = false;
   std::string class_name = "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
@@ -65,6 +79,7 @@ struct ProvisioningOptions {
   int backoff_limit = 3;                          // retries after the first attempt
   double backoff_base_s = 60, backoff_max_s = 1800;
   int max_requests = 64;  // gangs, in queue order, that may have a request out at once
+  PodSetMergePolicy merge_policy = PodSetMergePolicy::kNone;
 };
 
 // The request's conditions, read as Kueue reads them: the first that is True of Failed,
@@ -103,6 +118,17 @@ double RetryDelay(const ProvisioningOptions& o, int attempt);
 json BuildPodTemplate(const std::string& name, const json& pod,
                       const NodePolicyOptions* spot = nullptr,
                       std::optional<bool> fallback = std::nullopt);
+// Whether two PodTemplates (BuildPodTemplate's objects) may be one of the request under `p`.
+// Absent, null and empty objects or arrays are alike, as Kubernetes' semantic equality has them.
+bool CanMergePodTemplates(const json& a, const json& b, PodSetMergePolicy p);
+// Kueue's merge: each pod set in order joins the first merged set whose template (its first
+// pod set's) it may merge with (CanMergePodTemplates), adding its count, else starts one. Returns
+// per merged set the index of its first pod set (whose template it uses) and the summed count.
+// `templates[i]` is pod set i's; kNone merges nothing.
+std::vector<std::pair<size_t, int32_t>> MergePodSets(const std::vector<json>& templates,
+                                                     const std::vector<int32_t>& counts,
+                                                     PodSetMergePolicy p);
+
 // The request: spec.provisioningClassName, spec.parameters and spec.podSets
 // [{podTemplateRef: {name}, count}], labelled kManagedByLabel, annotated kGangAnnotation.
 json BuildProvisioningRequest(const std::string& name, const std::string& ns,

@@ -161,6 +161,73 @@ TEST(Provisioning, PodTemplatesCarryTheSpotRules) {
   EXPECT_EQ(BuildPodTemplate("t", odd, &spot)["template"]["spec"]["affinity"], "x");
 }
 
+// Kueue's podSetMergePolicy: pod sets share a PodTemplate when their templates are the same
+// (IdenticalPodTemplates) or when what the autoscaler schedules by is
+// (IdenticalWorkloadSchedulingRequirements); each set joins the first it may, in order.
+TEST(Provisioning, PodSetsAreMergedAsKueuesPolicySays) {
+  auto pod = [](const std::string& role, const std::string& gpus, const json& extra) {
+    json spec = {{"containers",
+                  {{{"name", "c"},
+                    {"image", "train:" + role},
+                    {"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}}}}}}};
+    spec.update(extra);
+    return json{{"metadata", {{"name", role}, {"namespace", "ns"}, {"labels", {{"role", role}}}}},
+                {"spec", spec}};
+  };
+  const json tolerate = {{"tolerations", {{{"key", "dedicated"}, {"operator", "Exists"}}}}};
+  // worker-0 and worker-1 differ in a label and an image only; the launcher tolerates a taint;
+  // big asks for more GPUs; copy is worker-0 again, with an empty nodeSelector.
+  std::vector<json> t = {
+      BuildPodTemplate("", pod("worker-0", "8", json::object())),
+      BuildPodTemplate("", pod("launcher", "8", tolerate)),
+      BuildPodTemplate("", pod("worker-1", "8", json::object())),
+      BuildPodTemplate("", pod("big", "16", json::object())),
+      BuildPodTemplate("", pod("worker-0", "8", {{"nodeSelector", json::object()}}))};
+  const std::vector<int32_t> counts = {2, 1, 3, 1, 4};
+  using P = std::vector<std::pair<size_t, int32_t>>;
+  EXPECT_EQ(MergePodSets(t, counts, PodSetMergePolicy::kNone),
+            (P{{0, 2}, {1, 1}, {2, 3}, {3, 1}, {4, 4}}));
+  // The same template: only worker-0's copy (an empty nodeSelector is an absent one).
+  EXPECT_EQ(MergePodSets(t, counts, PodSetMergePolicy::kIdenticalPodTemplates),
+            (P{{0, 6}, {1, 1}, {2, 3}, {3, 1}}));
+  // The same scheduling requirements: every 8-GPU worker, whatever its labels and image.
+  EXPECT_EQ(MergePodSets(t, counts, PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements),
+            (P{{0, 9}, {1, 1}, {3, 1}}));
+  // What is compared: requests in container order, init containers, affinity (the spot rules
+  // are in it), nodeSelector.
+  json a = pod("a", "8", json::object()), b = a;
+  b["spec"]["containers"].push_back({{"name", "side"}});
+  EXPECT_FALSE(CanMergePodTemplates(BuildPodTemplate("", a), BuildPodTemplate("", b),
+                                    PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements));
+  b = a;
+  b["spec"]["initContainers"] = {{{"name", "i"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}};
+  EXPECT_FALSE(CanMergePodTemplates(BuildPodTemplate("", a), BuildPodTemplate("", b),
+                                    PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements));
+  b = a;
+  b["spec"]["nodeSelector"] = {{"zone", "a"}};
+  EXPECT_FALSE(CanMergePodTemplates(BuildPodTemplate("", a), BuildPodTemplate("", b),
+                                    PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements));
+  NodePolicyOptions spot;
+  json cheap = a;
+  cheap["metadata"]["annotations"] = {{kInterruptibleAnnotation, "true"}};
+  EXPECT_FALSE(CanMergePodTemplates(BuildPodTemplate("", a, &spot),
+                                    BuildPodTemplate("", cheap, &spot),
+                                    PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements));
+  // Interruptible by its own mark or by its queue's: the same rules, merged.
+  EXPECT_TRUE(CanMergePodTemplates(BuildPodTemplate("", cheap, &spot),
+                                   BuildPodTemplate("", a, &spot, true),
+                                   PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements));
+  // Names as Kueue spells them.
+  EXPECT_EQ(ParsePodSetMergePolicy("IdenticalWorkloadSchedulingRequirements"),
+            PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements);
+  EXPECT_EQ(ParsePodSetMergePolicy("IdenticalPodTemplates"),
+            PodSetMergePolicy::kIdenticalPodTemplates);
+  EXPECT_EQ(ParsePodSetMergePolicy("None"), PodSetMergePolicy::kNone);
+  EXPECT_FALSE(ParsePodSetMergePolicy("identicalpodtemplates").has_value());
+  EXPECT_STREQ(PodSetMergePolicyName(PodSetMergePolicy::kIdenticalPodTemplates),
+               "IdenticalPodTemplates");
+}
+
 // The Cluster Autoscaler's annotations for a request's pods: set with a merge patch, removed with
 // nulls; only serve's own request names are ever taken off.
 TEST(Provisioning, ConsumeAnnotationsAreSetAndRemovedByMergePatch) {

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "k8s/controller.h"
@@ -144,9 +145,10 @@ class K8sProvisioning : public QueueClusterTest {
     CreateLocalQueue("default", "lq", "main");
   }
 
-  void StartController() {
+  void StartController(PodSetMergePolicy merge = PodSetMergePolicy::kNone) {
     ControllerOptions o;
     o.provisioning.enabled = true;
+    o.provisioning.merge_policy = merge;
     o.provisioning.backoff_base_s = 1;
     StartTessera(o);
   }
@@ -272,6 +274,58 @@ TEST_F(K8sProvisioning, GangThatDoesNotFitGetsARequestAndIsBoundWholeOnTheNewNod
   EXPECT_TRUE(ConsumesRequest("train-", name));
 }
 
+// --provisioning-pod-set-merge-policy IdenticalWorkloadSchedulingRequirements: a gang whose pods
+// are not alike (a launcher that tolerates a taint, two workers with labels of their own) is
+// three pod sets; the request names two PodTemplates, the workers' one counting 2, and the gang
+// is bound whole on the nodes made for it.
+TEST_F(K8sProvisioning, PodSetsWithTheSameSchedulingRequirementsShareAPodTemplate) {
+  FakeAutoscaler autoscaler(cluster_.get(), /*fail_first=*/0);
+  autoscaler.Start();
+  StartController(PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements);
+  const json queue = {{"kueue.x-k8s.io/queue-name", "lq"}};
+  cluster_->Create(cluster_->PodSpec("default", "filler", 8, "tessera", queue));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "filler") == 1; }, kTimeout));
+  cluster_->Create(testing_queues::PodGroupObject("default", "train", 3));
+  json labels = queue;
+  labels["scheduling.x-k8s.io/pod-group"] = "train";
+  json launcher = cluster_->PodSpec("default", "train-launcher", 8, "tessera", labels);
+  launcher["spec"]["tolerations"] = {{{"key", "dedicated"}, {"operator", "Exists"}}};
+  cluster_->Create(launcher);
+  for (int i = 0; i < 2; ++i) {
+    json l = labels;
+    l["index"] = std::to_string(i);
+    cluster_->Create(
+        cluster_->PodSpec("default", "train-worker-" + std::to_string(i), 8, "tessera", l));
+  }
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Requests().size() == 1; }, kTimeout))
+      << "no ProvisioningRequest for the gang";
+  const json pr = cluster_->Get(
+      "/apis/autoscaling.x-k8s.io/v1/namespaces/default/provisioningrequests/" + Requests()[0]);
+  const json& sets = pr["spec"]["podSets"];
+  ASSERT_EQ(sets.size(), 2u) << pr.dump();
+  EXPECT_EQ(sets[0]["count"], 1);
+  EXPECT_EQ(sets[1]["count"], 2);
+  const json t0 = cluster_->Get("/api/v1/namespaces/default/podtemplates/" +
+                                sets[0]["podTemplateRef"]["name"].get<std::string>());
+  const json t1 = cluster_->Get("/api/v1/namespaces/default/podtemplates/" +
+                                sets[1]["podTemplateRef"]["name"].get<std::string>());
+  EXPECT_TRUE(t0["template"]["spec"].contains("tolerations")) << t0.dump();
+  EXPECT_EQ(t1["template"]["metadata"]["labels"]["index"], "0") << t1.dump();
+  // Only the two templates the request names exist.
+  EXPECT_EQ(
+      cluster_->Get("/api/v1/namespaces/default/podtemplates").value("items", json::array()).size(),
+      2u);
+  autoscaler.Go();
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "train-") == 3; }, kTimeout))
+      << "the gang was never bound";
+  for (const json& p : cluster_->Pods("default")) {
+    if (p["metadata"]["name"].get<std::string>().rfind("train-", 0) != 0) continue;
+    EXPECT_EQ(p["spec"]["nodeName"].get<std::string>().rfind("auto-", 0), 0u) << p.dump();
+  }
+  EXPECT_EQ(autoscaler.bound_before_nodes(), 0);
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return Requests().empty(); }, kTimeout));
+}
+
 // The request goes while the gang still waits (its queue's quota no longer admits it): its pods'
 // consume annotations go with it, so that the autoscaler does not ignore them for a request that
 // no longer exists.
@@ -290,6 +344,42 @@ TEST_F(K8sProvisioning, ConsumeAnnotationsGoWhenTheRequestGoesBeforeTheGangIsBou
       << "the request was not deleted";
   EXPECT_TRUE(TestCluster::WaitFor([&] { return ConsumesRequest("train-", ""); }, kTimeout))
       << cluster_->Get("/api/v1/namespaces/default/pods/train-0")["metadata"].dump();
+  EXPECT_EQ(Bound("default", "train-"), 0);
+}
+
+// Scheduler::NeedCapacity is not run again while nothing changes (a backlog that waits for its
+// nodes costs no planning at every turn of the loop), and is as soon as something does: a new
+// gang gets its own request, and one that fits once a pod ends loses its.
+TEST_F(K8sProvisioning, NeedsAreWorkedOutAgainOnlyWhenSomethingChanges) {
+  StartController();
+  CreateFillerAndGang();
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return ConsumesRequest("train-", "tessera-podgroup-train-1"); }, kTimeout));
+  auto plans = [&] { return metrics_list_.back()->capacity_plans.load(); };
+  // Settled: the pods say why they wait and consume the request. Two seconds of turns of the
+  // loop (status period 0.2 s) plan nothing.
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        json c = Scheduled("train-1");
+        return c.is_object() && c.value("reason", "") == kWaitingForProvisioningReason;
+      },
+      kTimeout));
+  const int64_t settled = plans();
+  EXPECT_GT(settled, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(plans(), settled);
+  // A new workload: planned again, it gets a request of its own.
+  const json queue = {{"kueue.x-k8s.io/queue-name", "lq"}};
+  cluster_->Create(cluster_->PodSpec("default", "solo", 8, "tessera", queue));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Requests().size() == 2; }, kTimeout))
+      << "no request for the new pod";
+  EXPECT_GT(plans(), settled);
+  // The filler ends: solo takes its node, and its request goes; the gang keeps its own.
+  cluster_->DeletePod("default", "filler");
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "solo") == 1; }, kTimeout));
+  EXPECT_TRUE(TestCluster::WaitFor(
+      [&] { return Requests() == std::vector<std::string>{"tessera-podgroup-train-1"}; },
+      kTimeout));
   EXPECT_EQ(Bound("default", "train-"), 0);
 }
 
@@ -419,6 +509,102 @@ TEST_F(K8sProvisioning, PriorityClassesAndQueuesMarkWorkloadsInterruptible) {
   EXPECT_TRUE(TestCluster::WaitFor([&] { return node_of("odd").rfind("spot-", 0) == 0; }, kTimeout))
       << node_of("odd");
   EXPECT_EQ(node_of("refuses"), "");
+}
+
+// A batch Job annotated tessera.dev/interruptible "true" sends its pods to spot nodes (they carry
+// no mark of their own); a bad mark on a Job, a PriorityClass or a LocalQueue is a Warning Event
+// on that object, once: not again at the rebuilds that follow.
+TEST_F(K8sProvisioning, JobsMarkTheirGangsAndBadMarksAreEventsOnTheirObjects) {
+  json filler = cluster_->PodSpec("default", "filler", 8, "other-scheduler");
+  filler["spec"]["nodeName"] = "gpu-0";
+  cluster_->Create(filler);
+  cluster_->CreateNodes(2, 8, "spot", {{"karpenter.sh/capacity-type", "spot"}});
+  StartTessera();
+  auto job = [&](const std::string& name, const std::string& mark) {
+    json tmpl = cluster_->PodSpec("default", "x", 8, "tessera");
+    return cluster_->Create(
+        {{"apiVersion", "batch/v1"},
+         {"kind", "Job"},
+         {"metadata",
+          {{"name", name},
+           {"namespace", "default"},
+           {"labels", {{"kueue.x-k8s.io/queue-name", "lq"}}},
+           {"annotations", {{kInterruptibleAnnotation, mark}}}}},
+         {"spec",
+          {{"parallelism", 2},
+           {"template",
+            {{"spec",
+              {{"containers", tmpl["spec"]["containers"]}, {"restartPolicy", "Never"}}}}}}}});
+  };
+  const json spot_job = job("spot-job", "true");
+  // No Job controller runs here: its two pods as the Job controller makes them (no mark).
+  for (int i = 0; i < 2; ++i) {
+    json pod = cluster_->PodSpec("default", "spot-job-" + std::to_string(i), 8, "tessera");
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "batch/v1"},
+                                           {"kind", "Job"},
+                                           {"name", "spot-job"},
+                                           {"uid", spot_job["metadata"]["uid"]},
+                                           {"controller", true}}};
+    cluster_->Create(pod);
+  }
+  auto node_of = [&](const std::string& name) {
+    return cluster_->Get("/api/v1/namespaces/default/pods/" + name)["spec"].value("nodeName", "");
+  };
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return node_of("spot-job-0").rfind("spot-", 0) == 0 &&
+               node_of("spot-job-1").rfind("spot-", 0) == 0;
+      },
+      kTimeout))
+      << "'" << node_of("spot-job-0") << "', '" << node_of("spot-job-1") << "'";
+  // Bad marks: on a Job, a PriorityClass (cluster-scoped: its Event is in "default"), a
+  // LocalQueue.
+  job("odd-job", "yes");
+  cluster_->Create(
+      {{"apiVersion", "scheduling.k8s.io/v1"},
+       {"kind", "PriorityClass"},
+       {"metadata", {{"name", "odd-class"}, {"annotations", {{kInterruptibleAnnotation, "True"}}}}},
+       {"value", 10}});
+  json lq = cluster_->Get("/apis/tessera.dev/v1alpha1/namespaces/default/localqueues/lq");
+  auto r = cluster_->client().Patch(
+      "/apis/tessera.dev/v1alpha1/namespaces/default/localqueues/lq",
+      json{{"metadata", {{"annotations", {{kInterruptibleAnnotation, "1"}}}}}}.dump(),
+      PatchType::kMerge);
+  ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : std::string("no answer"));
+  auto said = [&](const std::string& name, const std::string& kind, const std::string& got) {
+    for (const json& e : EventsOf("default", name, "InvalidAnnotation"))
+      if (e["involvedObject"].value("kind", "") == kind && e.value("type", "") == "Warning" &&
+          e.value("message", "").find("got \"" + got + "\"; the value is ignored") !=
+              std::string::npos)
+        return e;
+    return json();
+  };
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] {
+        return said("odd-job", "Job", "yes").is_object() &&
+               said("odd-class", "PriorityClass", "True").is_object() &&
+               said("lq", "LocalQueue", "1").is_object();
+      },
+      kTimeout))
+      << said("odd-job", "Job", "yes").dump() << said("odd-class", "PriorityClass", "True").dump()
+      << said("lq", "LocalQueue", "1").dump();
+  EXPECT_EQ(said("odd-job", "Job", "yes")["involvedObject"]["uid"],
+            cluster_->Get("/apis/batch/v1/namespaces/default/jobs/odd-job")["metadata"]["uid"]);
+  EXPECT_EQ(said("lq", "LocalQueue", "1")["involvedObject"]["uid"], lq["metadata"]["uid"]);
+  // A rebuild (a node comes) reads the marks again: nothing is said again.
+  const int64_t rebuilds = metrics_list_.back()->rebuilds.load();
+  cluster_->CreateNodes(1, 8, "late");
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return metrics_list_.back()->rebuilds.load() > rebuilds; },
+                                   kTimeout));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  for (const auto& [name, kind, got] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"odd-job", "Job", "yes"},
+           {"odd-class", "PriorityClass", "True"},
+           {"lq", "LocalQueue", "1"}}) {
+    EXPECT_EQ(said(name, kind, got).value("count", 0), 1) << said(name, kind, got).dump();
+    EXPECT_EQ(EventsOf("default", name, "InvalidAnnotation").size(), 1u) << name;
+  }
 }
 
 }  // namespace
