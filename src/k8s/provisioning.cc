@@ -64,6 +64,32 @@ bool SemanticEqual(const json& a, const json& b) {
   return a == b;
 }
 
+// A pod's template less the service account token volume the API server gives each pod (1.21+:
+// "kube-api-access-" and 5 random characters) and its mounts: the same template otherwise, as
+// Kueue compares its pod sets' templates, which have no such volume.
+json WithoutTokenVolume(json t) {
+  auto ours = [](const json& v) {
+    return v.is_object() && v.contains("name") && v["name"].is_string() &&
+           v["name"].get<std::string>().rfind("kube-api-access-", 0) == 0;
+  };
+  auto drop = [&](json& list) {
+    if (!list.is_array()) return;
+    json kept = json::array();
+    for (json& v : list)
+      if (!ours(v)) kept.push_back(std::move(v));
+    list = std::move(kept);
+  };
+  if (!t.is_object() || !t.contains("spec") || !t["spec"].is_object()) return t;
+  json& spec = t["spec"];
+  if (spec.contains("volumes")) drop(spec["volumes"]);
+  for (const char* k : {"containers", "initContainers"}) {
+    if (!spec.contains(k) || !spec[k].is_array()) continue;
+    for (json& c : spec[k])
+      if (c.is_object() && c.contains("volumeMounts")) drop(c["volumeMounts"]);
+  }
+  return t;
+}
+
 // The containers' resource requests, in order, compared.
 bool SameRequests(const json& a, const json& b) {
   const size_t na = a.is_array() ? a.size() : 0, nb = b.is_array() ? b.size() : 0;
@@ -104,7 +130,7 @@ bool CanMergePodTemplates(const json& a, const json& b, PodSetMergePolicy p) {
     case PodSetMergePolicy::kNone:
       return false;
     case PodSetMergePolicy::kIdenticalPodTemplates:
-      return SemanticEqual(ta, tb);
+      return SemanticEqual(WithoutTokenVolume(ta), WithoutTokenVolume(tb));
     case PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements: {
       const json& sa = At(ta, "spec");
       const json& sb = At(tb, "spec");

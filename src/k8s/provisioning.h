@@ -61,8 +61,10 @@ inline constexpr const char* kNotAdmittedReason = "NotAdmitted";
 // Kueue's ProvisioningRequestConfig podSetMergePolicy: which of a gang's pod sets share one
 // PodTemplate of the request (MergePodSets).
 enum class PodSetMergePolicy {
-  kNone,                   // one PodTemplate per pod set
-  kIdenticalPodTemplates,  // the same template: labels, annotations and spec
+  kNone,  // one PodTemplate per pod set
+  // the same template: labels, annotations and spec (less the service account token volume the
+  // API server adds to each pod, kube-api-access-*, and its mounts)
+  kIdenticalPodTemplates,
   // the same scheduling requirements: each container's and init container's resource requests
   // (in order), the pod's resources, nodeSelector, tolerations, affinity, resourceClaims
   kIdenticalWorkloadSchedulingRequirements,

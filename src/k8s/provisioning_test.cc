@@ -193,6 +193,22 @@ TEST(Provisioning, PodSetsAreMergedAsKueuesPolicySays) {
   // The same scheduling requirements: every 8-GPU worker, whatever its labels and image.
   EXPECT_EQ(MergePodSets(t, counts, PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements),
             (P{{0, 9}, {1, 1}, {3, 1}}));
+  // The token volume the API server gives each pod (a name of its own per pod) is not a
+  // difference; another volume is.
+  auto with_volume = [&](const std::string& volume) {
+    json p = pod("worker-0", "8", json::object());
+    p["spec"]["volumes"] = {{{"name", volume}, {"projected", {{"sources", json::array()}}}}};
+    p["spec"]["containers"][0]["volumeMounts"] = {
+        {{"name", volume}, {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"}}};
+    return BuildPodTemplate("", p);
+  };
+  EXPECT_TRUE(CanMergePodTemplates(with_volume("kube-api-access-abcde"),
+                                   with_volume("kube-api-access-fghij"),
+                                   PodSetMergePolicy::kIdenticalPodTemplates));
+  EXPECT_TRUE(CanMergePodTemplates(with_volume("kube-api-access-abcde"), t[0],
+                                   PodSetMergePolicy::kIdenticalPodTemplates));
+  EXPECT_FALSE(CanMergePodTemplates(with_volume("data"), with_volume("kube-api-access-fghij"),
+                                    PodSetMergePolicy::kIdenticalPodTemplates));
   // What is compared: requests in container order, init containers, affinity (the spot rules
   // are in it), nodeSelector.
   json a = pod("a", "8", json::object()), b = a;
