@@ -49,6 +49,10 @@ grep -q '^check: ' "$tmp/spot.out" || fail "spot: no check line: $(cat "$tmp/spo
 # shellcheck disable=SC2086
 "$tessera" sim plan $T $S --target wait-p95=20m --points 5 -j 1 >"$tmp/spot2.out" 2>/dev/null
 cmp -s "$tmp/spot.out" "$tmp/spot2.out" || fail "spot: not the same plan twice"
+# shellcheck disable=SC2086
+"$tessera" sim plan $T $S --target wait-p95=20m --points 5 --checkpoint-interval 600 >"$tmp/ck.out" \
+  2>/dev/null || fail "sim plan --checkpoint-interval: exit $?"
+grep -q '^note: trace jobs checkpoint every 600s' "$tmp/ck.out" || fail "no checkpoint note"
 
 # Bad input: a clear error naming the place, never a crash.
 expect_error() {  # expect_error "WHAT" "GREP" ARGS...

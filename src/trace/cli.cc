@@ -113,6 +113,7 @@ bool BuildOptionsOf(const ReplayFlags& f, trace::BuildOptions& bo) {
   bo.estimates = *estimates;
   bo.estimates.seed = f.seed;
   bo.grace_period = f.grace_period;
+  bo.checkpoint_interval = f.checkpoint_interval;
   return true;
 }
 
@@ -280,6 +281,11 @@ void AddTraceFlags(CLI::App& app_ref, ReplayFlags& flags_ref) {
                   "terminationGracePeriodSeconds; default 0: at once, as in the replays before "
                   "grace periods; Kubernetes' default is 30); workloads of --manifests keep "
                   "their own")
+      ->check(Range(0, 1e7, true, "a number of seconds from 0 to 1e7"));
+  app->add_option("--checkpoint-interval", flags->checkpoint_interval,
+                  "seconds between a trace job's checkpoints: a preempted (or, on a spot node, "
+                  "interrupted) job resumes from its last one (default 0: none, it runs its "
+                  "whole duration again); workloads of --manifests keep their own")
       ->check(Range(0, 1e7, true, "a number of seconds from 0 to 1e7"));
   app->add_option("--limit", flags->limit, "replay only the first N jobs of the file")
       ->check(Range(0, 9e18, true, "a whole number of jobs, 0 or more"));

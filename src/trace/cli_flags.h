@@ -39,6 +39,7 @@ struct ReplayFlags {
   // terminationGracePeriodSeconds of trace jobs: 0 (gone at once) by default, so that results
   // stay comparable with the replays before grace periods (docs/time.md)
   double grace_period = 0;
+  double checkpoint_interval = 0;  // > 0: trace jobs checkpoint this often (seconds)
   bool unqueued = false;
   bool no_preemption = false;
   double cycle_interval = 0;

@@ -325,6 +325,12 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
   ApplyTimeOptions(options, model, notes);
   conv.estimates_ = options.estimates;
   conv.grace_period_ = options.grace_period;
+  conv.checkpoint_interval_ = options.checkpoint_interval;
+  if (options.checkpoint_interval > 0)
+    notes.push_back(fmt::format(
+        "trace jobs checkpoint every {:g}s (--checkpoint-interval): a preempted or interrupted "
+        "job resumes from its last checkpoint",
+        options.checkpoint_interval));
   return conv;
 }
 
@@ -365,6 +371,7 @@ Workload JobConverter::Make(const TraceJob& job, int64_t index) const {
   if (job.duration >= 0) w.runtime = job.duration;
   w.runtime_estimate = RuntimeEstimate(estimates_, job.duration, index);
   if (job.max_wait >= 0) w.max_wait = job.max_wait;
+  if (checkpoint_interval_ > 0) w.checkpoint_interval = checkpoint_interval_;
   w.arrival = job.arrival;
   if (job.line > 0) w.source = fmt::format("{}:{}", trace_->jobs_file, job.line);
   return w;

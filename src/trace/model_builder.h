@@ -33,6 +33,10 @@ struct BuildOptions {
   // keeps its GPUs this long (docs/time.md, "Grace period"). 0 by default, not Kubernetes' 30 s,
   // so that results stay comparable with the replays before grace periods.
   double grace_period = 0;
+  // > 0: trace jobs checkpoint this often, in seconds (tessera.dev/checkpoint-interval): a
+  // preempted or interrupted job resumes from its last checkpoint (docs/time.md). 0: none, a
+  // preempted job runs its whole duration again.
+  double checkpoint_interval = 0;
 };
 
 // Maps trace jobs to Workloads for a Model built by BuildModel.
@@ -50,6 +54,7 @@ class JobConverter {
   std::vector<bool> workload_priority_;      // the name is a WorkloadPriorityClass
   EstimateOptions estimates_;
   double grace_period_ = 0;
+  double checkpoint_interval_ = 0;
 };
 
 // Adds the trace's nodes, and the default queues and priority classes where the manifests

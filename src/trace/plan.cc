@@ -525,12 +525,14 @@ absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base, co
   p.stopped_early = r->stopped_early;
   p.meets = p.stopped_early.empty();
   if (!p.meets)
-    p.why_not = (r->gpu_hours_lost_to_interruptions > replay.max_interruption_loss_gpu_hours
-                     ? fmt::format("not run to the end: interruptions lost over {} times the "
-                                   "GPU-hours the jobs ask for (they rerun from the start), ",
-                                   kLossBoundFactor)
-                     : "targets missed, ") +
-                p.stopped_early;
+    p.why_not =
+        (r->gpu_hours_lost_to_interruptions > replay.max_interruption_loss_gpu_hours
+             ? fmt::format("not run to the end: interruptions lost over {} times the "
+                           "GPU-hours the jobs ask for (they rerun from the start or their last "
+                           "checkpoint), ",
+                           kLossBoundFactor)
+             : "targets missed, ") +
+        p.stopped_early;
   for (const auto& target : targets) {
     if (!p.meets) break;
     if (!Met(target, p, p.why_not)) {

@@ -123,7 +123,7 @@ struct SizePoint {
   double cost_per_month = 0;  // nodes x price after discount x 720 h
   int64_t preemptions = 0;    // spot interruptions' included
   // Spot pools: nodes interrupted, and the GPU-hours of runs they cut short (rerun from the
-  // start; a part of the preemptions' lost work).
+  // start or the last checkpoint; a part of the preemptions' lost work).
   int64_t interruptions = 0;
   double gpu_hours_lost_to_interruptions = 0;
   bool meets = false;

@@ -55,7 +55,7 @@ std::string ShapeWords(const PoolShape& p) {
   if (p.spot && p.interruptions_per_node_hour > 0)
     s += fmt::format(
         "; spot: {} interruptions a node-hour{}, notice {}, replaced after {}; an interrupted "
-        "job reruns from the start",
+        "job reruns from the start (or its last checkpoint: --checkpoint-interval)",
         Num(p.interruptions_per_node_hour, 4),
         p.interruptions_per_node_hour == PoolShape::kDefaultInterruptionsPerNodeHour
             ? " (the default; give interruptions= for your provider's rate)"

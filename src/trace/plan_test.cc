@@ -425,6 +425,38 @@ TEST(Plan, SpotThatNeverLetsJobsFinishIsNoAnswer) {
       << PlanTable(*r);
 }
 
+// The same trace with checkpoints every minute: each interruption loses at most a minute of each
+// job's work, so the jobs finish and the replay runs to its end.
+TEST(Plan, CheckpointsLetSpotJobsFinish) {
+  Trace trace;
+  for (int i = 0; i < 5; ++i) {
+    TraceJob j;
+    j.arrival = i * 60.0;
+    j.duration = 5 * 3600;
+    j.pods = 4;
+    j.gpus = 8;
+    j.cpu_milli = 1000;
+    j.memory_mib = 1024;
+    trace.jobs.push_back(j);
+  }
+  const PoolShape spot = *ParsePool("spot:gpus=8,model=A100,cpu=96,memory=768Gi,interruptions=2");
+  const std::vector<Target> targets = {MustTarget("wait-p95=1h")};
+  ReplayOptions ro;
+  ro.max_interruption_loss_gpu_hours = 10 * 5 * 32 * 5;  // as RunPlan sets it
+  auto without = ReplayAtSize(trace, Model{}, spot, 20, targets, {}, ro, nullptr);
+  BuildOptions bo;
+  bo.checkpoint_interval = 60;
+  auto with = ReplayAtSize(trace, Model{}, spot, 20, targets, bo, ro, nullptr);
+  ASSERT_TRUE(without.ok() && with.ok()) << without.status() << with.status();
+  EXPECT_NE(without->why_not.find("not run to the end"), std::string::npos) << without->why_not;
+  EXPECT_TRUE(with->stopped_early.empty()) << with->stopped_early;
+  EXPECT_EQ(with->unserved, 0);
+  EXPECT_GT(with->interruptions, 0);
+  // At most a minute of 32 GPUs per interruption is lost (plus nothing for idle nodes).
+  EXPECT_LE(with->gpu_hours_lost_to_interruptions, with->interruptions * 32.0 / 60);
+  EXPECT_GT(with->gpu_hours_lost_to_interruptions, 0);
+}
+
 // "N on-demand nodes plus how many spot?": a pool with nodes= is in every replay, the other is
 // sized beside it. Four fixed nodes of the same shape make the cluster of size k the single
 // pool's cluster of size k + 4, so the answer is 4 less, with the same figures.

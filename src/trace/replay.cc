@@ -122,7 +122,7 @@ class Replayer {
  private:
   // Finish events: (time, workload, its preemption count when admitted). A preemption makes the
   // pending finish stale; the re-admission schedules a new one (the job runs its whole duration
-  // again, as in `tessera sim`).
+  // again, less what its checkpoints saved, as in `tessera sim`).
   using Finish = std::tuple<double, WorkloadId, int32_t>;
 
   // The typical pods, the nodes' GPU model ids, the engine and the ledger.
@@ -493,7 +493,12 @@ class Replayer {
       const double gpus = static_cast<double>(HeldMilli(id)) / 1000.0;
       const double ran = now - admitted;
       admitted = -1;
-      lost = gpus * (ran + d.grace_seconds) / 3600.0;
+      // Checkpoints (tessera.dev/checkpoint-interval, --checkpoint-interval) save the work up
+      // to the last one, as in `tessera sim`: the next run resumes from there.
+      const auto& interval = m_->workloads[static_cast<size_t>(id)].checkpoint_interval;
+      const double saved = interval && *interval > 0 ? std::floor(ran / *interval) * *interval : 0;
+      if (saved > 0) progress_[id] += saved;
+      lost = gpus * (ran - saved + d.grace_seconds) / 3600.0;
       res_.queues[q].gpu_hours_lost += lost;
       res_.queues[q].gpu_hours_in_grace += gpus * d.grace_seconds / 3600.0;
       ++res_.queues[q].preempted;
@@ -570,7 +575,11 @@ class Replayer {
     if (cost_) cost_->Hold(id, st.cluster_queue, st.flavors, pods, now);
     if (runs_) runs_->Admitted(id, ArrivalOf(id), st.cluster_queue, st.flavors, pods, now);
     const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
-    if (rt) finishes_.emplace(now + *rt, id, st.preemptions);
+    if (rt) {
+      auto done = progress_.find(id);
+      finishes_.emplace(now + std::max(0.0, *rt - (done == progress_.end() ? 0 : done->second)), id,
+                        st.preemptions);
+    }
     ++running_;
     --pending_;
   }
@@ -706,6 +715,8 @@ class Replayer {
   // Jobs preempted and pending again since then, and the time they waited to be re-admitted
   // (ReplayResult::total_wait).
   absl::flat_hash_map<WorkloadId, double> requeued_at_, requeue_waits_;
+  // Seconds of work saved by checkpoints of jobs preempted (Workload::checkpoint_interval).
+  absl::flat_hash_map<WorkloadId, double> progress_;
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
   std::vector<Decision> preempts_, others_;
   bool partial_gangs_ = false;

@@ -156,6 +156,19 @@ TEST(Replay, PreemptionLosesTheVictimsGpuTime) {
   EXPECT_EQ(q.jct.p50, 50);
 }
 
+// --checkpoint-interval 4: the victim preempted after 10 s saved 8 s (two checkpoints), loses 2 s
+// of 2 GPUs, and its second run from t=60 takes the 92 s left.
+TEST(Replay, CheckpointsSaveThePreemptedJobsWork) {
+  BuildOptions bo;
+  bo.checkpoint_interval = 4;
+  Replayed run = Replay("tiny_nodes.csv", "preempt_jobs.csv", bo);
+  const ReplayResult& r = run.result;
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_NEAR(r.gpu_hours_lost, 2.0 * 2 / 3600, 1e-12);
+  EXPECT_EQ(r.end, 152);
+  EXPECT_EQ(r.queues[0].finished, 2);
+}
+
 // A spot node group interrupted far faster than its job can finish: the work cut short is
 // counted as lost to interruptions, and ReplayOptions::max_interruption_loss_gpu_hours stops the
 // replay (else it would run for ever: the job reruns from the start every time).
