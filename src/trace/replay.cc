@@ -18,7 +18,9 @@
 #include "engine/scheduler.h"
 #include "fmt/format.h"
 #include "sim/simulator.h"
+#include "trace/late_jobs.h"
 #include "trace/ledger.h"
+#include "trace/reruns.h"
 #include "trace/size_classes.h"
 #include "trace/typical_pods.h"
 
@@ -374,11 +376,7 @@ class Replayer {
         at = tt;
       }
       s_->Submit(id, at);
-      if (early_) {
-        arrived_.push_back(id);
-        ++unadmitted_;
-        unadmitted_arrivals_ += at;
-      }
+      late_.Arrived(id, at);
       plan_ = true;
       ++res_.queues[QueueOf(id)].jobs;
       classes_.Arrived(ClassOf(id));
@@ -493,11 +491,9 @@ class Replayer {
       const double gpus = static_cast<double>(HeldMilli(id)) / 1000.0;
       const double ran = now - admitted;
       admitted = -1;
-      // Checkpoints (tessera.dev/checkpoint-interval, --checkpoint-interval) save the work up
-      // to the last one, as in `tessera sim`: the next run resumes from there.
-      const auto& interval = m_->workloads[static_cast<size_t>(id)].checkpoint_interval;
-      const double saved = interval && *interval > 0 ? std::floor(ran / *interval) * *interval : 0;
-      if (saved > 0) progress_[id] += saved;
+      // The next run resumes from the last checkpoint (--checkpoint-interval), as in `tessera sim`.
+      const double saved =
+          reruns_.Stopped(id, ran, m_->workloads[static_cast<size_t>(id)].checkpoint_interval);
       lost = gpus * (ran - saved + d.grace_seconds) / 3600.0;
       res_.queues[q].gpu_hours_lost += lost;
       res_.queues[q].gpu_hours_in_grace += gpus * d.grace_seconds / 3600.0;
@@ -513,11 +509,11 @@ class Replayer {
     if (runs_) runs_->Ended(id, accounting::RunEnd::kPreempted, d.reason, now);
     --running_;
     ++pending_;
-    requeued_at_[id] = now;
+    reruns_.Requeued(id, now);
     return lost;
   }
-  // ReplayOptions::early_stop: true (with the reason in res_) once the run is known to miss it.
-  // Jobs are looked at in arrival order once `wait_over` has passed since their arrival.
+  // True (with the reason in res_) once the run is known to miss ReplayOptions::early_stop, or
+  // spot interruptions cut short more than ReplayOptions::max_interruption_loss_gpu_hours.
   bool StopEarly(double now) {
     if (res_.gpu_hours_lost_to_interruptions > options_.max_interruption_loss_gpu_hours) {
       res_.stopped_early = fmt::format(
@@ -526,27 +522,9 @@ class Replayer {
           now, res_.gpu_hours_lost_to_interruptions, options_.max_interruption_loss_gpu_hours);
       return true;
     }
-    if (!early_) return false;
-    const auto& es = options_.early_stop;
-    for (; late_cursor_ < arrived_.size(); ++late_cursor_) {
-      const WorkloadId id = arrived_[late_cursor_];
-      if (!(ArrivalOf(id) + es.wait_over < now)) break;
-      const double first = first_admit_[static_cast<size_t>(id)];
-      if (first < 0 || first - ArrivalOf(id) > es.wait_over) ++late_;
-    }
-    if (late_ > es.late_allowed) {
-      res_.stopped_early = fmt::format("stopped at t={:.0f}s: {} jobs waited over {:.0f}s", now,
-                                       late_, es.wait_over);
-      return true;
-    }
-    const double sum =
-        admitted_waits_ + static_cast<double>(unadmitted_) * now - unadmitted_arrivals_;
-    if (sum > es.wait_sum_max) {
-      res_.stopped_early =
-          fmt::format("stopped at t={:.0f}s: the waits already sum to {:.0f}s", now, sum);
-      return true;
-    }
-    return false;
+    res_.stopped_early =
+        late_.Check(now, first_admit_, [this](WorkloadId id) { return ArrivalOf(id); });
+    return !res_.stopped_early.empty();
   }
 
   void Admit(WorkloadId id, const std::vector<PodPlacement>& pods, double now) {
@@ -557,17 +535,12 @@ class Replayer {
       ++res_.queues[q].admitted;
       double wait = now - ArrivalOf(id);
       waits_[q].push_back(wait);
-      if (early_) {
-        --unadmitted_;
-        unadmitted_arrivals_ -= ArrivalOf(id);
-        admitted_waits_ += wait;
-      }
+      late_.FirstAdmitted(ArrivalOf(id), wait);
       res_.admission_waits.Add(res_.series, now, wait);
       classes_.FirstAdmitted(ClassOf(id), wait);
       ++res_.queues[q].wait_histogram[static_cast<size_t>(DelayBin(wait))];
-    } else if (auto it = requeued_at_.find(id); it != requeued_at_.end()) {
-      requeue_waits_[id] += now - it->second;
-      requeued_at_.erase(it);
+    } else {
+      reruns_.Readmitted(id, now);
     }
     admit_at_[static_cast<size_t>(id)] = now;
     Book(id, pods);
@@ -575,11 +548,7 @@ class Replayer {
     if (cost_) cost_->Hold(id, st.cluster_queue, st.flavors, pods, now);
     if (runs_) runs_->Admitted(id, ArrivalOf(id), st.cluster_queue, st.flavors, pods, now);
     const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
-    if (rt) {
-      auto done = progress_.find(id);
-      finishes_.emplace(now + std::max(0.0, *rt - (done == progress_.end() ? 0 : done->second)), id,
-                        st.preemptions);
-    }
+    if (rt) finishes_.emplace(now + reruns_.Left(id, *rt), id, st.preemptions);
     ++running_;
     --pending_;
   }
@@ -629,18 +598,9 @@ class Replayer {
     }
     all.wait = Summarize(all_waits);
     all.jct = Summarize(all_jcts);
-    res_.total_wait = all.wait;
-    if (!requeue_waits_.empty()) {  // some job waited again after a preemption
-      std::vector<double> total;
-      total.reserve(all_waits.size());
-      for (WorkloadId id = 0; id < static_cast<WorkloadId>(first_admit_.size()); ++id) {
-        const double first = first_admit_[static_cast<size_t>(id)];
-        if (first < 0) continue;
-        auto it = requeue_waits_.find(id);
-        total.push_back(first - ArrivalOf(id) + (it == requeue_waits_.end() ? 0 : it->second));
-      }
-      res_.total_wait = Summarize(total);
-    }
+    res_.total_wait =
+        reruns_.TotalWaits(first_admit_, [this](WorkloadId id) { return ArrivalOf(id); })
+            .value_or(all.wait);
     all.peak_gpus = res_.peak_allocation_pct * static_cast<double>(res_.gpus_total) / 100.0;
     res_.gpu_hours_lost = all.gpu_hours_lost;
     res_.gpu_hours_in_grace = all.gpu_hours_in_grace;
@@ -703,20 +663,9 @@ class Replayer {
   double total_milli_ = 1;
 
   std::vector<double> first_admit_, admit_at_;  // per workload
-  // ReplayOptions::early_stop's bookkeeping, only when it is set: jobs in arrival order, the
-  // first not yet looked at, how many waited too long, and the waits so far.
-  const bool early_ =
-      options_.early_stop.wait_over < kInf || options_.early_stop.wait_sum_max < kInf;
-  std::vector<WorkloadId> arrived_;
-  size_t late_cursor_ = 0;
-  int64_t late_ = 0, unadmitted_ = 0;
-  double unadmitted_arrivals_ = 0, admitted_waits_ = 0;
+  LateJobs late_{options_.early_stop};          // ReplayOptions::early_stop's bookkeeping
   absl::flat_hash_map<WorkloadId, std::vector<HeldPod>> held_;
-  // Jobs preempted and pending again since then, and the time they waited to be re-admitted
-  // (ReplayResult::total_wait).
-  absl::flat_hash_map<WorkloadId, double> requeued_at_, requeue_waits_;
-  // Seconds of work saved by checkpoints of jobs preempted (Workload::checkpoint_interval).
-  absl::flat_hash_map<WorkloadId, double> progress_;
+  Reruns reruns_;  // checkpoints saved and waits again of the jobs preempted
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
   std::vector<Decision> preempts_, others_;
   bool partial_gangs_ = false;
