@@ -101,6 +101,7 @@ absl::StatusOr<PoolShape> ParsePool(const std::string& text) {
                      "the name must be 1 to 40 of a-z, 0-9 and '-', not starting or "
                      "ending with '-'");
   bool has_gpus = false, has_cpu = false, has_memory = false, has_rate = false;
+  bool has_replace = false;
   std::vector<std::string_view> kvs;
   for (std::string_view rest = std::string_view(text).substr(colon + 1);;) {
     const size_t comma = rest.find(',');
@@ -163,6 +164,7 @@ absl::StatusOr<PoolShape> ParsePool(const std::string& text) {
                                            k, v));
       (k == "notice" ? p.notice_seconds : p.replace_seconds) = d;
       p.spot = p.spot || k == "notice";
+      has_replace = has_replace || k == "replace";
     } else if (k == "nodes") {
       if (!ParseDecimal(v, d) || d != std::floor(d) || d < 1 || d > 500000)
         return PoolError(text, fmt::format("nodes \"{}\": a whole number from 1 to 500000 (the "
@@ -177,6 +179,10 @@ absl::StatusOr<PoolShape> ParsePool(const std::string& text) {
   }
   if (!has_gpus || !has_cpu || !has_memory)
     return PoolError(text, "gpus, cpu and memory are required");
+  if (has_replace && !p.spot)
+    return PoolError(text,
+                     "replace= is how long an interrupted spot node takes to come back: give "
+                     "spot=, interruptions= or notice= too");
   if (p.spot && !has_rate)
     p.interruptions_per_node_hour = PoolShape::kDefaultInterruptionsPerNodeHour;
   return p;

@@ -121,7 +121,8 @@ TEST(PlanParse, SpotAndFixedPools) {
            {"s:gpus=8,cpu=96,memory=1Ti,notice=soon", "notice \"soon\""},
            {"s:gpus=8,cpu=96,memory=1Ti,replace=8d", "replace \"8d\""},
            {"s:gpus=8,cpu=96,memory=1Ti,nodes=0", "nodes \"0\""},
-           {"s:gpus=8,cpu=96,memory=1Ti,nodes=1.5", "nodes \"1.5\""}}) {
+           {"s:gpus=8,cpu=96,memory=1Ti,nodes=1.5", "nodes \"1.5\""},
+           {"s:gpus=8,cpu=96,memory=1Ti,replace=5m", "replace= is how long an interrupted spot"}}) {
     auto p = ParsePool(text);
     ASSERT_FALSE(p.ok()) << text;
     EXPECT_NE(p.status().message().find("--pool \"" + text + "\""), std::string::npos)
