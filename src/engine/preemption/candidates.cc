@@ -69,50 +69,51 @@ void SortCandidates(const EngineState& s, int32_t own_cq, double now,
   for (size_t i = 0; i < keys.size(); ++i) out[i] = keys[i].v;
 }
 
-}  // namespace
+// Each queue's admitted workloads are ordered by priority: the policy allows a prefix of each,
+// up to `limit` (inclusive when `inclusive`; with `equal_if_newer`, equal priority only if
+// created after the preemptor).
+struct Slice {
+  int32_t q;
+  int32_t limit;
+  bool inclusive;
+  bool equal_if_newer;
+};
 
-std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo, double now) const {
-  return MakePlan(id, combo, now).candidates;
-}
-
-Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double now) const {
-  const WorkloadRec& rec = s_.recs[id];
-  const ClusterQueue& cq = s_.model.cluster_queues[rec.cq];
-  const PreemptionConfig& pc = cq.preemption;
-  const Need need = e_.flavors.MinQuotaNeed(id, combo);
-  const QuotaTree& qt = *s_.quota;
-  const bool fair = s_.model.config.fair_sharing;
-  const bool bwc = pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
-  Plan plan;
-  if (!s_.HasPreemptionPolicy(rec.cq)) return plan;
-  // As in Kueue, decided from usage before any eviction:
+// What a preemptor's policy allows, decided from usage before any eviction.
+struct Policy {
+  // As in Kueue:
   // - fits_nominal: the preemptor fits its nominal quota with its own queue's usage (Kueue's
   //   hierarchical advantage): other queues' borrowers may be taken while it borrows;
   // - under_nominal: the queue uses less than its nominal quota of every flavor-resource that
   //   needs preemption: other queues' borrowers may be taken so that it fits within nominal.
   bool fits_nominal = true, under_nominal = true;
+  std::vector<Slice> slices;
+};
+
+// The slices the policy of `id`'s ClusterQueue lets it take from; false when no candidate can
+// help (no policy, Kueue's flavor assigner refuses, or all that the slices hold plus what is
+// free of quota cannot cover `need`: most preemptors that cannot win stop here).
+bool PolicyFor(const EngineState& s, WorkloadId id, const Need& need, Policy& policy) {
+  const WorkloadRec& rec = s.recs[id];
+  const ClusterQueue& cq = s.model.cluster_queues[rec.cq];
+  const PreemptionConfig& pc = cq.preemption;
+  const QuotaTree& qt = *s.quota;
+  const bool fair = s.model.config.fair_sharing;
+  const bool bwc = pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  if (!s.HasPreemptionPolicy(rec.cq)) return false;
   for (const auto& [fr, q] : need) {
-    if (qt.usage(rec.cq, fr) + q > qt.subtree_quota(rec.cq, fr)) fits_nominal = false;
+    if (qt.usage(rec.cq, fr) + q > qt.subtree_quota(rec.cq, fr)) policy.fits_nominal = false;
     if (q > qt.Available(rec.cq, fr) && qt.usage(rec.cq, fr) >= qt.subtree_quota(rec.cq, fr))
-      under_nominal = false;
+      policy.under_nominal = false;
   }
   // Kueue's flavor assigner: a workload asking for more than its queue's nominal quota may
   // preempt only under borrowWithinCohort (or fair sharing with reclaimWithinCohort), or when
   // some cohort above it could hold what it borrows without borrowing itself.
   const bool preempt_while_borrowing =
       bwc || (fair && pc.reclaim_within_cohort != ReclaimPolicy::kNever);
-  if (!preempt_while_borrowing && !WithinReachOfTheHierarchy(qt, rec.cq, need)) return plan;
-  // Each queue's admitted workloads are ordered by priority: the policy allows a prefix of each,
-  // up to `limit` (inclusive when `inclusive`; with `equal_if_newer`, equal priority only if
-  // created after the preemptor).
-  struct Slice {
-    int32_t q;
-    int32_t limit;
-    bool inclusive;
-    bool equal_if_newer;
-  };
+  if (!preempt_while_borrowing && !WithinReachOfTheHierarchy(qt, rec.cq, need)) return false;
   constexpr int32_t kTop = std::numeric_limits<int32_t>::max();
-  std::vector<Slice> slices;
+  std::vector<Slice>& slices = policy.slices;
   switch (pc.within_cluster_queue) {
     case WithinClusterQueuePolicy::kNever:
       break;
@@ -127,8 +128,8 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
   // borrowWithinCohort candidates alone, as before Kueue's attempts were followed.
   const bool bwc_only = bwc && pc.reclaim_within_cohort == ReclaimPolicy::kNever;
   if (!cq.cohort.empty() && (pc.reclaim_within_cohort != ReclaimPolicy::kNever || bwc_only)) {
-    for (int32_t q : s_.cqs_by_root[qt.root(rec.cq)]) {
-      if (q == rec.cq || s_.admitted_by_cq[q].empty()) continue;
+    for (int32_t q : s.cqs_by_root[qt.root(rec.cq)]) {
+      if (q == rec.cq || s.admitted_by_cq[q].empty()) continue;
       // Only workloads of queues that borrow what the preemptor needs are reclaimable.
       bool victim_borrows = false;
       for (const auto& [fr, amount] : need)
@@ -137,7 +138,7 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
       if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority)
         slices.push_back({q, rec.priority, false, false});
       if (pc.reclaim_within_cohort == ReclaimPolicy::kAny) slices.push_back({q, kTop, true, false});
-      if (bwc_only && !fits_nominal && !fair) {
+      if (bwc_only && !policy.fits_nominal && !fair) {
         if (pc.max_priority_threshold && *pc.max_priority_threshold < rec.priority) {
           slices.push_back({q, *pc.max_priority_threshold, true, false});
         } else {
@@ -146,23 +147,27 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
       }
     }
   }
-  std::vector<WorkloadId>& out = plan.candidates;
   // A cheap bound before walking any list: all that the queues hold, plus what is free of
-  // quota, must cover the need (most preemptors that cannot win stop here).
+  // quota, must cover the need.
   for (const auto& [fr, amount] : need) {
-    int64_t could = s_.quota->Available(rec.cq, fr);
-    for (const Slice& sl : slices) could += s_.quota->usage(sl.q, fr);
-    if (could < amount) {
-      out.clear();
-      return plan;
-    }
+    int64_t could = qt.Available(rec.cq, fr);
+    for (const Slice& sl : slices) could += qt.usage(sl.q, fr);
+    if (could < amount) return false;
   }
+  return true;
+}
+
+// Calls `take(v)` for each candidate of the slices, in slice order, until it returns false.
+template <typename Take>
+void ForEachCandidate(const EngineState& s, WorkloadId id, double now,
+                      const std::vector<Slice>& slices, Take&& take) {
+  const WorkloadRec& rec = s.recs[id];
   for (const Slice& sl : slices) {
-    for (const auto& [prio, v] : s_.admitted_by_cq[sl.q]) {
+    for (const auto& [prio, v] : s.admitted_by_cq[sl.q]) {
       if (prio > sl.limit) break;
       if (prio == sl.limit && !sl.inclusive) {
         if (!sl.equal_if_newer) break;
-        if (!(s_.status[v].created > s_.status[id].created)) continue;
+        if (!(s.status[v].created > s.status[id].created)) continue;
       }
       // An admission is final within its instant: a workload admitted now is never taken back
       // now (in Kubernetes, a bind followed by the eviction of a pod that never ran). Its
@@ -171,17 +176,70 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
       // With grace periods the instant is that of the chain of preemptions (CascadeOf): a
       // workload admitted in it is not taken back by a workload acting in it either, so a chain
       // A -> B -> C -> A stops as it does without grace periods.
-      if (v == id || s_.status[v].admitted_at == now ||
-          s_.recs[v].admitted_in == CascadeOf(rec, now))
+      if (v == id || s.status[v].admitted_at == now || s.recs[v].admitted_in == CascadeOf(rec, now))
         continue;
       // Protected until it has run its minimum (tessera.dev/min-runtime, else its queue's).
-      const Workload& vw = s_.model.workloads[v];
+      const Workload& vw = s.model.workloads[v];
       const std::optional<double> min_runtime =
-          vw.min_runtime ? vw.min_runtime : s_.model.cluster_queues[sl.q].min_runtime;
-      if (min_runtime && now - s_.status[v].admitted_at < *min_runtime) continue;
-      out.push_back(v);
+          vw.min_runtime ? vw.min_runtime : s.model.cluster_queues[sl.q].min_runtime;
+      if (min_runtime && now - s.status[v].admitted_at < *min_runtime) continue;
+      if (!take(v)) return;
     }
   }
+}
+
+}  // namespace
+
+std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo, double now) const {
+  return MakePlan(id, combo, now).candidates;
+}
+
+bool Preemptor::Coverable(WorkloadId id, const Combo& combo, double now) const {
+  const Need& need = e_.flavors.MinQuotaNeed(id, combo);
+  Policy policy;
+  if (!PolicyFor(s_, id, need, policy)) return false;
+  // Even every candidate gone must cover the quota gap and the GPUs (one pool, all nodes; exact
+  // placement is checked later). Only the flavor-resources the preemptor needs matter (a
+  // handful). What a candidate frees is never negative, so the walk stops at the first
+  // candidates that cover both: a backlog's failed attempts mostly pass this bound, and the
+  // full list (and its order) is wanted only for a search.
+  std::vector<int64_t> gap(need.size());
+  int64_t gaps = 0;  // flavor-resources still short
+  for (size_t i = 0; i < need.size(); ++i) {
+    gap[i] = need[i].second - s_.quota->Available(s_.recs[id].cq, need[i].first);
+    gaps += gap[i] > 0;
+  }
+  int64_t gpu_gap = -s_.cluster->PoolFreeGpus(0);
+  const Workload& w = s_.model.workloads[id];
+  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps)
+    gpu_gap += s_.MinOfSet(id, ps) * w.pod_sets[ps].requests[kGpu];
+  bool any = false;
+  ForEachCandidate(s_, id, now, policy.slices, [&](WorkloadId v) {
+    any = true;
+    for (const auto& p : s_.recs[v].placed) {
+      for (const auto& [fr, q] : p.quota)
+        for (size_t i = 0; i < need.size(); ++i)
+          if (need[i].first == fr && gap[i] > 0 && (gap[i] -= q) <= 0) --gaps;
+      gpu_gap -= static_cast<int64_t>(p.placement.gpus.size());
+    }
+    return gaps > 0 || gpu_gap > 0;
+  });
+  return any && gaps == 0 && gpu_gap <= 0;
+}
+
+Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double now) const {
+  const WorkloadRec& rec = s_.recs[id];
+  const PreemptionConfig& pc = s_.model.cluster_queues[rec.cq].preemption;
+  const bool fair = s_.model.config.fair_sharing;
+  const bool bwc = pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  Plan plan;
+  Policy policy;
+  if (!PolicyFor(s_, id, e_.flavors.MinQuotaNeed(id, combo), policy)) return plan;
+  std::vector<WorkloadId>& out = plan.candidates;
+  ForEachCandidate(s_, id, now, policy.slices, [&](WorkloadId v) {
+    out.push_back(v);
+    return true;
+  });
   SortCandidates(s_, rec.cq, now, out);
   // Which candidates an attempt that lets the preemptor borrow may take, and the attempts, in
   // Kueue's order (borrowing first unless only a fit within nominal can take other queues').
@@ -189,7 +247,7 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
   plan.while_borrowing.resize(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     const WorkloadRec& v = s_.recs[out[i]];
-    bool ok = v.cq == rec.cq || fits_nominal || fair;
+    bool ok = v.cq == rec.cq || policy.fits_nominal || fair;
     if (!ok && bwc) {
       ok = v.priority < rec.priority &&
            (!pc.max_priority_threshold || v.priority <= *pc.max_priority_threshold);
@@ -197,9 +255,9 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
     plan.while_borrowing[i] = ok;
     others = others || v.cq != rec.cq;
   }
-  if (fair || !others || (!bwc && !under_nominal)) {
+  if (fair || !others || (!bwc && !policy.under_nominal)) {
     plan.attempts = {true};
-  } else if (!bwc && !fits_nominal) {
+  } else if (!bwc && !policy.fits_nominal) {
     plan.attempts = {false, true};
   } else {
     plan.attempts = {true, false};

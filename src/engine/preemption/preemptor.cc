@@ -25,16 +25,14 @@ bool Preemptor::TryPreempt(WorkloadId id, const Combo& combo, double now,
 std::optional<Preemptor::Found> Preemptor::Find(
     WorkloadId id, const Combo& combo, double now,
     const std::function<bool(const Combo&)>& may_search) {
-  Plan plan = MakePlan(id, combo, now);
+  // The bounds first: most attempts of a backlog stop there or at `may_search`, and neither
+  // needs the candidates in order.
+  if (!Coverable(id, combo, now)) return std::nullopt;
+  if (may_search && !may_search(combo)) return std::nullopt;
+  // Made after `may_search`: the state may have changed (reservations lifted).
+  const Plan plan = MakePlan(id, combo, now);
   if (plan.candidates.empty()) return std::nullopt;
-  Need need = e_.flavors.MinQuotaNeed(id, combo);
-  if (!CouldCover(id, need, plan.candidates)) return std::nullopt;
-  if (may_search) {
-    if (!may_search(combo)) return std::nullopt;
-    plan = MakePlan(id, combo, now);  // the state may have changed (reservations lifted)
-    if (plan.candidates.empty()) return std::nullopt;
-    need = e_.flavors.MinQuotaNeed(id, combo);
-  }
+  const Need need = e_.flavors.MinQuotaNeed(id, combo);
   std::vector<WorkloadId> candidates;
   const int64_t epoch = s_.release_epoch;  // a look ahead releases nothing
   for (const bool allow_borrowing : plan.attempts) {
@@ -78,31 +76,6 @@ void Preemptor::Apply(WorkloadId id, const Combo& combo, const Found& found, dou
     }
   }
   Commit(id, combo, evicted, graced, now, out);
-}
-
-bool Preemptor::CouldCover(WorkloadId id, const Need& need,
-                           const std::vector<WorkloadId>& candidates) const {
-  // Cheap bound before any eviction: even every candidate gone must cover the quota gap and
-  // the GPUs (one pool, all nodes; exact placement is checked later). Only the
-  // flavor-resources the preemptor needs matter (a handful).
-  std::vector<int64_t> freed(need.size(), 0);
-  int64_t freed_gpus = 0;
-  for (WorkloadId v : candidates) {
-    for (const auto& p : s_.recs[v].placed) {
-      for (const auto& [fr, q] : p.quota)
-        for (size_t i = 0; i < need.size(); ++i)
-          if (need[i].first == fr) freed[i] += q;
-      freed_gpus += static_cast<int64_t>(p.placement.gpus.size());
-    }
-  }
-  for (size_t i = 0; i < need.size(); ++i)
-    if (need[i].second > s_.quota->Available(s_.recs[id].cq, need[i].first) + freed[i])
-      return false;
-  int64_t want_gpus = 0;
-  const Workload& w = s_.model.workloads[id];
-  for (size_t ps = 0; ps < w.pod_sets.size(); ++ps)
-    want_gpus += s_.MinOfSet(id, ps) * w.pod_sets[ps].requests[kGpu];
-  return want_gpus <= s_.cluster->PoolFreeGpus(0) + freed_gpus;
 }
 
 void Preemptor::Minimize(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,

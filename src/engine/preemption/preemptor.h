@@ -66,10 +66,12 @@ class Preemptor {
     std::vector<bool> attempts;  // allow borrowing, per attempt, in order
   };
   Plan MakePlan(WorkloadId id, const Combo& combo, double now) const;
+  // Find's cheap bounds: `id` has some candidate under `combo`, and even every candidate gone
+  // would cover its quota gap and the GPUs it needs. True exactly when MakePlan's candidates are
+  // not empty and cover that, but walks only as many candidates as it takes, and sorts none.
+  bool Coverable(WorkloadId id, const Combo& combo, double now) const;
 
  private:
-  // Even every candidate gone must cover the quota gap and the GPUs.
-  bool CouldCover(WorkloadId id, const Need& need, const std::vector<WorkloadId>& candidates) const;
   // Gives back every victim the preemptor can do without.
   void Minimize(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
                 Evicted& evicted);
