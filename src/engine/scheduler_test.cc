@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "engine/test_builders.h"
+#include "engine/test_scheduler.h"
 #include "fmt/format.h"
 
 namespace tessera {
@@ -14,14 +14,8 @@ namespace {
 using testing::CQ;
 using testing::MakeModel;
 using testing::MakeNode;
+using testing::Start;
 using testing::WL;
-
-// Runs the model's workloads: submits all at t=0, one cycle; returns the engine.
-std::unique_ptr<Scheduler> Start(Model m) {
-  auto s = Scheduler::Create(std::move(m));
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
 
 std::vector<Decision> SubmitAll(Scheduler& s, double now = 0) {
   for (WorkloadId id = 0; id < s.num_workloads(); ++id)

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "engine/scheduler.h"
-#include "engine/test_builders.h"
+#include "engine/test_scheduler.h"
 
 namespace tessera {
 namespace {
@@ -14,15 +14,10 @@ namespace {
 using testing::CQ;
 using testing::MakeModel;
 using testing::MakeNode;
+using testing::Start;
 using testing::WL;
 
 constexpr char kZone[] = "topology.kubernetes.io/zone";
-
-std::unique_ptr<Scheduler> Start(Model m) {
-  auto s = Scheduler::Create(std::move(m));
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
 
 std::vector<Decision> SubmitAll(Scheduler& s, double now = 0) {
   for (WorkloadId id = 0; id < s.num_workloads(); ++id)

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/scheduler.h"
-#include "engine/test_builders.h"
+#include "engine/test_scheduler.h"
 
 namespace tessera {
 namespace {
@@ -18,13 +18,8 @@ namespace {
 using testing::CQ;
 using testing::MakeModel;
 using testing::MakeNode;
+using testing::Start;
 using testing::WL;
-
-std::unique_ptr<Scheduler> Start(Model m) {
-  auto s = Scheduler::Create(std::move(m));
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
 
 void Cycle(Scheduler& s, double now) {
   s.RunCycle(now);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/scheduler.h"
-#include "engine/test_builders.h"
+#include "engine/test_scheduler.h"
 
 namespace tessera {
 namespace {
@@ -18,13 +18,8 @@ namespace {
 using testing::CQ;
 using testing::MakeModel;
 using testing::MakeNode;
+using testing::Start;
 using testing::WL;
-
-std::unique_ptr<Scheduler> Start(Model m) {
-  auto s = Scheduler::Create(std::move(m));
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
 
 std::vector<Decision> Cycle(Scheduler& s, double now) {
   std::vector<Decision> d = s.RunCycle(now);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/scheduler.h"
-#include "engine/test_builders.h"
+#include "engine/test_scheduler.h"
 
 namespace tessera {
 namespace {
@@ -18,13 +18,8 @@ namespace {
 using testing::CQ;
 using testing::MakeModel;
 using testing::MakeNode;
+using testing::Start;
 using testing::WL;
-
-std::unique_ptr<Scheduler> Start(Model m) {
-  auto s = Scheduler::Create(std::move(m));
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
 
 // One node of 8 GPUs, ClusterQueue cq (8 GPUs, preempts lower priority within it): `victim`
 // (8 GPUs, low, grace `grace`), `urgent` (8 GPUs, high), `small` (1 GPU, high).

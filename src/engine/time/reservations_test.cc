@@ -14,7 +14,7 @@
 #include <string>
 
 #include "engine/scheduler.h"
-#include "engine/test_builders.h"
+#include "engine/test_scheduler.h"
 
 namespace tessera {
 namespace {
@@ -22,13 +22,8 @@ namespace {
 using testing::CQ;
 using testing::MakeModel;
 using testing::MakeNode;
+using testing::Start;
 using testing::WL;
-
-std::unique_ptr<Scheduler> Start(Model m) {
-  auto s = Scheduler::Create(std::move(m));
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
 
 // One pod of `gpus` GPUs and `cpu` cores in ClusterQueue `cq`.
 Workload Job(const std::string& name, const std::string& cq, int gpus, int cpu,

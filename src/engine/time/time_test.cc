@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/scheduler.h"
-#include "engine/test_builders.h"
+#include "engine/test_scheduler.h"
 #include "engine/time/estimator.h"
 #include "engine/time/span.h"
 
@@ -23,6 +23,7 @@ namespace {
 using testing::CQ;
 using testing::MakeModel;
 using testing::MakeNode;
+using testing::Start;
 using testing::WL;
 
 // ---------------------------------------------------------------------------------------------
@@ -137,12 +138,6 @@ TEST(RuntimeEstimatorTest, HistoryKeepsOnlyTheLastRuns) {
 
 // ---------------------------------------------------------------------------------------------
 // Reservations, expected starts and backfill, through the Scheduler.
-
-std::unique_ptr<Scheduler> Start(Model m) {
-  auto s = Scheduler::Create(std::move(m));
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
 
 Workload Job(const std::string& name, int gpus, std::optional<double> estimate,
              std::string priority = "low") {
