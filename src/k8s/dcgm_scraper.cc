@@ -89,7 +89,7 @@ absl::StatusOr<std::vector<GpuReading>> DcgmScraper::Fetch(const Exporter& e) co
   client.set_write_timeout(sec, usec);
   std::string body;
   int status = 0;
-  bool too_big = false, too_slow = false;
+  bool too_big = false, too_slow = false, stopped = false;
   // A read timeout bounds each read, not the whole: an exporter that drips a byte at a time
   // would hold the scraper (and serve's shutdown) for as long as it likes.
   const auto deadline = std::chrono::steady_clock::now() +
@@ -105,13 +105,19 @@ absl::StatusOr<std::vector<GpuReading>> DcgmScraper::Fetch(const Exporter& e) co
           too_big = true;
           return false;
         }
-        if (std::chrono::steady_clock::now() > deadline || stopping_) {
+        if (stopping_) {
+          stopped = true;
+          return false;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
           too_slow = true;
           return false;
         }
         body.append(data, n);
         return true;
       });
+  // Cut off by Stop: no answer to count, neither a success nor the exporter's error.
+  if (stopped) return absl::CancelledError("stopped");
   if (too_big)
     return absl::ResourceExhaustedError(
         fmt::format("the body is larger than {} bytes; refused", options_.max_body_bytes));
@@ -132,6 +138,7 @@ void DcgmScraper::ScrapeAll() {
       if (stop_) return;
     }
     absl::StatusOr<std::vector<GpuReading>> got = Fetch(*e);
+    if (absl::IsCancelled(got.status())) return;  // Stop cut it off
     if (metrics_) metrics_->Add("tessera_dcgm_scrapes_total", {got.ok() ? "success" : "error"});
     if (!got.ok()) {
       const std::string error(got.status().message());

@@ -220,6 +220,38 @@ TEST(DcgmScraper, ABodyThatDripsIsCutOff) {
   t.join();
 }
 
+// A scrape in flight when the scraper stops is cut off at its next chunk and counted as
+// nothing: not the exporter's error (before, "the body took longer than ..." and an error,
+// which a test reading the counters after Stop saw now and then).
+TEST(DcgmScraper, AScrapeCutOffByStopIsNoError) {
+  httplib::Server server;
+  std::atomic<bool> asked{false}, done{false};
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    asked = true;
+    res.set_chunked_content_provider("text/plain", [&](size_t, httplib::DataSink& sink) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return !done && sink.write("#", 1);
+    });
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Metrics metrics;
+  DcgmScraperOptions o;
+  o.urls = {"http://127.0.0.1:" + std::to_string(port) + "/metrics"};
+  o.timeout_s = 30;  // the whole body may take a minute: only Stop ends this scrape
+  DcgmScraper scraper(o, &metrics);
+  scraper.Start();
+  while (!asked) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // a few chunks in
+  scraper.Stop();
+  EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"error"}), 0);
+  EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"success"}), 0);
+  done = true;
+  server.stop();
+  t.join();
+}
+
 TEST(DcgmScraper, StaleReadingsAreDropped) {
   FakeExporter exporter;
   exporter.Serve(Fixture());
