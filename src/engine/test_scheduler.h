@@ -17,4 +17,10 @@ inline std::unique_ptr<Scheduler> Start(Model m) {
   return std::move(*s);
 }
 
+// One cycle at `now`, then the engine's own consistency check.
+inline void Cycle(Scheduler& s, double now) {
+  s.RunCycle(now);
+  EXPECT_TRUE(s.Verify().ok()) << s.Verify();
+}
+
 }  // namespace tessera::testing

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "k8s/dcgm_scraper.h"
@@ -193,63 +195,67 @@ TEST(DcgmScraper, KeepsGoodReadingsThroughGarbageATooLargeBodyAndAnExporterThatI
   EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"success"}), 2);
 }
 
-// An exporter that drips its body a byte at a time, each within the read timeout: the scrape
-// is cut off when the whole has taken twice the timeout, and counted as an error.
-TEST(DcgmScraper, ABodyThatDripsIsCutOff) {
-  httplib::Server server;
-  std::atomic<bool> done{false};
-  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_chunked_content_provider("text/plain", [&](size_t, httplib::DataSink& sink) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      return !done && sink.write("#", 1);
+// An exporter that drips its body a byte at a time, every `every` ms, for as long as it lives.
+class DrippingExporter {
+ public:
+  explicit DrippingExporter(int every_ms) {
+    server_.Get("/metrics", [this, every_ms](const httplib::Request&, httplib::Response& res) {
+      asked_ = true;
+      res.set_chunked_content_provider(
+          "text/plain", [this, every_ms](size_t, httplib::DataSink& sink) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(every_ms));
+            return !done_ && sink.write("#", 1);
+          });
     });
-  });
-  const int port = server.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { server.listen_after_bind(); });
-  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~DrippingExporter() {
+    done_ = true;
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
+  bool asked() const { return asked_; }
+
+ private:
+  httplib::Server server_;
+  std::atomic<bool> asked_{false}, done_{false};
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// Each chunk comes within the read timeout: the scrape is cut off when the whole has taken
+// twice the timeout, and counted as an error.
+TEST(DcgmScraper, ABodyThatDripsIsCutOff) {
+  DrippingExporter exporter(50);
   Metrics metrics;
   DcgmScraperOptions o;
-  o.urls = {"http://127.0.0.1:" + std::to_string(port) + "/metrics"};
+  o.urls = {exporter.url()};
   o.timeout_s = 0.3;  // each read comes within 50 ms; the whole never ends
   DcgmScraper scraper(o, &metrics);
   scraper.ScrapeAll();
   EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"error"}), 1);
   EXPECT_TRUE(scraper.Readings().empty());
-  done = true;
-  server.stop();
-  t.join();
 }
 
 // A scrape in flight when the scraper stops is cut off at its next chunk and counted as
 // nothing: not the exporter's error (before, "the body took longer than ..." and an error,
 // which a test reading the counters after Stop saw now and then).
 TEST(DcgmScraper, AScrapeCutOffByStopIsNoError) {
-  httplib::Server server;
-  std::atomic<bool> asked{false}, done{false};
-  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-    asked = true;
-    res.set_chunked_content_provider("text/plain", [&](size_t, httplib::DataSink& sink) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      return !done && sink.write("#", 1);
-    });
-  });
-  const int port = server.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { server.listen_after_bind(); });
-  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  DrippingExporter exporter(20);
   Metrics metrics;
   DcgmScraperOptions o;
-  o.urls = {"http://127.0.0.1:" + std::to_string(port) + "/metrics"};
+  o.urls = {exporter.url()};
   o.timeout_s = 30;  // the whole body may take a minute: only Stop ends this scrape
   DcgmScraper scraper(o, &metrics);
   scraper.Start();
-  while (!asked) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (!exporter.asked()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(60));  // a few chunks in
   scraper.Stop();
   EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"error"}), 0);
   EXPECT_EQ(metrics.Value("tessera_dcgm_scrapes_total", {"success"}), 0);
-  done = true;
-  server.stop();
-  t.join();
 }
 
 TEST(DcgmScraper, StaleReadingsAreDropped) {

@@ -16,15 +16,11 @@ namespace tessera {
 namespace {
 
 using testing::CQ;
+using testing::Cycle;
 using testing::MakeModel;
 using testing::MakeNode;
 using testing::Start;
 using testing::WL;
-
-void Cycle(Scheduler& s, double now) {
-  s.RunCycle(now);
-  EXPECT_TRUE(s.Verify().ok()) << s.Verify();
-}
 
 // One pod asking for `gpus` whole GPUs, or for `milli` of one GPU when `gpus` is 0.
 Workload Pod(const std::string& name, const std::string& cq, int gpus, int64_t milli,

@@ -20,6 +20,7 @@ namespace tessera {
 namespace {
 
 using testing::CQ;
+using testing::Cycle;
 using testing::MakeModel;
 using testing::MakeNode;
 using testing::Start;
@@ -36,11 +37,6 @@ Workload Job(const std::string& name, const std::string& cq, int gpus, int cpu,
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
-}
-
-void Cycle(Scheduler& s, double now) {
-  s.RunCycle(now);
-  EXPECT_TRUE(s.Verify().ok()) << s.Verify();
 }
 
 // n1: 8 GPUs, 64 cores, where the reservations go. n2: 1 GPU and 2 cores, held by ClusterQueue

@@ -21,6 +21,7 @@ namespace tessera {
 namespace {
 
 using testing::CQ;
+using testing::Cycle;
 using testing::MakeModel;
 using testing::MakeNode;
 using testing::Start;
@@ -148,11 +149,6 @@ Workload Job(const std::string& name, int gpus, std::optional<double> estimate,
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
-}
-
-void Cycle(Scheduler& s, double now) {
-  s.RunCycle(now);
-  EXPECT_TRUE(s.Verify().ok()) << s.Verify();
 }
 
 TEST(ReservationTest, HeadBehindEstimatedWorkGetsAnExpectedStart) {
