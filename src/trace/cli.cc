@@ -23,6 +23,7 @@
 #include "trace/replay.h"
 #include "trace/report.h"
 #include "trace/synthetic.h"
+#include "trace/writers.h"
 
 namespace tessera::cli {
 
@@ -119,6 +120,27 @@ bool BuildOptionsOf(const ReplayFlags& f, trace::BuildOptions& bo) {
 
 namespace {
 
+// --write-trace DIR: the trace as read (after --limit and --ignore-times) to DIR/nodes.csv and
+// DIR/jobs.csv in the generic format, and no replay.
+int WriteTraceOnly(const ReplayFlags& f, const trace::Trace& tr) {
+  if (auto s = trace::WriteTrace(tr, f.write_trace); !s.ok()) {
+    std::cerr << "tessera sim replay: --write-trace: "
+              << EscapeNonPrintable(std::string(s.message())) << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("trace written: {}/nodes.csv ({} nodes), {}/jobs.csv ({} jobs)\n",
+                           f.write_trace, tr.nodes.size(), f.write_trace, tr.jobs.size());
+  if (!f.manifests.empty())
+    std::cout << "(the --manifests are not part of it: give them again to replay it)\n";
+  if (!trace::QueueOrderKept(tr))
+    std::cout << "note: the queues first appear in jobs.csv in another order than the trace's: "
+                 "replayed without --manifests, the default ClusterQueues are made in that "
+                 "order (the queue table's, ties between queues, the share that takes the "
+                 "remainder), so the replay may differ; give the queues in --manifests to fix "
+                 "it\n";
+  return 0;
+}
+
 int RunReplayCommand(const ReplayFlags& f) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -163,6 +185,7 @@ int RunReplayCommand(const ReplayFlags& f) {
   trace::Trace tr;
   trace::ReadLog log;
   if (!ReadTrace(f, tr, log)) return 1;
+  if (!f.write_trace.empty()) return WriteTraceOnly(f, tr);
   trace::BuildOptions bo;
   if (!BuildOptionsOf(f, bo)) return 1;
   std::vector<std::string> notes;
@@ -322,6 +345,10 @@ Command AddReplayCommand(CLI::App& sim) {
          "pod-by-pod "
          "(docs/autoscaling.md); default: SchedulerConfig spec.autoscaler.scaleUp")
       ->check(CLI::IsMember({"gang-aware", "pod-by-pod"}));
+  app->add_option("--write-trace", flags->write_trace,
+                  "write the trace (nodes.csv and jobs.csv, the generic format) to this "
+                  "directory instead of replaying it: a synthetic trace, or a converted one, to "
+                  "edit and replay with --nodes and --jobs");
   app->add_option("--accounting-db", flags->accounting_db,
                   "append a record per workload run to this SQLite accounting store "
                   "(docs/accounting.md)");

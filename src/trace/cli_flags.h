@@ -49,6 +49,7 @@ struct ReplayFlags {
   bool ignore_times = false;
   bool verify = false;
   std::string accounting_db;
+  std::string write_trace;  // replay: write the trace here instead of replaying it
 };
 
 // A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where
