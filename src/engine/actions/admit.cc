@@ -138,10 +138,15 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
     // is done or blocked and phase 2 would find nothing.
     if (!deferred) break;
   }
+  // A workload woken for quota that failed for another reason (placement, a reservation) took
+  // no quota: its queue's tree is marked released again, so that the next pass's WakeParked
+  // offers that quota to the next parked workloads (it cleared the tree's mark when it woke it).
   bool again = false;
   for (WorkloadId id : e_.pending.TakeWokenForQuota()) {
-    if (s_.status[id].state == WorkloadState::kPending && s_.recs[id].parked == Parked::kOther)
+    if (s_.status[id].state == WorkloadState::kPending && s_.recs[id].parked == Parked::kOther) {
       again = true;
+      e_.pending.MarkRootReleased(s_.recs[id].cq);
+    }
   }
   return again;
 }
