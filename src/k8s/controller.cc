@@ -105,6 +105,16 @@ void Controller::Impl::Stop() {
 void Controller::Impl::Loop() {
   while (!stop) {
     std::deque<LoopEvent> batch;
+    // An informer hands its first list to the inbox, then says it synced: read after the batch
+    // is taken, "synced" may count a list still in the inbox, and the first engine would be
+    // built without it (a SchedulerConfig's pricing: a new leader's first accounting period
+    // charged GPU-hours without dollars; the pods: a run closed and started again). So the
+    // informers are read before, and count once the batch that holds their lists is applied.
+    bool lists_taken = synced;
+    if (!lists_taken) {
+      lists_taken = true;
+      for (auto& i : informers) lists_taken = lists_taken && i->synced();
+    }
     {
       std::unique_lock<std::mutex> l(mu);
       cv.wait_for(l, std::chrono::milliseconds(100), [this] { return stop || !inbox.empty(); });
@@ -123,9 +133,7 @@ void Controller::Impl::Loop() {
       }
     }
     if (!synced) {
-      bool all = true;
-      for (auto& i : informers) all = all && i->synced();
-      if (!all) continue;
+      if (!lists_taken) continue;
       synced = true;
       spdlog::info("tessera: caches synced: {} nodes, {} pods", cache.num_nodes(), pods.size());
     }
