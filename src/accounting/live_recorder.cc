@@ -21,11 +21,33 @@ void LiveRecorder::Charge(Open& o, const LiveRun& run, double now) {
   const double hours = run.record.gpus * dt / 3600;
   RunRecord& r = o.record;
   r.gpu_hours += hours;
+  // Every GPU-hour of a run that has a price is charged at one: at its price now, else at its
+  // last one; those before its first price are charged at that once it comes (PriceGap).
+  std::optional<double> dollars;
   if (run.dollars_per_hour) {
-    const double dollars = *run.dollars_per_hour * dt / 3600;
-    r.allocated_dollars = r.allocated_dollars.value_or(0) + dollars;
+    dollars = *run.dollars_per_hour * dt / 3600;
+    if (run.record.gpus > 0) {
+      const double rate = *run.dollars_per_hour / run.record.gpus;
+      if (o.owed_hours > 0) {
+        r.allocated_dollars = r.allocated_dollars.value_or(0) + o.owed_hours * rate;
+        if (o.owed_util_hours > 0)
+          r.effective_dollars = r.effective_dollars.value_or(0) + o.owed_util_hours * rate;
+        SayGap(o, o.owed_hours, /*backfilled=*/true);
+        o.owed_hours = o.owed_util_hours = 0;
+      }
+      o.rate = rate;
+    }
+  } else if (hours > 0 && o.rate) {
+    dollars = *o.rate * hours;
+    SayGap(o, hours, /*backfilled=*/false);
+  } else if (hours > 0) {
+    o.owed_hours += hours;
+    if (run.utilization) o.owed_util_hours += *run.utilization * hours;
+  }
+  if (dollars) {
+    r.allocated_dollars = r.allocated_dollars.value_or(0) + *dollars;
     if (run.utilization)
-      r.effective_dollars = r.effective_dollars.value_or(0) + dollars * *run.utilization;
+      r.effective_dollars = r.effective_dollars.value_or(0) + *dollars * *run.utilization;
   }
   if (run.utilization && hours > 0) {
     o.measured_hours += hours;
@@ -40,6 +62,18 @@ void LiveRecorder::Charge(Open& o, const LiveRun& run, double now) {
   o.last = now;
   o.held = run;
   o.held.utilization.reset();
+}
+
+void LiveRecorder::SayGap(Open& o, double gpu_hours, bool backfilled) {
+  if (o.gap_said) return;
+  o.gap_said = true;
+  gaps_.push_back({o.record.run_key, gpu_hours, backfilled});
+}
+
+std::vector<LiveRecorder::PriceGap> LiveRecorder::TakePriceGaps() {
+  std::vector<PriceGap> out = std::move(gaps_);
+  gaps_.clear();
+  return out;
 }
 
 LiveRecorder::Open LiveRecorder::Begin(const LiveRun& run, double now) {
@@ -95,6 +129,13 @@ absl::Status LiveRecorder::Observe(const std::vector<LiveRun>& running, double n
         if (row.utilization) {
           o.measured_hours = row.gpu_hours;
           o.util_weighted = *row.utilization * row.gpu_hours;
+        }
+        // Its price per GPU-hour so far; none yet: its GPU-hours are charged at its first.
+        if (row.allocated_dollars && row.gpu_hours > 0) {
+          o.rate = *row.allocated_dollars / row.gpu_hours;
+        } else if (!row.allocated_dollars) {
+          o.owed_hours = row.gpu_hours;
+          o.owed_util_hours = o.util_weighted;
         }
         o.record = std::move(row);
         LiveRun gap = *seen[o.record.run_key];

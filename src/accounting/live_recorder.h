@@ -7,7 +7,9 @@
 // - one not seen before starts a run: a row in state "running" with its run_key (the group
 //   key), written at once;
 // - one seen before grows by what it held since the last Observe: GPU-hours, allocated
-//   dollars at its current price per hour, and, when dcgm-exporter measured it, effective
+//   dollars at its current price per hour (its last one while the snapshot has none; the
+//   GPU-hours before its first at that: a run's dollars cover all its GPU-hours or none, and a
+//   price not in force is said, PriceGap), and, when dcgm-exporter measured it, effective
 //   dollars (allocated x utilization) and its GPU-hour-weighted utilization; open rows are
 //   rewritten at most every `checkpoint_s` (a crash of serve loses at most that much);
 // - one gone ends its run at `now` (charged for what it held when last seen, unmeasured):
@@ -64,17 +66,34 @@ class LiveRecorder {
   // with the next call; nothing is lost unless serve stops first.
   absl::Status Observe(const std::vector<LiveRun>& running, double now, const Endings& ended = {});
 
+  // A run charged at a price that was not in force then, said once per run (and again after a
+  // Resume): GPU-hours observed without a price (none in the snapshot: spec.pricing removed,
+  // or not read yet) in a run that had one, charged at its last price; or GPU-hours from before
+  // a run's first price, charged at that. A run never priced keeps no dollars and is not said.
+  struct PriceGap {
+    std::string run_key;
+    double gpu_hours = 0;     // of the charge that was said
+    bool backfilled = false;  // charged at its first price (else: at its last)
+  };
+  // The gaps since the last call.
+  std::vector<PriceGap> TakePriceGaps();
+
   int64_t open() const { return static_cast<int64_t>(open_.size()); }
   int64_t closed() const { return closed_; }
 
  private:
   struct Open {
     RunRecord record;
-    double last = 0;            // seconds since the epoch of the last Observe that saw it
-    double measured_hours = 0;  // GPU-hours with a utilization
-    double util_weighted = 0;   // utilization x GPU-hours
-    LiveRun held;               // what it held when last seen (its end is charged at that)
+    double last = 0;             // seconds since the epoch of the last Observe that saw it
+    double measured_hours = 0;   // GPU-hours with a utilization
+    double util_weighted = 0;    // utilization x GPU-hours
+    LiveRun held;                // what it held when last seen (its end is charged at that)
+    std::optional<double> rate;  // its last price, dollars per GPU-hour
+    double owed_hours = 0;       // GPU-hours before its first price (and measured x util)
+    double owed_util_hours = 0;
+    bool gap_said = false;
   };
+  void SayGap(Open& o, double gpu_hours, bool backfilled);
   void Charge(Open& o, const LiveRun& now_run, double now);
   Open Begin(const LiveRun& run, double now);
   // Closes the open run of `key` at `now` as `ending` says (null: finished) into `batch`.
@@ -87,6 +106,7 @@ class LiveRecorder {
   std::map<std::string, int32_t> runs_, preemptions_;  // by run_key: ended runs, preemptions
   std::vector<RunRecord> unwritten_;                   // closed runs a failed write left
   std::vector<RunRecord> resumed_;  // read by Resume, matched by the next Observe
+  std::vector<PriceGap> gaps_;      // not taken yet
   bool resuming_ = false;
   double last_checkpoint_ = -1;
   int64_t closed_ = 0;

@@ -195,6 +195,77 @@ TEST_F(LiveRecorderTest, RestartCarriesRunningRunsOnAndClosesTheOthers) {
   }
 }
 
+// A run's dollars cover all its GPU-hours. A period without a price in the middle of a priced
+// run (the first period of a new leader whose engine had not read the SchedulerConfig yet: the
+// K8sUsage restart test once saw `long`'s dollars 1.2 GPU-seconds short; or spec.pricing removed
+// while it runs) is charged at the run's last price, and said.
+TEST_F(LiveRecorderTest, APeriodWithoutAPriceIsChargedAtTheRunsLastPriceAndSaid) {
+  const double t0 = 5000;
+  {
+    auto store = Open();
+    LiveRecorder rec(store.get(), 0);
+    ASSERT_TRUE(rec.Resume().ok());
+    ASSERT_TRUE(rec.Observe({MakeRun("long", 2, t0, std::nullopt)}, t0 + 3600).ok());
+  }
+  auto store = Open();
+  LiveRecorder rec(store.get(), 0);
+  ASSERT_TRUE(rec.Resume().ok());
+  LiveRun unpriced = MakeRun("long", 2, t0 + 5000, std::nullopt);
+  unpriced.dollars_per_hour.reset();
+  // The half hour without a serve, observed without a price: carried on at $2 a GPU-hour (the
+  // row's dollars over its GPU-hours).
+  ASSERT_TRUE(rec.Observe({unpriced}, t0 + 5400).ok());
+  std::vector<LiveRecorder::PriceGap> gaps = rec.TakePriceGaps();
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].run_key, "Job:team-a/long");
+  EXPECT_DOUBLE_EQ(gaps[0].gpu_hours, 1);  // 2 GPUs x 30 min
+  EXPECT_FALSE(gaps[0].backfilled);
+  ASSERT_TRUE(rec.Observe({unpriced}, t0 + 6300).ok());
+  EXPECT_TRUE(rec.TakePriceGaps().empty());  // said once per run
+  ASSERT_TRUE(rec.Observe({MakeRun("long", 2, t0 + 5000, std::nullopt)}, t0 + 7200).ok());
+  ASSERT_TRUE(rec.Observe({}, t0 + 7200).ok());
+  auto all = store->Read();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_DOUBLE_EQ((*all)[0].gpu_hours, 4);           // 2 GPUs x 2 h
+  EXPECT_DOUBLE_EQ(*(*all)[0].allocated_dollars, 8);  // all of them at $2
+}
+
+// A run first seen without a price (spec.pricing given while it runs): its GPU-hours so far are
+// charged at its first price once one is known, and said; a run never priced has no dollars.
+TEST_F(LiveRecorderTest, GpuHoursBeforeARunsFirstPriceAreChargedAtItAndSaid) {
+  auto store = Open();
+  LiveRecorder rec(store.get(), 0);
+  ASSERT_TRUE(rec.Resume().ok());
+  const double t0 = 1000;
+  LiveRun unpriced = MakeRun("job", 2, t0, 0.5);
+  unpriced.dollars_per_hour.reset();
+  LiveRun never = MakeRun("never", 1, t0, std::nullopt);
+  never.dollars_per_hour.reset();
+  ASSERT_TRUE(rec.Observe({unpriced, never}, t0 + 3600).ok());
+  EXPECT_TRUE(rec.TakePriceGaps().empty());  // nothing priced yet: nothing to say
+  ASSERT_TRUE(rec.Observe({MakeRun("job", 2, t0, std::nullopt), never}, t0 + 7200).ok());
+  std::vector<LiveRecorder::PriceGap> gaps = rec.TakePriceGaps();
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].run_key, "Job:team-a/job");
+  EXPECT_DOUBLE_EQ(gaps[0].gpu_hours, 2);  // the first hour
+  EXPECT_TRUE(gaps[0].backfilled);
+  ASSERT_TRUE(rec.Observe({}, t0 + 7200).ok());
+  auto all = store->Read();
+  ASSERT_EQ(all->size(), 2u);
+  for (const RunRecord& r : *all) {
+    SCOPED_TRACE(r.name);
+    if (r.name == "never") {
+      EXPECT_DOUBLE_EQ(r.gpu_hours, 2);
+      EXPECT_FALSE(r.allocated_dollars.has_value());
+      continue;
+    }
+    EXPECT_DOUBLE_EQ(r.gpu_hours, 4);
+    EXPECT_DOUBLE_EQ(*r.allocated_dollars, 8);
+    // Measured at 50 % in the first hour, before its price: $4 x 0.5 once priced.
+    EXPECT_DOUBLE_EQ(*r.effective_dollars, 2);
+  }
+}
+
 // Open runs are rewritten at most every checkpoint; a crash loses at most that much.
 TEST_F(LiveRecorderTest, OpenRunsAreRewrittenOnlyAtCheckpoints) {
   auto store = Open();

@@ -194,6 +194,20 @@ void Controller::Impl::RecordAccounting(const std::vector<HeldGpus>& held,
   }
   say(accounting->Observe(runs, WallTime(Now()), ended_runs));
   ended_runs.clear();
+  for (const accounting::LiveRecorder::PriceGap& gap : accounting->TakePriceGaps()) {
+    if (gap.backfilled) {
+      spdlog::warn(
+          "tessera: accounting: run {}: {:.6g} GPU-hours it held before it had a price "
+          "are charged at its first price",
+          gap.run_key, gap.gpu_hours);
+    } else {
+      spdlog::warn(
+          "tessera: accounting: run {}: {:.6g} GPU-hours held without a price (no "
+          "spec.pricing applies) are charged at its last price, as is the rest of the run "
+          "while none applies",
+          gap.run_key, gap.gpu_hours);
+    }
+  }
 }
 
 }  // namespace tessera::k8s
