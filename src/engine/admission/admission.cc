@@ -58,21 +58,43 @@ std::optional<Preemptor::Found> Admission::FindPreemption(WorkloadId id, const C
     look.blocking_known = true;
     look.blocking = e_.reservations.any_held() ? e_.reservations.Blocking(id, now) : -1;
   }
-  // Preemption never sees a reservation, and a workload that would fit without the
-  // reservations held for it waits (backfill refused) rather than preempt its way around them:
-  // both are settled once a search is worth making (Preemptor's cheap bounds passed).
   auto may_search = [&](const Combo&) {
-    if (!look.settled) {
-      look.settled = true;
-      e_.reservations.LiftAll();
-      if (look.blocking >= 0)
-        for (const auto& c : s_.recs[id].combos)
-          if (!look.held_back) look.held_back = e_.placer.FitsNow(id, c);
-      if (!look.held_back) look.awaits_release = e_.terminations.FitsOnceGone(id);
-    }
+    if (!look.settled) Settle(id, look);
     return !look.held_back && !look.awaits_release;
   };
   return e_.preemptor.Find(id, combo, now, may_search);
+}
+
+void Admission::Settle(WorkloadId id, PreemptionLook& look) {
+  look.settled = true;
+  // Preemption never sees a reservation, and a workload that would fit without the
+  // reservations held for it waits (backfill refused) rather than preempt its way around them.
+  // What is being released is coming (preemption/termination.h): a workload that fits once it
+  // is released waits for it rather than preempt. That is judged first with the reservations
+  // held for it, as they would be once the room is free: one that would then start on it
+  // waits and counts as taking it (the next ones find it taken, as without grace periods the
+  // first would have taken it at once and the next ones preempted); one that fits there only
+  // where a reservation will start waits as well, as it would without grace periods (held
+  // back: backfill refused), and takes nothing.
+  const bool releasing = e_.terminations.releasing();
+  const bool reserved = e_.reservations.any_held();
+  std::optional<Terminations::Waiter> takes;
+  if (releasing) {
+    e_.reservations.BookNodes();
+    takes = e_.terminations.FitsOnceGone(id, /*reserved=*/true);
+  }
+  e_.reservations.LiftAll();
+  if (look.blocking >= 0)
+    for (const auto& c : s_.recs[id].combos)
+      if (!look.held_back) look.held_back = e_.placer.FitsNow(id, c);
+  if (look.held_back) return;
+  if (takes) {
+    look.awaits_release = true;
+    e_.terminations.Wait(std::move(*takes));
+  } else if (releasing && reserved) {
+    look.awaits_release = e_.terminations.FitsOnceGone(id, /*reserved=*/false).has_value();
+    look.takes_nothing = look.awaits_release;
+  }
 }
 
 bool Admission::ChooseAndAdmit(WorkloadId id, double now, std::vector<ReasonPart>& why,
@@ -189,6 +211,7 @@ bool Admission::QuotaAloneRefuses(WorkloadId id) const {
 Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<Decision>& out) {
   WorkloadRec& rec = s_.recs[id];
   ++s_.stats.attempts;
+  e_.terminations.StopWaiting(id);
   // The reservations ApplyFor held but left unbooked on the nodes are booked before anything
   // here reads the nodes; an attempt that quota alone refuses reads none, and its reasons are
   // the same either way (quota is held at once).
@@ -235,9 +258,10 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
   if (look.awaits_release) {
     ReasonPart part;
     part.text = fmt::format(
-        "fits once the {} preempted workload(s) in their grace period are gone: waits for them "
+        "fits once the {} preempted workload(s) in their grace period are gone{}: waits for them "
         "rather than preempt",
-        e_.terminations.ends().size());
+        e_.terminations.ends().size(),
+        look.takes_nothing ? " (where a reservation held for another will start)" : "");
     why.insert(why.begin(), std::move(part));
   }
   if (rec.combos.empty()) {

@@ -57,6 +57,7 @@ class Admission {
     bool settled = false;  // reservations lifted for the search
     bool held_back = false;
     bool awaits_release = false;  // fits once the workloads in their grace period are gone
+    bool takes_nothing = false;   // ... but only where the reservations held for it will start
   };
   // Walks the flavor combinations as Kueue's flavorFungibility says (admission/flavor_choice.h)
   // and admits the workload under the chosen one, fitting or after its preemption; false
@@ -75,6 +76,9 @@ class Admission {
                   PreemptionLook& look, bool& by_preemption);
   std::optional<Preemptor::Found> FindPreemption(WorkloadId id, const Combo& combo, double now,
                                                  PreemptionLook& look);
+  // Once a search is worth making: lifts the reservations and says whether `id` waits instead
+  // (look.held_back, look.awaits_release). REQUIRES: the reservations held for `id` still held.
+  void Settle(WorkloadId id, PreemptionLook& look);
   // True when quota refuses every flavor combination of `id` and nothing else would be tried
   // (no preemption, no partial admission by per-pod-set minimums): its attempt reads no node.
   bool QuotaAloneRefuses(WorkloadId id) const;

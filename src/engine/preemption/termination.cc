@@ -1,5 +1,7 @@
 #include "engine/preemption/termination.h"
 
+#include <optional>
+
 #include "engine/admission/stop_policy.h"
 #include "engine/engine.h"
 #include "fmt/format.h"
@@ -34,6 +36,7 @@ void Terminations::Begin(WorkloadId v, WorkloadId preemptor, double now,
 void Terminations::Free(WorkloadId v) {
   WorkloadRec& vr = s_.recs[v];
   ends_.erase({vr.grace_end, v});
+  waiters_.clear();       // they are tried again: they wake with the release
   e_.statement.Evict(v);  // announced: parked workloads may wake, the preemptor among them
   if (vr.grace_for >= 0 && --s_.recs[vr.grace_for].awaiting == 0) DropClaim(vr.grace_for);
   vr.grace_for = -1;
@@ -41,7 +44,10 @@ void Terminations::Free(WorkloadId v) {
 }
 
 void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
-  std::vector<WorkloadId> ready;  // preemptors whose last victim is gone now
+  std::vector<WorkloadId> ready;    // preemptors whose last victim is gone now
+  std::vector<WorkloadId> waiting;  // workloads that waited for what is released (Wait), in order
+  if (!ends_.empty() && ends_.begin()->first <= now)
+    for (const Waiter& w : waiters_) waiting.push_back(w.id);
   while (!ends_.empty() && ends_.begin()->first <= now) {
     const WorkloadId v = ends_.begin()->second;
     const WorkloadId preemptor = s_.recs[v].grace_for;
@@ -73,6 +79,15 @@ void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
   // again, round after round.
   for (WorkloadId p : ready)
     if (s_.status[p].state == WorkloadState::kPending) e_.admission.TryAdmit(p, now, out);
+  // Then the workloads that waited for it, in the order they began to wait: without grace
+  // periods the first would have taken the room at once.
+  for (WorkloadId w : waiting) {
+    if (s_.status[w].state != WorkloadState::kPending || s_.recs[w].awaiting > 0) continue;
+    bool fits = false;
+    for (const Combo& c : s_.recs[w].combos)
+      if (!fits) fits = e_.placer.FitsNow(w, c);
+    if (fits) e_.admission.TryAdmit(w, now, out);
+  }
 }
 
 void Terminations::Claim(WorkloadId p, Need need, std::vector<Room> pods) {
@@ -117,9 +132,14 @@ void Terminations::DropClaim(WorkloadId p) {
   e_.pending.MarkRootReleased(r.cq);
 }
 
-bool Terminations::FitsOnceGone(WorkloadId id) {
-  if (ends_.empty()) return false;
-  // Every terminating workload gone, and what their preemptors claimed of it taken by them.
+std::optional<Terminations::Waiter> Terminations::FitsOnceGone(WorkloadId id, bool reserved) {
+  if (ends_.empty()) return std::nullopt;
+  std::erase_if(waiters_, [&](const Waiter& w) {  // admitted since, or gone
+    return s_.status[w.id].state != WorkloadState::kPending;
+  });
+  // Every terminating workload gone, what their preemptors claimed of it taken by them, what
+  // the workloads already waiting for it will take, and (`reserved`) what the reservations
+  // held for `id` will start on.
   std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>> gone;
   for (const auto& [end, v] : ends_)
     gone.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
@@ -128,17 +148,45 @@ bool Terminations::FitsOnceGone(WorkloadId id) {
   for (WorkloadId p : claimants_)
     for (const Room& want : s_.recs[p].claim_pods)
       if (s_.cluster->BookFreePart(want, p, booked)) taken.emplace_back(p, booked);
-  bool fits = false;
-  for (const Combo& c : s_.recs[id].combos)
-    if (!fits) fits = e_.placer.FitsNow(id, c);
+  std::vector<Room> promised;  // to the waiters and (`reserved`) the reservations
+  for (const Waiter& w : waiters_) {
+    for (const auto& [fr, q] : w.need) s_.quota->AddUsage(s_.recs[w.id].cq, fr, q);
+    for (const Room& want : w.pods)
+      if (s_.cluster->BookFreePart(want, w.id, booked)) promised.push_back(booked);
+  }
+  if (reserved) e_.reservations.BookReleased(promised);
+  std::optional<Waiter> fits;
+  const WorkloadRec& rec = s_.recs[id];
+  for (const Combo& c : rec.combos) {
+    Need need = e_.flavors.MinQuotaNeed(id, c);
+    if (rec.cq >= 0 && !e_.flavors.QuotaFits(rec.cq, need)) continue;
+    const size_t mark = e_.statement.mark();
+    if (!e_.placer.PlaceMin(id, c, mark)) continue;
+    const Workload& w = s_.model.workloads[id];
+    fits.emplace(Waiter{id, std::move(need), {}});
+    for (const PlacedPod& p : rec.placed)
+      fits->pods.push_back(
+          {p.placement.node, w.pod_sets[p.placement.pod_set].requests, p.placement.gpus});
+    e_.statement.RollbackTo(mark);
+    break;
+  }
+  for (auto it = promised.rbegin(); it != promised.rend(); ++it)
+    s_.cluster->Release(it->node, it->req, it->gpus);
   for (auto it = taken.rbegin(); it != taken.rend(); ++it)
     s_.cluster->Release(it->second.node, it->second.req, it->second.gpus);
+  for (const Waiter& w : waiters_)
+    for (const auto& [fr, q] : w.need) s_.quota->AddUsage(s_.recs[w.id].cq, fr, -q);
   for (auto it = gone.rbegin(); it != gone.rend(); ++it)
     e_.statement.Reinstate(it->first, std::move(it->second));
   return fits;
 }
 
 void Terminations::OnNodeOffline(NodeId n) {
+  std::erase_if(waiters_, [n](const Waiter& w) {
+    for (const Room& r : w.pods)
+      if (r.node == n) return true;
+    return false;
+  });
   for (WorkloadId p : claimants_) {
     WorkloadRec& r = s_.recs[p];
     std::vector<Room> kept;

@@ -221,6 +221,22 @@ void Reservations::LiftAll() {
   deferred_ = false;
 }
 
+void Reservations::BookReleased(std::vector<Room>& booked) {
+  Room gpus;  // only the devices: CPU, memory and the pod slot are booked by the phantom
+  Room got;
+  for (const Reservation& r : list_) {
+    if (!r.held) continue;
+    for (const Reservation::Pod& p : r.pods) {
+      if (p.req[kGpu] <= 0) continue;
+      gpus.node = p.node;
+      gpus.req = Resources{};
+      gpus.req[kGpu] = static_cast<int64_t>(p.gpus.size());
+      gpus.gpus = p.gpus;
+      if (s_.cluster->BookFreePart(gpus, r.id, got)) booked.push_back(got);
+    }
+  }
+}
+
 bool Reservations::Before(WorkloadId a, WorkloadId b) const {
   const WorkloadRec& ra = s_.recs[a];
   const WorkloadRec& rb = s_.recs[b];

@@ -69,6 +69,10 @@ class Reservations {
   // Before the nodes are read or changed: books on the nodes what ApplyFor deferred.
   void BookNodes();
   void LiftAll();
+  // For a what-if in which the terminating workloads are gone (Terminations::FitsOnceGone):
+  // every held reservation books, of the GPUs it will start on, those free now (its phantom
+  // booked the others already); `booked` gets them, for ClusterState::Release.
+  void BookReleased(std::vector<Room>& booked);
   // True when some reservation is held now.
   bool any_held() const { return held_ > 0; }
   // After an attempt of `id` failed: reserves for it when its ClusterQueue has room (or it goes
