@@ -66,6 +66,9 @@ class LiveRecorder {
   // with the next call; nothing is lost unless serve stops first.
   absl::Status Observe(const std::vector<LiveRun>& running, double now, const Endings& ended = {});
 
+  // The next Observe writes every open run, checkpoint or not (serve stopping while it leads).
+  void CheckpointNext() { last_checkpoint_ = -1; }
+
   // A run charged at a price that was not in force then, said once per run (and again after a
   // Resume): GPU-hours observed without a price (none in the snapshot: spec.pricing removed,
   // or not read yet) in a run that had one, charged at its last price; or GPU-hours from before

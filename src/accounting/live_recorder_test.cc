@@ -276,6 +276,13 @@ TEST_F(LiveRecorderTest, OpenRunsAreRewrittenOnlyAtCheckpoints) {
   EXPECT_DOUBLE_EQ(store->ReadOpen("serve")->at(0).gpu_hours, 0);
   ASSERT_TRUE(rec.Observe({MakeRun("a", 1, 0, std::nullopt)}, 720).ok());
   EXPECT_DOUBLE_EQ(store->ReadOpen("serve")->at(0).gpu_hours, 0.2);
+  // serve stopping while it leads: written now, checkpoint or not.
+  ASSERT_TRUE(rec.Observe({MakeRun("a", 1, 0, std::nullopt)}, 900).ok());
+  EXPECT_DOUBLE_EQ(store->ReadOpen("serve")->at(0).gpu_hours, 0.2);
+  rec.CheckpointNext();
+  ASSERT_TRUE(rec.Observe({MakeRun("a", 1, 0, std::nullopt)}, 1080).ok());
+  EXPECT_DOUBLE_EQ(store->ReadOpen("serve")->at(0).gpu_hours, 0.3);
+  EXPECT_DOUBLE_EQ(store->ReadOpen("serve")->at(0).end, 1080);
 }
 
 }  // namespace

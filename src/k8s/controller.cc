@@ -176,6 +176,7 @@ void Controller::Impl::Loop() {
     MaybePublishView();
     UpdateSnapshot();
   }
+  CheckpointAccountingAtStop();
 }
 
 void Controller::Impl::UpdateSnapshot() {

@@ -274,6 +274,11 @@ struct Controller::Impl {
   // the underused (gauges, an Event each), and writes the accounting records (leader only).
   // Returns the utilization of each measured workload, by engine id, for the cost counters.
   std::unordered_map<WorkloadId, double> TrackUsage();
+  // The admitted workloads of the engine and the GPUs they hold; `ids`: their engine ids.
+  std::vector<HeldGpus> HeldNow(std::unordered_map<std::string, WorkloadId>* ids) const;
+  // As the loop ends while leading: every open run written as it stands (its last checkpoint
+  // is now), so that one ending before the next leader's first period loses none of its time.
+  void CheckpointAccountingAtStop();
   void RecordAccounting(const std::vector<HeldGpus>& held,
                         const std::map<std::string, WorkloadUsage>& usage);
   void SayUnderused(const std::string& key, const WorkloadUsage& u);

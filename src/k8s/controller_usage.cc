@@ -25,12 +25,10 @@ std::string Span(double seconds) {
 
 }  // namespace
 
-std::unordered_map<WorkloadId, double> Controller::Impl::TrackUsage() {
-  std::unordered_map<WorkloadId, double> out;
-  if (!options.dcgm && !accounting) return out;
+std::vector<HeldGpus> Controller::Impl::HeldNow(
+    std::unordered_map<std::string, WorkloadId>* ids) const {
   const Model& m = engine->model();
   std::vector<HeldGpus> held;
-  std::unordered_map<std::string, WorkloadId> ids;
   for (const auto& [key, g] : groups) {
     if (g.foreign || g.state != Group::State::kInEngine || g.id < 0 || !g.admitted) continue;
     const WorkloadStatus& st = engine->status(g.id);
@@ -60,9 +58,17 @@ std::unordered_map<WorkloadId, double> Controller::Impl::TrackUsage() {
       }
       h.pods.push_back(std::move(pod));
     }
-    ids[g.key] = g.id;
+    if (ids) (*ids)[g.key] = g.id;
     held.push_back(std::move(h));
   }
+  return held;
+}
+
+std::unordered_map<WorkloadId, double> Controller::Impl::TrackUsage() {
+  std::unordered_map<WorkloadId, double> out;
+  if (!options.dcgm && !accounting) return out;
+  std::unordered_map<std::string, WorkloadId> ids;
+  const std::vector<HeldGpus> held = HeldNow(&ids);
   const std::vector<std::string> became = utilization.Update(
       options.dcgm ? options.dcgm->Readings() : std::vector<GpuReading>{}, held, Now());
   const std::map<std::string, WorkloadUsage> usage = utilization.workloads();
@@ -167,6 +173,14 @@ void Controller::Impl::EndRun(const Group& g, accounting::RunEnd how, std::strin
   e.at = WallTime(Now());
   e.run = std::move(snap->second);
   run_snapshots.erase(snap);
+}
+
+void Controller::Impl::CheckpointAccountingAtStop() {
+  // Not while the engine is stale (a rebuild pending): the next leader's first period then
+  // charges from the last checkpoint, as after a crash.
+  if (!accounting || !active || !engine || need_rebuild) return;
+  accounting->CheckpointNext();
+  RecordAccounting(HeldNow(nullptr), utilization.workloads());
 }
 
 void Controller::Impl::RecordAccounting(const std::vector<HeldGpus>& held,

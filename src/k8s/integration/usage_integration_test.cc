@@ -10,6 +10,7 @@
 #include <httplib.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -250,10 +251,18 @@ TEST_F(K8sUsage, ServeAccountingRecordsSurviveARestartAndOnlyTheLeaderWrites) {
   EXPECT_EQ(before["long"].cluster_queue, "team-a");
 
   // serve is restarted: both replicas stop; `short` ends while none runs.
+  const double stop_sent =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   stop(a);
   stop(f);
   // A follower that wrote would have added rows of its own.
   EXPECT_EQ((*store)->Read()->size(), 2u) << log("f");
+  // The leader wrote its open runs as it stopped (not only every 10 s): `short`, closed at its
+  // last checkpoint, keeps all the time it ran under a leader.
+  auto stopped = (*store)->ReadOpen("serve");
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  for (const accounting::RunRecord& r : *stopped)
+    EXPECT_GE(r.end, stop_sent) << r.name << "\n" << log("a");
   cluster_->DeletePod("team-a", "short-0");
   ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("team-a", "short-") == 0; }, kTimeout));
   int b = serve("b");
