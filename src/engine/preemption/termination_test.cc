@@ -1,7 +1,8 @@
 // Grace periods of preempted workloads (preemption/termination.h, docs/time.md): the victim
 // keeps its GPUs until its grace period ends and its preemptor waits for it, holding its quota
 // and the room it will take; a victim gone early (Kubernetes) frees them at once; without a
-// grace period nothing waits. And the
+// grace period nothing waits; a workload waiting for what is being released counts as taking it
+// until it goes away. And the
 // admission fair sharing usage an engine is seeded with (a restart of serve), decayed.
 #include <gtest/gtest.h>
 
@@ -159,6 +160,73 @@ TEST(GracePeriodTest, APreemptorThatWaitsHoldsItsClaimAndOthersWaitForWhatIsBein
   EXPECT_EQ(admitted, (std::vector<WorkloadId>{3, 5})) << "a1 first, then c1 on the rest";
   EXPECT_EQ(s->status(4).state, WorkloadState::kPending);
   EXPECT_EQ(s->ClusterQueueUsage(0, 0)[kGpu], 4);
+}
+
+// Three nodes of 8 GPUs, ClusterQueue cq (24 GPUs, preempts lower priority within it): big
+// (low, 2 pods of 8 GPUs, grace 60) on two nodes, low2 (low, 8 GPUs) on the third; then p, w1
+// and w2 (high, 8 GPUs each).
+Model WaitersScene() {
+  Model m = MakeModel(
+      {MakeNode("n1", 8), MakeNode("n2", 8), MakeNode("n3", 8)},
+      {CQ("cq").Gpus("gpu", 24).WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Obj()});
+  Workload big = WL("big").Queue("cq").Pods(2, 8).Priority("low").Obj();
+  big.pod_sets[0].termination_grace = 60;
+  m.workloads.push_back(big);
+  m.workloads.push_back(WL("low2").Queue("cq").Pods(1, 8).Priority("low").Obj());
+  for (const char* h : {"p", "w1", "w2"})
+    m.workloads.push_back(WL(h).Queue("cq").Pods(1, 8).Priority("high").Obj());
+  return m;
+}
+
+// A workload waiting for what is being released counts as taking it (the next one preempts
+// instead), until it goes away: deleted while it waits, it takes nothing, and the next one
+// waits for the room in its place rather than preempt low2.
+TEST(GracePeriodTest, AWaiterCountsAsTakingTheRoomUntilItGoesAway) {
+  auto s = Start(WaitersScene());
+  s->Submit(0, 0);
+  s->Submit(1, 0);
+  Cycle(*s, 0);
+  s->Submit(2, 100);
+  std::vector<Decision> d = Cycle(*s, 100);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].workload, 0) << "p preempts big, which keeps both nodes for 60 s";
+  s->Submit(3, 110);
+  EXPECT_TRUE(Cycle(*s, 110).empty()) << "w1 waits for big's second node";
+  EXPECT_NE(s->status(3).reason.find("fits once the 1 preempted workload(s)"), std::string::npos)
+      << s->status(3).reason;
+  s->Finish(3, 115);  // deleted while it waits
+  s->Submit(4, 120);
+  EXPECT_TRUE(Cycle(*s, 120).empty()) << "w2 waits in w1's place: low2 is not preempted";
+  EXPECT_NE(s->status(4).reason.find("fits once the 1 preempted workload(s)"), std::string::npos)
+      << s->status(4).reason;
+  EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted);
+  d = Cycle(*s, 160);
+  std::vector<WorkloadId> admitted;
+  for (const Decision& x : d)
+    if (x.type == Decision::Type::kAdmit) admitted.push_back(x.workload);
+  EXPECT_EQ(admitted, (std::vector<WorkloadId>{2, 4})) << "p, then the waiter w2";
+  EXPECT_EQ(s->status(1).preemptions, 0);
+}
+
+// A second waiter finds the room taken by the first and preempts at once, as without grace
+// periods (where the first would have taken the room at once).
+TEST(GracePeriodTest, ASecondWaiterFindsTheRoomTakenAndPreempts) {
+  auto s = Start(WaitersScene());
+  s->Submit(0, 0);
+  s->Submit(1, 0);
+  Cycle(*s, 0);
+  s->Submit(2, 100);
+  Cycle(*s, 100);
+  s->Submit(3, 110);
+  EXPECT_TRUE(Cycle(*s, 110).empty()) << "w1 waits for big's second node";
+  s->Submit(4, 120);
+  std::vector<Decision> d = Cycle(*s, 120);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].type, Decision::Type::kPreempt);
+  EXPECT_EQ(d[0].workload, 1) << "w2 preempts low2 (no grace period: gone at once)";
+  EXPECT_EQ(d[0].preemptor, 4);
+  EXPECT_EQ(d[1].type, Decision::Type::kAdmit);
+  EXPECT_EQ(d[1].workload, 4);
 }
 
 // ClusterQueue cq (8 GPUs) ordered by admission fair sharing, LocalQueues a and b; one 8-GPU
