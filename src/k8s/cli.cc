@@ -268,6 +268,9 @@ int Serve(const ServeFlags& f) {
   // takes about 8 s at most, well within the Deployment's 30 s grace period.
   const bool lost_lease = lost.load();
   const auto stop_start = std::chrono::steady_clock::now();
+  // A follower told to stop takes no lease while the controller drains (it would only give it
+  // back, seconds later, to the replica that should have it).
+  if (elector) elector->StopAcquiring();
   spdlog::info("tessera: shutting down ({})", lost_lease ? "lost the lease" : "signal");
   controller.Stop();
   dcgm.Stop();

@@ -64,6 +64,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   const std::string path = Path() + "/" + options_.name;
   auto got = client_->Get(path, "application/json", Limits());
   if (!got.ok()) return false;
+  if (no_acquire_ && !leader_) return false;  // shutting down: renew only (StopAcquiring)
   const int lease_s = static_cast<int>(options_.lease_duration_s);
   json spec = {{"holderIdentity", options_.identity},
                {"leaseDurationSeconds", lease_s},

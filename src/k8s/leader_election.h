@@ -44,6 +44,10 @@ class LeaderElector {
   // Returns within about a second plus release_timeout_s, whatever the server does.
   void Stop();
   bool is_leader() const { return leader_.load(); }
+  // From now on this replica never takes the lease (it is shutting down: a follower that became
+  // the leader now would only release it again and delay the next one); a leader still renews it
+  // until Stop(), so that nobody takes over while its binds drain.
+  void StopAcquiring() { no_acquire_ = true; }
 
  private:
   void Run();
@@ -58,6 +62,7 @@ class LeaderElector {
   const std::function<void(bool)> on_change_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> leader_{false};
+  std::atomic<bool> no_acquire_{false};
   std::thread thread_;
   // What we last observed of somebody else's lease, and when (our clock).
   std::string observed_rv_;

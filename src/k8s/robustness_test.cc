@@ -169,6 +169,28 @@ TEST(Shutdown, LeaderElectorReleasesTheLeaseOnStop) {
   EXPECT_EQ(leases.holder(), "");
 }
 
+TEST(Shutdown, AReplicaStoppingTakesNoLeaseButALeaderStillRenews) {
+  LeaseServer leases;
+  testing::Serving serving(leases.server());
+  std::atomic<bool> leading{false};
+  LeaderElector follower(&serving.client(), TestElection(), [&](bool l) { leading = l; });
+  follower.StopAcquiring();  // the signal came before it ever led
+  follower.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // five retry periods
+  EXPECT_FALSE(leading) << "a replica shutting down took the free lease";
+  follower.Stop();
+
+  LeaderElector leader(&serving.client(), TestElection(), [&](bool l) { leading = l; });
+  leader.Start();
+  ASSERT_TRUE(WaitFor([&] { return leading.load(); }));
+  leader.StopAcquiring();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(leading) << "a leader draining its binds gave the lease up before Stop";
+  EXPECT_EQ(leases.holder(), "me");
+  leader.Stop();
+  EXPECT_EQ(leases.holder(), "");
+}
+
 // A minimal API server: every list is empty, every watch ends after a while with nothing, and
 // while `down` is set everything is answered 500 (watches end at once).
 class EmptyApiServer {
