@@ -113,5 +113,42 @@ TEST(PreemptorBoundTest, ReclaimCoversTheQuotaGapFromSeveralBorrowers) {
   EXPECT_EQ(s->gpus_allocated(), 16);
 }
 
+// Two ClusterQueues of 8 GPUs of nominal quota in one cohort, two nodes of 8 GPUs; cq-a
+// preempts lower priority within it and reclaims from cq-b.
+Model TwoQueues() {
+  return MakeModel({MakeNode("n1", 8), MakeNode("n2", 8)},
+                   {CQ("cq-a")
+                        .Cohort("c")
+                        .Gpus("gpu", 8)
+                        .WithinQueue(WithinClusterQueuePolicy::kLowerPriority)
+                        .Reclaim(ReclaimPolicy::kAny)
+                        .Obj(),
+                    CQ("cq-b").Cohort("c").Gpus("gpu", 8).Reclaim(ReclaimPolicy::kAny).Obj()});
+}
+
+TEST(PreemptorBoundTest, WithinNominalItsOwnQueuesCandidatesBringItDown) {
+  // cq-b borrows 4 GPUs (three 4-GPU workloads), cq-a runs a low-priority 4-GPU workload. Its
+  // 8-GPU preemptor would take cq-a past its nominal quota, so only Kueue's attempt within
+  // nominal quota may take cq-b's borrower, and that attempt must also take cq-a's own
+  // low-priority workload (other queues' evictions do not lower cq-a's usage). A bound per
+  // attempt that counted no own candidate towards the nominal quota, or other queues'
+  // candidates towards it, would leave it pending.
+  Model m = TwoQueues();
+  for (int i = 0; i < 3; ++i)
+    m.workloads.push_back(WL("b" + std::to_string(i)).Queue("cq-b").Pods(1, 4).Obj());
+  m.workloads.push_back(WL("a-low").Queue("cq-a").Pods(1, 4).Priority("low").Obj());
+  m.workloads.push_back(WL("a-high").Queue("cq-a").Pods(2, 4).Priority("high").Obj());
+  auto s = Start(std::move(m));
+  for (WorkloadId id = 0; id < 4; ++id) s->Submit(id, 0);
+  Cycle(*s, 0);
+  ASSERT_EQ(s->gpus_allocated(), 16);
+  s->Submit(4, 10);
+  const std::vector<Decision> d = Cycle(*s, 10);
+  const std::vector<WorkloadId> victims = Preempted(d, 4);
+  ASSERT_EQ(victims.size(), 2u);
+  EXPECT_EQ(victims.back(), 3) << "its own low-priority workload";
+  EXPECT_TRUE(Admitted(d, 4));
+}
+
 }  // namespace
 }  // namespace tessera
