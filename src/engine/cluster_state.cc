@@ -316,25 +316,118 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
   UpdateFreeMemory(n);
 }
 
-bool ClusterState::BookFreePart(const Room& want, WorkloadId owner, Room& booked) {
-  booked.node = want.node;
+bool ClusterState::BookFreePart(const Room& want, WorkloadId owner, Room& booked, Parts parts,
+                                const Room* held) {
+  const NodeId n = want.node;
+  booked.node = n;
   booked.req = Resources{};
   booked.gpus.clear();
-  const Resources& f = free(want.node);
-  if (want.req[kGpu] > 0) {
-    const int32_t* owners = gpu_owners(want.node);
-    const int32_t* used = gpu_used_milli(want.node);
+  booked.mig_slices.clear();
+  const Resources& f = free(n);
+  const int32_t* owners = gpu_owners(n);
+  const int32_t* used = gpu_used_milli(n);
+  // What `held` took is no longer free: devices and slices are skipped below as taken, and the
+  // counted parts (cpu, memory, pods, a share's milli) are asked less what it holds.
+  auto rest = [&](ResourceId res, int64_t asked) {
+    return std::max<int64_t>(0, asked - (held != nullptr ? held->req[res] : 0));
+  };
+  const bool device_parts = parts == Parts::kDeviceParts;
+  if (device_parts && !want.mig_slices.empty()) {
+    // MIG instances: their memory slices that nobody uses, on devices nobody owns whole.
+    for (size_t i = 0; i < want.gpus.size() && i < want.mig_slices.size(); ++i) {
+      const int32_t g = want.gpus[i];
+      if (owners[g] != -1 && owners[g] != kMigDevice) continue;
+      const uint8_t bits = want.mig_slices[i] & static_cast<uint8_t>(~mig_masks(n)[g]);
+      if (bits == 0) continue;
+      auto at = std::find(booked.gpus.begin(), booked.gpus.end(), g);
+      if (at == booked.gpus.end()) {
+        booked.gpus.push_back(g);
+        booked.mig_slices.push_back(bits);
+      } else {
+        booked.mig_slices[at - booked.gpus.begin()] |= bits;
+      }
+    }
+  } else if (device_parts && IsShare(want.req) && want.gpus.size() == 1) {
+    // A share: the free milli of its device, up to what it asks.
+    const int32_t g = want.gpus[0];
+    const int64_t asked = rest(kGpuMilli, ShareMilli(n, want.req));
+    if ((owners[g] == -1 || owners[g] == kSharedDevice) && asked <= kMilliPerGpu) {
+      const int64_t take = std::min<int64_t>(asked, kMilliPerGpu - used[g]);
+      if (take > 0) {
+        booked.req[kGpuMilli] = take;
+        booked.gpus.push_back(g);
+      }
+    }
+  } else if (want.req[kGpu] > 0) {
     for (int32_t g : want.gpus)
       if (owners[g] == -1 && used[g] == 0) booked.gpus.push_back(g);
+    booked.req[kGpu] = static_cast<int64_t>(booked.gpus.size());
   }
-  booked.req[kGpu] = static_cast<int64_t>(booked.gpus.size());
-  for (ResourceId res : {kCpu, kMemory, kPods})
-    booked.req[res] = std::clamp<int64_t>(std::min(want.req[res], f[res]), 0, want.req[res]);
-  if (booked.gpus.empty() && booked.req[kCpu] == 0 && booked.req[kMemory] == 0 &&
-      booked.req[kPods] == 0)
-    return false;
-  AssignExact(booked.node, booked.req, booked.gpus, owner);
+  for (ResourceId res : {kCpu, kMemory, kPods}) {
+    const int64_t asked = rest(res, want.req[res]);
+    booked.req[res] = std::clamp<int64_t>(f[res], 0, asked);
+  }
+  if (booked.empty()) return false;
+  if (booked.mig_slices.empty()) {
+    AssignExact(n, booked.req, booked.gpus, owner);
+    return true;
+  }
+  const int before = free_gpus(n);
+  free_[n] -= booked.req;
+  for (size_t i = 0; i < booked.gpus.size(); ++i)
+    TakeSlices(n, booked.gpus[i], booked.mig_slices[i]);
+  Move(n, before, free_gpus(n));
+  UpdateMigFree(n);
+  UpdateFreeMemory(n);
   return true;
+}
+
+void ClusterState::Unbook(const Room& booked) {
+  if (booked.empty()) return;
+  const NodeId n = booked.node;
+  if (booked.mig_slices.empty()) return Release(n, booked.req, booked.gpus);
+  const int before = free_gpus(n);
+  free_[n] += booked.req;
+  for (size_t i = 0; i < booked.gpus.size(); ++i)
+    GiveSlices(n, booked.gpus[i], booked.mig_slices[i]);
+  Move(n, before, free_gpus(n));
+  UpdateMigFree(n);
+  UpdateFreeMemory(n);
+}
+
+Room ClusterState::PodRoom(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+                           const std::vector<int8_t>& mig_starts) const {
+  Room room{n, req, gpus, {}};
+  if (mig_starts.empty()) return room;
+  auto instances = MigInstances(n, req);
+  for (size_t i = 0; i < instances.size() && i < mig_starts.size(); ++i)
+    room.mig_slices.push_back(MigSlices(*instances[i], mig_starts[i]));
+  return room;
+}
+
+void ClusterState::TakeSlices(NodeId n, int32_t g, uint8_t bits) {
+  const int32_t d = gpu_offset_[n] + g;
+  assert((gpu_owner_[d] == -1 || gpu_owner_[d] == kMigDevice) && (mig_mask_[d] & bits) == 0);
+  if (mig_mask_[d] == 0) {
+    gpu_owner_[d] = kMigDevice;
+    gpu_used_[d] = kMilliPerGpu;  // not for shares or whole-GPU pods while it holds instances
+    --free_[n][kGpu];
+    --free_gpus_;
+    free_[n][kGpuMilli] -= kMilliPerGpu;
+  }
+  mig_mask_[d] |= bits;
+}
+
+void ClusterState::GiveSlices(NodeId n, int32_t g, uint8_t bits) {
+  const int32_t d = gpu_offset_[n] + g;
+  mig_mask_[d] &= static_cast<uint8_t>(~bits);
+  if (mig_mask_[d] == 0) {
+    gpu_owner_[d] = -1;
+    gpu_used_[d] = 0;
+    ++free_[n][kGpu];
+    ++free_gpus_;
+    free_[n][kGpuMilli] += kMilliPerGpu;
+  }
 }
 
 void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
@@ -348,17 +441,8 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
     int before = free_gpus(n);
     free_[n] += req;
     auto instances = MigInstances(n, req);
-    for (size_t i = 0; i < gpus.size(); ++i) {
-      const int32_t d = gpu_offset_[n] + gpus[i];
-      mig_mask_[d] &= static_cast<uint8_t>(~MigSlices(*instances[i], mig_starts[i]));
-      if (mig_mask_[d] == 0) {
-        gpu_owner_[d] = -1;
-        gpu_used_[d] = 0;
-        ++free_[n][kGpu];
-        ++free_gpus_;
-        free_[n][kGpuMilli] += kMilliPerGpu;
-      }
-    }
+    for (size_t i = 0; i < gpus.size(); ++i)
+      GiveSlices(n, gpus[i], MigSlices(*instances[i], mig_starts[i]));
     Move(n, before, free_gpus(n));
     UpdateMigFree(n);
     UpdateFreeMemory(n);
@@ -398,17 +482,8 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
   int before = free_gpus(n);
   free_[n] -= req;
   auto instances = MigInstances(n, req);
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    const int32_t d = gpu_offset_[n] + gpus[i];
-    if (mig_mask_[d] == 0) {
-      gpu_owner_[d] = kMigDevice;
-      gpu_used_[d] = kMilliPerGpu;  // not for shares or whole-GPU pods while it holds instances
-      --free_[n][kGpu];
-      --free_gpus_;
-      free_[n][kGpuMilli] -= kMilliPerGpu;
-    }
-    mig_mask_[d] |= MigSlices(*instances[i], mig_starts[i]);
-  }
+  for (size_t i = 0; i < gpus.size(); ++i)
+    TakeSlices(n, gpus[i], MigSlices(*instances[i], mig_starts[i]));
   Move(n, before, free_gpus(n));
   UpdateMigFree(n);
   UpdateFreeMemory(n);

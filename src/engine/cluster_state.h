@@ -27,12 +27,19 @@
 
 namespace tessera {
 
-// Room on one node held for a workload that is not placed there (yet): resources and whole GPU
+// Room on one node held for a workload that is not placed there (yet): resources and GPU
 // devices. A reservation's pods, and what a preemptor that waits for its victims holds.
 struct Room {
   NodeId node = -1;
   Resources req;
+  // Whole devices (req[kGpu] of them), or the one device of a share (req[kGpuMilli] on it), or
+  // devices of MIG instances (with `mig_slices`).
   std::vector<int32_t> gpus;
+  // On a node whose MIG layout Tessera chooses: the memory slices taken on each of `gpus` (bit s:
+  // slice s; one entry per instance for a pod, one per device for what BookFreePart booked).
+  std::vector<uint8_t> mig_slices;
+
+  bool empty() const { return gpus.empty() && req == Resources(); }
 };
 
 class ClusterState {
@@ -117,10 +124,23 @@ class ClusterState {
                    WorkloadId owner, const std::vector<int8_t>& mig_starts);
   void AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                    WorkloadId owner);
-  // Books for `owner` the part of `want` that is free now: its whole GPU devices nobody uses,
-  // and cpu, memory and pods up to what is free (never GPU shares or MIG instances). `booked`
-  // says what was taken (Release gives it back); false, with nothing taken, when none was free.
-  bool BookFreePart(const Room& want, WorkloadId owner, Room& booked);
+  // What BookFreePart books of `want` besides whole devices, cpu, memory and pods: kWholeGpus
+  // nothing (a reservation's phantom); kDeviceParts also the free milli of a share's device and
+  // the free memory slices of MIG instances (a preemptor's claim: the room it counted on).
+  enum class Parts { kWholeGpus, kDeviceParts };
+  // Books for `owner` the part of `want` that is free now and not already in `held` (what
+  // `owner` booked of `want` before, or nullptr): its whole GPU devices nobody uses, cpu, memory
+  // and pods up to what is free, and with Parts::kDeviceParts the parts of devices above.
+  // `booked` says what was taken (Unbook gives it back; without device parts Release does too);
+  // false, with nothing taken, when none was free.
+  bool BookFreePart(const Room& want, WorkloadId owner, Room& booked,
+                    Parts parts = Parts::kWholeGpus, const Room* held = nullptr);
+  // Gives back what BookFreePart booked (nothing for an empty room).
+  void Unbook(const Room& booked);
+  // The room of a pod asking `req` placed at `gpus` (and `mig_starts`) of node n: what
+  // BookFreePart takes the free part of (its MIG instances' memory slices included).
+  Room PodRoom(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
+               const std::vector<int8_t>& mig_starts) const;
   // Gives back what Assign took.
   void Release(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                const std::vector<int8_t>& mig_starts = {});
@@ -175,6 +195,11 @@ class ClusterState {
   bool PlanMig(NodeId n, const Resources& req, std::vector<int32_t>& gpus,
                std::vector<int8_t>& starts) const;
   void UpdateMigFree(NodeId n);
+  // Marks memory slices `bits` of device `g` of node n used (a device without slices becomes a
+  // MIG device), or free again (a device left without slices becomes free). Free counts other
+  // than kGpu and kGpuMilli are the caller's (UpdateMigFree, UpdateFreeMemory).
+  void TakeSlices(NodeId n, int32_t g, uint8_t bits);
+  void GiveSlices(NodeId n, int32_t g, uint8_t bits);
   void UpdateFreeMemory(NodeId n) {
     free_[n][kGpuMemory] = free_[n][kGpuMilli] * gpu_mem_[n] / kMilliPerGpu;
   }

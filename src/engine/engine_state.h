@@ -112,7 +112,8 @@ struct WorkloadRec {
   int32_t awaiting = 0;
   // A preemptor that waits holds, until its last victim is gone, what it would hold admitted
   // (Terminations::Claim): `claim` of its queue's quota, and on the nodes it would take, the
-  // part of `claim_pods` that was free (`claim_room`).
+  // part of `claim_pods` that was free (`claim_room[i]` of `claim_pods[i]`, empty when nothing
+  // was; whole GPUs, a share's milli and MIG slices included; empty while lifted).
   Need claim;
   std::vector<Room> claim_pods, claim_room;
   double claim_start = -1;  // when its last victim is gone (its run starts then)

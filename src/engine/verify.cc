@@ -35,13 +35,34 @@ absl::Status CountPods(const EngineState& s, Counts& c) {
     // A preemptor that waits for its victims holds its claim (Terminations::Claim).
     for (const auto& [fr, q] : rec.claim) usage[rec.cq][fr] += q;
     for (const Room& room : rec.claim_room) {
-      used[room.node] += room.req;
-      for (int32_t g : room.gpus) {
-        if (owners[room.node][g] != -1)
-          return absl::InternalError(
-              fmt::format("GPU {} of node {} double-booked", g, s.model.nodes[room.node].name));
-        owners[room.node][g] = id;
-        milli[room.node][g] = kMilliPerGpu;
+      const NodeId n = room.node;
+      used[n] += room.req;
+      for (size_t i = 0; i < room.gpus.size(); ++i) {
+        const int32_t g = room.gpus[i];
+        const int32_t was = owners[n][g];
+        if (!room.mig_slices.empty()) {  // free MIG slices of its instances
+          if ((was != -1 && was != ClusterState::kMigDevice) || (mig[n][g] & room.mig_slices[i]))
+            return absl::InternalError(fmt::format("MIG slices of GPU {} of node {} double-booked",
+                                                   g, s.model.nodes[n].name));
+          mig[n][g] |= room.mig_slices[i];
+          owners[n][g] = ClusterState::kMigDevice;
+          milli[n][g] = kMilliPerGpu;
+        } else if (room.req[kGpuMilli] > 0) {  // the free part of a share's device
+          if (was != -1 && was != ClusterState::kSharedDevice)
+            return absl::InternalError(
+                fmt::format("GPU {} of node {} double-booked", g, s.model.nodes[n].name));
+          owners[n][g] = ClusterState::kSharedDevice;
+          milli[n][g] += static_cast<int32_t>(room.req[kGpuMilli]);
+          if (milli[n][g] > kMilliPerGpu)
+            return absl::InternalError(fmt::format("GPU {} of node {} shared beyond 1000 milli", g,
+                                                   s.model.nodes[n].name));
+        } else {
+          if (was != -1)
+            return absl::InternalError(
+                fmt::format("GPU {} of node {} double-booked", g, s.model.nodes[n].name));
+          owners[n][g] = id;
+          milli[n][g] = kMilliPerGpu;
+        }
       }
     }
     for (const auto& p : rec.placed) {

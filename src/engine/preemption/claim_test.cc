@@ -1,9 +1,7 @@
 // What a preemptor that waits for its victims claims of the room it will start on
 // (Terminations::Claim, docs/time.md "Grace period before the kill"): the part that is free now,
-// so that nothing else takes it while the victims stop. Whole GPUs are claimed; a GPU share is
-// not (a known limit, said in docs/time.md): a workload of another queue can take the free part
-// of the device the preemptor counted on, and the preemptor no longer fits when its victim is
-// gone.
+// so that nothing else takes it while the victims stop: whole GPUs, the free milli of a shared
+// GPU's device, and the free memory slices of its MIG instances.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -67,17 +65,15 @@ TEST(ClaimTest, TheFreeWholeGpusAPreemptorCountsOnAreNotTakenWhileItsVictimStops
   EXPECT_EQ(s->status(0).preemptions, 1);
 }
 
-TEST(ClaimTest, KnownLimitTheFreePartOfASharedGpuIsNotClaimed) {
+TEST(ClaimTest, TheFreePartOfASharedGpuAPreemptorCountsOnIsNotTakenWhileItsVictimStops) {
   // The same with shares of n1's one GPU: `victim` (low, 500 milli, grace 60 s) runs;
   // `preemptor` (high, 800 milli) comes at 100: it needs the free 500 and 300 of the victim's,
-  // preempts, and claims nothing on the device (CPU, memory and a pod slot only). `passer`
-  // (other queue, 300 milli) comes at 110 and takes 300 of the free 500. At 160 the victim is
-  // gone: 700 milli are free, the preemptor (800) does not fit (`passer`, in another queue, is
-  // no victim of it), and the requeued victim (500) is admitted again. When `passer` ends at
-  // 200 the preemptor preempts the victim a second time and starts at 260, 100 s late. Were
-  // shares claimed as whole GPUs are, `passer` would have waited, the victim been preempted
-  // once and the preemptor started at 160. This test pins the behaviour of today (docs/time.md,
-  // "Grace period before the kill"): change it when the limit is lifted.
+  // preempts, and claims the free 500 of the device. `passer` (other queue, 300 milli) comes at
+  // 110: the device is full (the victim's 500 and the claim's 500), so it waits, and the
+  // preemptor starts at 160 when the victim is gone, preempting it once. (Before claims held
+  // shares, `passer` took 300 of the free 500, the preemptor no longer fitted at 160, the
+  // requeued victim was admitted again and preempted a second time at 200, when `passer`
+  // ended, and the preemptor started at 260: 100 s late.)
   Model m = Scene(1);
   m.workloads.push_back(Pod("victim", "cq", 0, 500, "low", 60));  // 0
   m.workloads.push_back(Pod("preemptor", "cq", 0, 800, "high"));  // 1
@@ -90,16 +86,61 @@ TEST(ClaimTest, KnownLimitTheFreePartOfASharedGpuIsNotClaimed) {
   ASSERT_EQ(s->status(0).state, WorkloadState::kTerminating);
   s->Submit(2, 110);
   Cycle(*s, 110);
-  EXPECT_EQ(s->status(2).state, WorkloadState::kAdmitted) << "the free share is not claimed";
+  EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "the free 500 milli are claimed";
   Cycle(*s, 160);
-  EXPECT_EQ(s->status(1).state, WorkloadState::kPending) << "overtaken: 700 of 800 milli free";
-  EXPECT_EQ(s->status(0).state, WorkloadState::kAdmitted) << "the victim is back";
-  s->Finish(2, 200);
-  Cycle(*s, 200);
-  EXPECT_EQ(s->status(0).state, WorkloadState::kTerminating);
-  EXPECT_EQ(s->status(0).preemptions, 2) << "preempted twice for one preemptor";
-  Cycle(*s, 260);
   EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted) << s->status(1).reason;
+  EXPECT_EQ(s->status(0).preemptions, 1);
+  EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "200 milli free: 300 do not fit";
+}
+
+// n1: one A100-40GB whose MIG layout Tessera chooses; both queues have quota for its profiles.
+Model MigScene() {
+  Model m = Scene(1);
+  Node& n = m.nodes[0];
+  n.gpu_memory_mib = 40960;
+  n.mig_dynamic = true;
+  for (const char* profile : {"nvidia.com/mig-3g.20gb", "nvidia.com/mig-7g.40gb"}) {
+    auto id = ResourceRegistry::Global().Intern(profile);
+    EXPECT_TRUE(id.ok());
+    for (ClusterQueue& cq : m.cluster_queues) {
+      cq.resource_groups[0].covered.push_back(*id);
+      cq.resource_groups[0].flavors[0].resources.push_back({*id, 8, {}, {}});
+    }
+  }
+  return m;
+}
+
+// One pod asking for one MIG instance of `profile` (nvidia.com/mig-<profile>).
+Workload MigPod(const std::string& name, const std::string& cq, const std::string& profile,
+                const std::string& priority, double grace = 0) {
+  Workload w = Pod(name, cq, 0, 0, priority, grace);
+  w.pod_sets[0].requests[ResourceRegistry::Global().Find("nvidia.com/mig-" + profile)] = 1;
+  return w;
+}
+
+TEST(ClaimTest, TheFreeMigSlicesAPreemptorCountsOnAreNotTakenWhileItsVictimStops) {
+  // `victim` (low, a 3g.20gb instance, grace 60 s) takes memory slices 0-3 of the GPU;
+  // `preemptor` (high, 7g.40gb: the whole device) comes at 100, preempts it and claims the free
+  // slices 4-7. `passer` (other queue, 3g.20gb, which may start at slice 4) comes at 110: the
+  // slices are claimed, so it waits, and the preemptor starts at 160 when the victim is gone.
+  // (Unclaimed, `passer` took slices 4-7 and the victim was preempted a second time.)
+  Model m = MigScene();
+  m.workloads.push_back(MigPod("victim", "cq", "3g.20gb", "low", 60));  // 0
+  m.workloads.push_back(MigPod("preemptor", "cq", "7g.40gb", "high"));  // 1
+  m.workloads.push_back(MigPod("passer", "other", "3g.20gb", "low"));   // 2
+  auto s = Start(m);
+  s->Submit(0, 0);
+  Cycle(*s, 0);
+  ASSERT_EQ(s->status(0).state, WorkloadState::kAdmitted) << s->status(0).reason;
+  s->Submit(1, 100);
+  Cycle(*s, 100);
+  ASSERT_EQ(s->status(0).state, WorkloadState::kTerminating);
+  s->Submit(2, 110);
+  Cycle(*s, 110);
+  EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "slices 4-7 are claimed";
+  Cycle(*s, 160);
+  EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted) << s->status(1).reason;
+  EXPECT_EQ(s->status(0).preemptions, 1);
 }
 
 }  // namespace

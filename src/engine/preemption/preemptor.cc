@@ -120,8 +120,8 @@ std::vector<Room> Preemptor::PlacementAfter(WorkloadId id, const Combo& combo,
   if (e_.placer.PlaceMin(id, combo, mark)) {
     const Workload& w = s_.model.workloads[id];
     for (const PlacedPod& p : s_.recs[id].placed)
-      pods.push_back(
-          {p.placement.node, w.pod_sets[p.placement.pod_set].requests, p.placement.gpus});
+      pods.push_back(s_.cluster->PodRoom(p.placement.node, w.pod_sets[p.placement.pod_set].requests,
+                                         p.placement.gpus, p.placement.mig_starts));
   }
   e_.statement.RollbackTo(mark);
   for (auto it = gone.rbegin(); it != gone.rend(); ++it)

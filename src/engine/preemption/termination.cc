@@ -106,17 +106,17 @@ void Terminations::Claim(WorkloadId p, Need need, std::vector<Room> pods) {
 void Terminations::HoldClaim(WorkloadId p) {
   WorkloadRec& r = s_.recs[p];
   for (const auto& [fr, q] : r.claim) s_.quota->AddUsage(r.cq, fr, q);
-  r.claim_room.clear();
-  Room booked;
-  for (const Room& want : r.claim_pods)
-    if (s_.cluster->BookFreePart(want, p, booked)) r.claim_room.push_back(booked);
+  // One room per pod (empty where nothing of it was free), GPU shares and MIG slices included.
+  r.claim_room.assign(r.claim_pods.size(), Room{});
+  for (size_t i = 0; i < r.claim_pods.size(); ++i)
+    s_.cluster->BookFreePart(r.claim_pods[i], p, r.claim_room[i],
+                             ClusterState::Parts::kDeviceParts);
 }
 
 void Terminations::LiftClaim(WorkloadId p) {
   WorkloadRec& r = s_.recs[p];
   for (const auto& [fr, q] : r.claim) s_.quota->AddUsage(r.cq, fr, -q);
-  for (auto it = r.claim_room.rbegin(); it != r.claim_room.rend(); ++it)
-    s_.cluster->Release(it->node, it->req, it->gpus);
+  for (auto it = r.claim_room.rbegin(); it != r.claim_room.rend(); ++it) s_.cluster->Unbook(*it);
   r.claim_room.clear();
 }
 
@@ -143,16 +143,25 @@ std::optional<Terminations::Waiter> Terminations::FitsOnceGone(WorkloadId id, bo
   std::vector<std::pair<WorkloadId, std::vector<PlacedPod>>> gone;
   for (const auto& [end, v] : ends_)
     gone.emplace_back(v, e_.statement.Evict(v, /*announce=*/false));
-  std::vector<std::pair<WorkloadId, Room>> taken;
+  // Each claimant takes the rest of each pod's room: what it asks less what its claim holds
+  // already (a share's milli, cpu, memory and pods would otherwise be counted twice).
+  std::vector<Room> taken;
   Room booked;
-  for (WorkloadId p : claimants_)
-    for (const Room& want : s_.recs[p].claim_pods)
-      if (s_.cluster->BookFreePart(want, p, booked)) taken.emplace_back(p, booked);
+  for (WorkloadId p : claimants_) {
+    const WorkloadRec& r = s_.recs[p];
+    for (size_t i = 0; i < r.claim_pods.size(); ++i) {
+      const Room* held = i < r.claim_room.size() ? &r.claim_room[i] : nullptr;
+      if (s_.cluster->BookFreePart(r.claim_pods[i], p, booked, ClusterState::Parts::kDeviceParts,
+                                   held))
+        taken.push_back(booked);
+    }
+  }
   std::vector<Room> promised;  // to the waiters and (`reserved`) the reservations
   for (const Waiter& w : waiters_) {
     for (const auto& [fr, q] : w.need) s_.quota->AddUsage(s_.recs[w.id].cq, fr, q);
     for (const Room& want : w.pods)
-      if (s_.cluster->BookFreePart(want, w.id, booked)) promised.push_back(booked);
+      if (s_.cluster->BookFreePart(want, w.id, booked, ClusterState::Parts::kDeviceParts))
+        promised.push_back(booked);
   }
   if (reserved) e_.reservations.BookReleased(promised);
   std::optional<Waiter> fits;
@@ -165,15 +174,14 @@ std::optional<Terminations::Waiter> Terminations::FitsOnceGone(WorkloadId id, bo
     const Workload& w = s_.model.workloads[id];
     fits.emplace(Waiter{id, std::move(need), {}});
     for (const PlacedPod& p : rec.placed)
-      fits->pods.push_back(
-          {p.placement.node, w.pod_sets[p.placement.pod_set].requests, p.placement.gpus});
+      fits->pods.push_back(s_.cluster->PodRoom(p.placement.node,
+                                               w.pod_sets[p.placement.pod_set].requests,
+                                               p.placement.gpus, p.placement.mig_starts));
     e_.statement.RollbackTo(mark);
     break;
   }
-  for (auto it = promised.rbegin(); it != promised.rend(); ++it)
-    s_.cluster->Release(it->node, it->req, it->gpus);
-  for (auto it = taken.rbegin(); it != taken.rend(); ++it)
-    s_.cluster->Release(it->second.node, it->second.req, it->second.gpus);
+  for (auto it = promised.rbegin(); it != promised.rend(); ++it) s_.cluster->Unbook(*it);
+  for (auto it = taken.rbegin(); it != taken.rend(); ++it) s_.cluster->Unbook(*it);
   for (const Waiter& w : waiters_)
     for (const auto& [fr, q] : w.need) s_.quota->AddUsage(s_.recs[w.id].cq, fr, -q);
   for (auto it = gone.rbegin(); it != gone.rend(); ++it)
@@ -189,16 +197,19 @@ void Terminations::OnNodeOffline(NodeId n) {
   });
   for (WorkloadId p : claimants_) {
     WorkloadRec& r = s_.recs[p];
-    std::vector<Room> kept;
-    for (Room& room : r.claim_room) {
-      if (room.node == n) {
-        s_.cluster->Release(room.node, room.req, room.gpus);
-      } else {
-        kept.push_back(std::move(room));
+    // claim_room[i] is what claim_pods[i] holds: both keep the pods on other nodes, in order.
+    std::vector<Room> pods, rooms;
+    for (size_t i = 0; i < r.claim_pods.size(); ++i) {
+      Room* room = i < r.claim_room.size() ? &r.claim_room[i] : nullptr;
+      if (r.claim_pods[i].node == n) {
+        if (room != nullptr) s_.cluster->Unbook(*room);
+        continue;
       }
+      pods.push_back(std::move(r.claim_pods[i]));
+      if (room != nullptr) rooms.push_back(std::move(*room));
     }
-    r.claim_room.swap(kept);
-    std::erase_if(r.claim_pods, [n](const Room& want) { return want.node == n; });
+    r.claim_pods.swap(pods);
+    r.claim_room.swap(rooms);
   }
 }
 

@@ -42,7 +42,8 @@ class Terminations {
   // what it would hold admitted, as without grace periods (and as in Kubernetes mode, where it
   // is admitted at once and only its binds wait): `need` of its ClusterQueue's quota (its
   // victims' quota is released at the notice) and, of `pods` (where it would start), what is
-  // free now. Otherwise what its victims give back would look free while they stop: other
+  // free now (whole GPUs, a share's milli on its device, MIG instances' memory slices, cpu,
+  // memory, pods). Otherwise what its victims give back would look free while they stop: other
   // workloads of its queue would reclaim more, others would take the GPUs it counted on, and
   // it would preempt again when they are gone.
   void Claim(WorkloadId p, Need need, std::vector<Room> pods);

@@ -289,7 +289,7 @@ bool Reservations::FitsAt(WorkloadId id, int64_t gpus, Reservation& out) {
     const Workload& w = s_.model.workloads[id];
     for (const PlacedPod& p : rec.placed)
       out.pods.push_back(
-          {p.placement.node, w.pod_sets[p.placement.pod_set].requests, p.placement.gpus});
+          {p.placement.node, w.pod_sets[p.placement.pod_set].requests, p.placement.gpus, {}});
     e_.statement.RollbackTo(mark);
     return true;
   }
@@ -393,7 +393,8 @@ bool Reservations::Plan(WorkloadId id, double now, Reservation& out, std::string
       if (Stale(runs_[i])) continue;
       if (runs_[i].claim) {     // the run its preemptor starts then has ended
         if (v == id) continue;  // its own, lifted for its plan
-        for (const Room& room : s_.recs[v].claim_room) freed_[room.node] = stamp_;
+        for (const Room& room : s_.recs[v].claim_room)
+          if (!room.empty()) freed_[room.node] = stamp_;
         e_.terminations.LiftClaim(v);
         unclaimed.push_back(v);
         continue;
