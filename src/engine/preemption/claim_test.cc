@@ -30,8 +30,8 @@ Workload Pod(const std::string& name, const std::string& cq, int gpus, int64_t m
 }
 
 // ClusterQueue `cq` (preempts lower priorities within it) and `other`, each with quota for
-// whole GPUs and shares; `n1` of `gpus` GPUs.
-Model Scene(int gpus) {
+// whole GPUs and shares; `n1` (and `n2`, ...) of `gpus` GPUs each.
+Model Scene(int gpus, int nodes = 1) {
   auto queue = [](const std::string& name) {
     ClusterQueue cq =
         CQ(name).Gpus("gpu", 8).WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Obj();
@@ -39,7 +39,9 @@ Model Scene(int gpus) {
     cq.resource_groups[0].flavors[0].resources.push_back({kGpuMilli, 8000, {}, {}});
     return cq;
   };
-  return MakeModel({MakeNode("n1", gpus)}, {queue("cq"), queue("other")});
+  std::vector<Node> ns;
+  for (int i = 1; i <= nodes; ++i) ns.push_back(MakeNode("n" + std::to_string(i), gpus));
+  return MakeModel(ns, {queue("cq"), queue("other")});
 }
 
 TEST(ClaimTest, TheFreeWholeGpusAPreemptorCountsOnAreNotTakenWhileItsVictimStops) {
@@ -91,6 +93,41 @@ TEST(ClaimTest, TheFreePartOfASharedGpuAPreemptorCountsOnIsNotTakenWhileItsVicti
   EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted) << s->status(1).reason;
   EXPECT_EQ(s->status(0).preemptions, 1);
   EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "200 milli free: 300 do not fit";
+}
+
+TEST(ClaimTest, ANodeGoingOfflineTakesBackTheShareClaimedOnIt) {
+  // n1 and n2, one GPU each. `victim` (low, 600 milli, grace 60 s) runs on n1; `preemptor`
+  // (high, 2 pods of 700 milli) does not fit (n1 has 400 free) and preempts it: it will start
+  // one pod on n1 and one on n2, and claims the free 400 of n1's device and 700 of n2's. n2 is
+  // then taken offline (nothing is placed on it): the claim gives its share there back (a node
+  // goes offline only with all its GPUs free), keeps the one on n1, and the state stays
+  // consistent (Cycle verifies it).
+  Model m = Scene(1, 2);
+  m.workloads.push_back(Pod("victim", "cq", 0, 600, "low", 60));  // 0
+  Workload preemptor = Pod("preemptor", "cq", 0, 700, "high");
+  preemptor.pod_sets[0].count = 2;
+  m.workloads.push_back(preemptor);                              // 1
+  m.workloads.push_back(Pod("passer", "other", 0, 300, "low"));  // 2
+  auto s = Start(m);
+  s->Submit(0, 0);
+  Cycle(*s, 0);
+  s->Submit(1, 100);
+  Cycle(*s, 100);
+  ASSERT_EQ(s->status(0).state, WorkloadState::kTerminating);
+  ASSERT_EQ(s->status(0).pods[0].node, 0) << "the victim is on n1";
+  ASSERT_TRUE(s->WorkloadsOnNode(1).empty());
+  EXPECT_FALSE(s->node_empty(1)) << "the claim holds part of it";
+  s->SetNodeOnline(1, false);
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify().message();
+  s->SetNodeOnline(1, true);
+  EXPECT_TRUE(s->node_empty(1)) << "it came back whole: nothing of it stayed claimed";
+  s->SetNodeOnline(1, false);
+  s->Submit(2, 110);
+  Cycle(*s, 110);
+  EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "n1's free 400 milli stay claimed";
+  s->SetNodeOnline(1, true);
+  Cycle(*s, 160);
+  EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted) << s->status(1).reason;
 }
 
 // n1: one A100-40GB whose MIG layout Tessera chooses; both queues have quota for its profiles.
