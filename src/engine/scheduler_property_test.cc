@@ -5,7 +5,7 @@
 // twice or at a start NVIDIA's rules forbid, no required-topology pod set
 // spans two racks, no two pods with required hostname anti-affinity share a node (Scheduler::Verify
 // checks all of these), and repeated cycles on a stable cluster reach a fixed point (no preemption
-// loops), with and without fair sharing.
+// loops), with and without fair sharing, and with grace periods (preemptors' claims counted).
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -111,8 +111,14 @@ Model RandomModel(bool fair) {
 
 // Replays arrivals and finishes over 12 ticks, checking invariants after every cycle, then
 // runs cycles on the stable cluster until nothing changes.
-void CheckRun(bool fair) {
+// With `grace`, some workloads' pods get a grace period of 1-3 ticks: their preemptors wait,
+// claiming the free part of the room they will start on (whole GPUs, shares, MIG slices), which
+// Verify counts.
+void CheckRun(bool fair, bool grace = false) {
   Model m = RandomModel(fair);
+  if (grace)
+    for (Workload& w : m.workloads)
+      if (*rc::gen::inRange(0, 2) == 0) w.pod_sets[0].termination_grace = *rc::gen::inRange(1, 4);
   auto created = Scheduler::Create(m);
   RC_ASSERT(created.ok());
   Scheduler& s = **created;
@@ -151,6 +157,9 @@ void CheckRun(bool fair) {
 RC_GTEST_PROP(SchedulerProperty, InvariantsHoldAndCyclesSettle, ()) { CheckRun(false); }
 RC_GTEST_PROP(SchedulerProperty, InvariantsHoldAndCyclesSettleWithFairSharing, ()) {
   CheckRun(true);
+}
+RC_GTEST_PROP(SchedulerProperty, InvariantsHoldAndCyclesSettleWithGracePeriods, ()) {
+  CheckRun(false, /*grace=*/true);
 }
 
 }  // namespace
