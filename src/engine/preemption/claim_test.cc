@@ -44,6 +44,30 @@ Model Scene(int gpus, int nodes = 1) {
   return MakeModel(ns, {queue("cq"), queue("other")});
 }
 
+// The story every test here tells: workload 0 (the victim) is admitted at 0; workload 1 (the
+// preemptor) comes at 100 and preempts it, and the victim is terminating (its grace period).
+std::unique_ptr<Scheduler> VictimStopsForPreemptor(Model m) {
+  auto s = Start(std::move(m));
+  s->Submit(0, 0);
+  Cycle(*s, 0);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kAdmitted) << s->status(0).reason;
+  s->Submit(1, 100);
+  Cycle(*s, 100);
+  EXPECT_EQ(s->status(0).state, WorkloadState::kTerminating);
+  return s;
+}
+
+// Then workload 2 (the passer, another queue) comes at 110 and must wait (`claimed`: what the
+// claim holds), and the preemptor starts at 160, when the victim is gone, having preempted it once.
+void PasserWaitsAndPreemptorStarts(Scheduler& s, const std::string& claimed) {
+  s.Submit(2, 110);
+  Cycle(s, 110);
+  EXPECT_EQ(s.status(2).state, WorkloadState::kPending) << claimed << " claimed";
+  Cycle(s, 160);
+  EXPECT_EQ(s.status(1).state, WorkloadState::kAdmitted) << s.status(1).reason;
+  EXPECT_EQ(s.status(0).preemptions, 1);
+}
+
 TEST(ClaimTest, TheFreeWholeGpusAPreemptorCountsOnAreNotTakenWhileItsVictimStops) {
   // n1: 2 GPUs. `victim` (low, 1 GPU, grace 60 s) runs; `preemptor` (high, 2 GPUs) comes at 100:
   // it needs the free GPU and the victim's, preempts, and claims the free one. `passer` (other
@@ -53,18 +77,8 @@ TEST(ClaimTest, TheFreeWholeGpusAPreemptorCountsOnAreNotTakenWhileItsVictimStops
   m.workloads.push_back(Pod("victim", "cq", 1, 0, "low", 60));  // 0
   m.workloads.push_back(Pod("preemptor", "cq", 2, 0, "high"));  // 1
   m.workloads.push_back(Pod("passer", "other", 1, 0, "low"));   // 2
-  auto s = Start(m);
-  s->Submit(0, 0);
-  Cycle(*s, 0);
-  s->Submit(1, 100);
-  Cycle(*s, 100);
-  ASSERT_EQ(s->status(0).state, WorkloadState::kTerminating);
-  s->Submit(2, 110);
-  Cycle(*s, 110);
-  EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "the free GPU is claimed";
-  Cycle(*s, 160);
-  EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted) << s->status(1).reason;
-  EXPECT_EQ(s->status(0).preemptions, 1);
+  auto s = VictimStopsForPreemptor(m);
+  PasserWaitsAndPreemptorStarts(*s, "the free GPU is");
 }
 
 TEST(ClaimTest, TheFreePartOfASharedGpuAPreemptorCountsOnIsNotTakenWhileItsVictimStops) {
@@ -80,18 +94,8 @@ TEST(ClaimTest, TheFreePartOfASharedGpuAPreemptorCountsOnIsNotTakenWhileItsVicti
   m.workloads.push_back(Pod("victim", "cq", 0, 500, "low", 60));  // 0
   m.workloads.push_back(Pod("preemptor", "cq", 0, 800, "high"));  // 1
   m.workloads.push_back(Pod("passer", "other", 0, 300, "low"));   // 2
-  auto s = Start(m);
-  s->Submit(0, 0);
-  Cycle(*s, 0);
-  s->Submit(1, 100);
-  Cycle(*s, 100);
-  ASSERT_EQ(s->status(0).state, WorkloadState::kTerminating);
-  s->Submit(2, 110);
-  Cycle(*s, 110);
-  EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "the free 500 milli are claimed";
-  Cycle(*s, 160);
-  EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted) << s->status(1).reason;
-  EXPECT_EQ(s->status(0).preemptions, 1);
+  auto s = VictimStopsForPreemptor(m);
+  PasserWaitsAndPreemptorStarts(*s, "the free 500 milli are");
   EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "200 milli free: 300 do not fit";
 }
 
@@ -108,11 +112,7 @@ TEST(ClaimTest, ANodeGoingOfflineTakesBackTheShareClaimedOnIt) {
   preemptor.pod_sets[0].count = 2;
   m.workloads.push_back(preemptor);                              // 1
   m.workloads.push_back(Pod("passer", "other", 0, 300, "low"));  // 2
-  auto s = Start(m);
-  s->Submit(0, 0);
-  Cycle(*s, 0);
-  s->Submit(1, 100);
-  Cycle(*s, 100);
+  auto s = VictimStopsForPreemptor(m);
   ASSERT_EQ(s->status(0).state, WorkloadState::kTerminating);
   ASSERT_EQ(s->status(0).pods[0].node, 0) << "the victim is on n1";
   ASSERT_TRUE(s->WorkloadsOnNode(1).empty());
@@ -165,19 +165,8 @@ TEST(ClaimTest, TheFreeMigSlicesAPreemptorCountsOnAreNotTakenWhileItsVictimStops
   m.workloads.push_back(MigPod("victim", "cq", "3g.20gb", "low", 60));  // 0
   m.workloads.push_back(MigPod("preemptor", "cq", "7g.40gb", "high"));  // 1
   m.workloads.push_back(MigPod("passer", "other", "3g.20gb", "low"));   // 2
-  auto s = Start(m);
-  s->Submit(0, 0);
-  Cycle(*s, 0);
-  ASSERT_EQ(s->status(0).state, WorkloadState::kAdmitted) << s->status(0).reason;
-  s->Submit(1, 100);
-  Cycle(*s, 100);
-  ASSERT_EQ(s->status(0).state, WorkloadState::kTerminating);
-  s->Submit(2, 110);
-  Cycle(*s, 110);
-  EXPECT_EQ(s->status(2).state, WorkloadState::kPending) << "slices 4-7 are claimed";
-  Cycle(*s, 160);
-  EXPECT_EQ(s->status(1).state, WorkloadState::kAdmitted) << s->status(1).reason;
-  EXPECT_EQ(s->status(0).preemptions, 1);
+  auto s = VictimStopsForPreemptor(m);
+  PasserWaitsAndPreemptorStarts(*s, "slices 4-7 are");
 }
 
 }  // namespace
