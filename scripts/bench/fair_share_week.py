@@ -25,6 +25,7 @@ kind: SchedulerConfig
 metadata: {{name: config}}
 spec:
   admissionFairSharing: {{usageHalfLifeTime: {half_life}, usageSamplingInterval: 5m}}
+  backfill: {{enable: {backfill}}}
 ---
 apiVersion: tessera.dev/v1alpha1
 kind: NodePool
@@ -86,13 +87,15 @@ def main():
     ap.add_argument("--mix", choices=["fixed", "mixed"], default="fixed")
     ap.add_argument("--half-life", default="168h", help="usageHalfLifeTime (default 168h)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-backfill", action="store_true", help="backfill: {enable: false}")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     manifest = os.path.join(a.out, f"week-{a.mix}.yaml")
     spec = {}
     with open(manifest, "w") as f:
-        f.write(HEADER.format(half_life=a.half_life))
+        f.write(HEADER.format(half_life=a.half_life,
+                              backfill="false" if a.no_backfill else "true"))
         for name, team, created, runtime, gpus in jobs(a.mix, a.seed):
             f.write(JOB.format(name=name, team=team, created=created, runtime=runtime, gpus=gpus))
             spec["default/" + name] = (team, runtime, gpus)
