@@ -84,9 +84,7 @@ void Admission::Settle(WorkloadId id, PreemptionLook& look) {
     takes = e_.terminations.FitsOnceGone(id, /*reserved=*/true);
   }
   e_.reservations.LiftAll();
-  if (look.blocking >= 0)
-    for (const auto& c : s_.recs[id].combos)
-      if (!look.held_back) look.held_back = e_.placer.FitsNow(id, c);
+  if (look.blocking >= 0) look.held_back = e_.placer.FitsNowAny(id);
   if (look.held_back) return;
   if (takes) {
     look.awaits_release = true;

@@ -188,4 +188,10 @@ bool Placer::FitsNow(WorkloadId id, const std::vector<int32_t>& combo) {
   return true;
 }
 
+bool Placer::FitsNowAny(WorkloadId id) {
+  for (const auto& combo : s_.recs[id].combos)
+    if (FitsNow(id, combo)) return true;
+  return false;
+}
+
 }  // namespace tessera

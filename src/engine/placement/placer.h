@@ -49,6 +49,8 @@ class Placer {
   std::vector<PodPlacement> PlaceExtra(WorkloadId id);
   // Whether minCount pods would fit now (quota and nodes); changes nothing.
   bool FitsNow(WorkloadId id, const Combo& combo);
+  // Whether it fits now (as FitsNow) under some flavor combination of its own.
+  bool FitsNowAny(WorkloadId id);
   // Why minCount pods do not fit on the nodes under `combo`, with numbers.
   std::string PlacementReason(WorkloadId id, const Combo& combo) const;
 

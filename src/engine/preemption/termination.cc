@@ -83,10 +83,7 @@ void Terminations::ReleaseDue(double now, std::vector<Decision>& out) {
   // periods the first would have taken the room at once.
   for (WorkloadId w : waiting) {
     if (s_.status[w].state != WorkloadState::kPending || s_.recs[w].awaiting > 0) continue;
-    bool fits = false;
-    for (const Combo& c : s_.recs[w].combos)
-      if (!fits) fits = e_.placer.FitsNow(w, c);
-    if (fits) e_.admission.TryAdmit(w, now, out);
+    if (e_.placer.FitsNowAny(w)) e_.admission.TryAdmit(w, now, out);
   }
 }
 

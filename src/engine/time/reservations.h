@@ -71,7 +71,7 @@ class Reservations {
   void LiftAll();
   // For a what-if in which the terminating workloads are gone (Terminations::FitsOnceGone):
   // every held reservation books, of the GPUs it will start on, those free now (its phantom
-  // booked the others already); `booked` gets them, for ClusterState::Release.
+  // booked the others already); `booked` gets them, for ClusterState::Unbook.
   void BookReleased(std::vector<Room>& booked);
   // True when some reservation is held now.
   bool any_held() const { return held_ > 0; }
