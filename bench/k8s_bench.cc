@@ -363,7 +363,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
   } else {
     ks_pid = TestCluster::Spawn(
         {TestCluster::KubeSchedulerPath(), "--kubeconfig=" + c.kubeconfig_path(),
-         "--leader-elect=false", "--port=0", "--secure-port=0", "--v=0",
+         "--leader-elect=false", "--secure-port=0", "--v=0",
          // scheduler_perf's client limits; the defaults (50 QPS) would measure the limiter.
          "--kube-api-qps=5000", "--kube-api-burst=5000"},
         c.dir() + "/kube-scheduler-bench.log");

@@ -7,11 +7,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # The accounting store (docs/accounting.md): embedded SQLite.
   libsqlite3-dev
-  # Kubernetes mode: REST client, metrics endpoint; and for its integration tests, etcd and what
-  # scripts/k8s/build-apiserver.sh needs to build kube-apiserver from Debian's source package.
-  libcurl4-openssl-dev libcpp-httplib-dev
-  etcd-server golang-go golang-github-modern-go-reflect2-dev dpkg-dev openssl ca-certificates
-  curl python3
+  # Kubernetes mode: REST client, metrics endpoint. Its integration tests run a control plane that
+  # scripts/k8s/build-apiserver.sh builds with the machine's Go (1.26, not Debian's) from the Go
+  # module proxy; cluster.sh needs openssl, curl and python3. ccache keeps compiled objects.
+  libcurl4-openssl-dev libcpp-httplib-dev ccache openssl ca-certificates curl python3
   # The dashboard's browser test (src/k8s/integration/dashboard_browser_test.cc): headless
   # Chromium driven over WebDriver by chromedriver.
   chromium chromium-driver

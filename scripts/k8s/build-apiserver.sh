@@ -1,116 +1,74 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver (and, with --with-scheduler or TESSERA_K8S_SCHEDULER=1, kube-scheduler)
-# v1.20.2 from Debian bookworm's `kubernetes` source package, for Tessera's integration tests and
-# benchmarks. Binaries land in $TESSERA_K8S_CACHE/bin (default ~/.cache/tessera-k8s/bin) and are
-# reused on later
-# runs; the Go build cache stays in $K8S_CACHE/gocache, so a rebuild after a cache hit is quick.
+# Builds the Kubernetes control plane that Tessera's integration tests and benchmarks run on:
+# kube-apiserver, kube-controller-manager, kube-scheduler and etcd, from the Go module proxy, at the
+# version pinned by scripts/k8s/controlplane/v<MINOR>/go.mod (a wrapper module that requires
+# k8s.io/kubernetes and replaces its staging modules, as Kubernetes' own consumers do).
 #
-# The facts this recipe encodes (see docs/kubernetes.md):
-#  - the tree builds in GOPATH mode (GO111MODULE=off, $GOPATH/src/k8s.io/kubernetes) with
-#    Debian's Go 1.19;
-#  - pkg/generated/openapi/zz_generated.openapi.go is not in the tarball: it is generated with the
-#    vendored openapi-gen over every package tagged `+k8s:openapi-gen=`, as upstream's
-#    Makefile.generated_files does;
-#  - the vendored github.com/modern-go/reflect2 1.0.1 crashes at run time under Go 1.18+, so
-#    Debian's golang-github-modern-go-reflect2-dev (1.0.2) sources replace it.
-# Exit status: 0 when the binaries are there, non-zero (with the reason on stderr) otherwise.
+#   TESSERA_K8S_VERSION=1.37 (default, the newest) | 1.34 (the oldest supported)
+#
+# Binaries land in $TESSERA_K8S_CACHE/v<MINOR>/bin (default ~/.cache/tessera-k8s/v1.37/bin)
+# and are reused until the version or this recipe changes (RECIPE_VERSION); the Go build cache
+# stays in $TESSERA_K8S_CACHE/gocache, so a rebuild after a recipe bump is quick. The first build
+# downloads the modules (~1 GB under the Go module cache) and compiles for a while: see README.md.
+#
+# Prints the bin directory on stdout. Exit status: 0 when every binary is there, non-zero (with
+# the reason on stderr) otherwise. The flag --with-scheduler is accepted for older callers: the
+# scheduler and controller manager are always built.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-# The cache lives outside the work tree by default, so that a fresh clone (CI) reuses it.
 K8S_CACHE="${TESSERA_K8S_CACHE:-${HOME:+$HOME/.cache/tessera-k8s}}"
-export K8S_CACHE="${K8S_CACHE:-$ROOT/.cache/k8s}"
-export TESSERA_K8S_CACHE="$K8S_CACHE"
-BIN="$K8S_CACHE/bin"
-WANT=(kube-apiserver)
-if [ "${1:-}" = "--with-scheduler" ] || [ "${TESSERA_K8S_SCHEDULER:-0}" = "1" ]; then
-  WANT+=(kube-scheduler)
+K8S_CACHE="${K8S_CACHE:-$ROOT/.cache/k8s}"
+MINOR="${TESSERA_K8S_VERSION:-1.37}"
+MINOR="${MINOR#v}"
+MINOR="$(echo "$MINOR" | cut -d. -f1-2)"
+MOD="$ROOT/scripts/k8s/controlplane/v$MINOR"
+if [ ! -f "$MOD/go.mod" ]; then
+  echo "build-apiserver: no recipe for Kubernetes $MINOR (have: $(ls "$ROOT/scripts/k8s/controlplane" | tr '\n' ' '))" >&2
+  exit 1
 fi
-RECIPE_VERSION=1  # bump when the recipe changes so that cached binaries are rebuilt
+VERSION="$(awk '$1=="k8s.io/kubernetes" && $2 ~ /^v1\./ {print $2; exit} $1=="require" && $2=="k8s.io/kubernetes" {print $3; exit}' "$MOD/go.mod")"
+[ -n "$VERSION" ] || { echo "build-apiserver: $MOD/go.mod requires no k8s.io/kubernetes" >&2; exit 1; }
+RECIPE_VERSION=2  # bump when the recipe changes so that cached binaries are rebuilt
+BIN="$K8S_CACHE/v$MINOR/bin"
+STAMP="$VERSION recipe $RECIPE_VERSION $(sha256sum "$MOD/go.mod" "$MOD/go.sum" | sha256sum | cut -c1-16)"
+WANT=(kube-apiserver kube-controller-manager kube-scheduler etcd)
 
 have_all=true
 for b in "${WANT[@]}"; do
-  if [ ! -x "$BIN/$b" ] || [ "$(cat "$BIN/$b.recipe" 2>/dev/null)" != "$RECIPE_VERSION" ]; then
+  if [ ! -x "$BIN/$b" ] || [ "$(cat "$BIN/$b.recipe" 2>/dev/null)" != "$STAMP" ]; then
     have_all=false
   fi
 done
 if $have_all; then
+  echo "$BIN"
   exit 0
 fi
 
-for tool in go apt-get dpkg-source; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "build-apiserver: '$tool' is missing (scripts/install-deps.sh installs it)" >&2
-    exit 1
-  fi
-done
-REFLECT2=/usr/share/gocode/src/github.com/modern-go/reflect2
-if [ ! -f "$REFLECT2/reflect2.go" ]; then
-  echo "build-apiserver: $REFLECT2 is missing (package golang-github-modern-go-reflect2-dev)" >&2
-  exit 1
-fi
-
-TREE="$("$ROOT/scripts/k8s/fetch-source.sh")"
-export GOPATH="$K8S_CACHE/gopath"
-export GO111MODULE=off GOFLAGS= CGO_ENABLED=0
-export GOCACHE="$K8S_CACHE/gocache"
-mkdir -p "$GOPATH/src/k8s.io" "$BIN" "$GOCACHE"
-KROOT="$GOPATH/src/k8s.io/kubernetes"
-if [ "$(readlink "$KROOT" 2>/dev/null)" != "$TREE" ]; then
-  rm -f "$KROOT"
-  ln -s "$TREE" "$KROOT"
-fi
-cd "$KROOT"
-# Go derives the import path from $PWD, which must be the GOPATH path, not the link's target.
-export PWD="$KROOT"
-
-if [ ! -f vendor/github.com/modern-go/reflect2/.tessera-debian ]; then
-  echo "build-apiserver: replacing vendored reflect2 1.0.1 with Debian's $(basename "$REFLECT2")" >&2
-  rm -rf vendor/github.com/modern-go/reflect2
-  mkdir -p vendor/github.com/modern-go/reflect2
-  cp -r "$REFLECT2"/. vendor/github.com/modern-go/reflect2/
-  rm -f vendor/github.com/modern-go/reflect2/go.mod
-  touch vendor/github.com/modern-go/reflect2/.tessera-debian
-fi
-
-OPENAPI_OUT=pkg/generated/openapi/zz_generated.openapi.go
-if [ ! -s "$OPENAPI_OUT" ]; then
-  echo "build-apiserver: generating $OPENAPI_OUT with the vendored openapi-gen" >&2
-  go build -o "$K8S_CACHE/openapi-gen" ./vendor/k8s.io/kube-openapi/cmd/openapi-gen
-  # The same package set as upstream's Makefile.generated_files (KUBE_OPENAPI_TAG_FILES): Go
-  # directories of the tree, staging/src named as vendor/, minus code-generator and
-  # sample-apiserver, that have a file with a `+k8s:openapi-gen=` tag in column 0.
-  dirs=$(find -H . \( -path ./_\* -o -path ./.\* -o -path ./vendor \) -prune -o \
-           -type f -name '*.go' -print \
-         | sed 's|^\./staging/src|vendor|; s|^\./||' \
-         | grep -v -e '^vendor/k8s.io/code-generator/' -e '^vendor/k8s.io/sample-apiserver/' \
-         | xargs grep -l '^// *+k8s:openapi-gen=' \
-         | xargs -n1 dirname | LC_ALL=C sort -u \
-         | sed 's|^|k8s.io/kubernetes/|' | paste -sd, -)
-  if [ -z "$dirs" ]; then
-    echo "build-apiserver: found no +k8s:openapi-gen packages" >&2
-    exit 1
-  fi
-  "$K8S_CACHE/openapi-gen" --logtostderr -i "$dirs" \
-    -p k8s.io/kubernetes/pkg/generated/openapi -O zz_generated.openapi \
-    -h vendor/k8s.io/code-generator/hack/boilerplate.go.txt \
-    -r "$K8S_CACHE/openapi-violations.report" >"$K8S_CACHE/openapi-gen.log" 2>&1 || {
-      tail -20 "$K8S_CACHE/openapi-gen.log" >&2
-      rm -f "$OPENAPI_OUT"
-      exit 1
-    }
-fi
-
-VPKG=k8s.io/kubernetes/vendor/k8s.io/component-base/version
-LDFLAGS="-s -w -X $VPKG.gitVersion=v1.20.2 -X $VPKG.gitMajor=1 -X $VPKG.gitMinor=20"
-LDFLAGS+=" -X $VPKG.gitTreeState=clean -X $VPKG.buildDate=1970-01-01T00:00:00Z"
+command -v go >/dev/null || { echo "build-apiserver: 'go' is missing (Go $(awk '/^go /{print $2}' "$MOD/go.mod") or newer)" >&2; exit 1; }
+mkdir -p "$BIN" "$K8S_CACHE/gocache"
+export GOCACHE="$K8S_CACHE/gocache" GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0
+# An older local Go fetches the toolchain go.mod names from the module proxy (Go >= 1.21).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
+MAJ="${VERSION#v}"; MAJ="${MAJ%%.*}"
+MIN="$(echo "${VERSION#v}" | cut -d. -f2)"
+LDFLAGS="-s -w -X k8s.io/component-base/version.gitVersion=$VERSION"
+LDFLAGS+=" -X k8s.io/component-base/version.gitMajor=$MAJ -X k8s.io/component-base/version.gitMinor=$MIN"
+LDFLAGS+=" -X k8s.io/component-base/version.gitTreeState=clean"
+LDFLAGS+=" -X k8s.io/client-go/pkg/version.gitVersion=$VERSION"
+cd "$MOD"
+declare -A PKG=(
+  [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
+  [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
+  [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
+  [etcd]=go.etcd.io/etcd/server/v3
+)
+start=$(date +%s)
 for b in "${WANT[@]}"; do
-  if [ -x "$BIN/$b" ] && [ "$(cat "$BIN/$b.recipe" 2>/dev/null)" = "$RECIPE_VERSION" ]; then
-    continue
-  fi
-  echo "build-apiserver: go build ./cmd/$b (a few minutes on 2 cores; cached afterwards)" >&2
-  start=$(date +%s)
-  go build -trimpath -ldflags "$LDFLAGS" -o "$BIN/$b.tmp" "./cmd/$b"
+  if [ -x "$BIN/$b" ] && [ "$(cat "$BIN/$b.recipe" 2>/dev/null)" = "$STAMP" ]; then continue; fi
+  echo "build-apiserver: building $b $VERSION (Go module ${PKG[$b]}; cached in $BIN)" >&2
+  go build -trimpath -ldflags "$LDFLAGS" -o "$BIN/$b.tmp" "${PKG[$b]}"
   mv "$BIN/$b.tmp" "$BIN/$b"
-  echo "$RECIPE_VERSION" >"$BIN/$b.recipe"
-  echo "build-apiserver: $b built in $(( $(date +%s) - start ))s" >&2
+  echo "$STAMP" >"$BIN/$b.recipe"
 done
+echo "build-apiserver: Kubernetes $VERSION control plane built in $(( $(date +%s) - start )) s" >&2
+echo "$BIN"

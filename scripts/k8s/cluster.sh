@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# A throwaway control plane on 127.0.0.1: etcd (Debian's etcd-server) and the kube-apiserver built
-# by build-apiserver.sh, token auth, AlwaysAllow authorization, no controllers and no kubelets.
+# A throwaway control plane on 127.0.0.1: etcd and kube-apiserver built by build-apiserver.sh
+# (TESSERA_K8S_VERSION, default 1.37), token auth, AlwaysAllow authorization, no kubelets; with
+# TESSERA_K8S_CONTROLLERS=1 also kube-controller-manager (Job, ReplicaSet, Deployment,
+# StatefulSet, garbage-collector and ResourceClaim controllers, nothing that needs a kubelet).
 #
 #   cluster.sh start DIR      start etcd + apiserver with state in DIR; writes DIR/kubeconfig,
 #                             DIR/env (ports) and waits until the server is ready
@@ -11,7 +13,10 @@
 #                             until the API server is ready again (bench/k8s_faults.cc)
 #   cluster.sh nodes DIR N GPUS [PREFIX]   create N fake nodes with GPUS nvidia.com/gpu each
 #
-# TESSERA_K8S_PROFILING=true serves the API server's /debug/pprof (for `go tool pprof`).
+# The API server serves every GA and beta API its version turns on by default (resource.k8s.io/v1
+# on 1.34+), and on 1.37 also the Workload API (scheduling.k8s.io/v1beta1, feature GenericWorkload)
+# that Tessera reads gangs from. TESSERA_K8S_FEATURE_GATES and TESSERA_K8S_RUNTIME_CONFIG replace
+# those extras (empty: none). TESSERA_K8S_PROFILING=true serves /debug/pprof (`go tool pprof`).
 #
 # etcd keeps its data under /dev/shm when it exists (tmpfs: fsync is free), so that the numbers
 # measured here are the API server's, not the disk's.
@@ -19,12 +24,27 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CACHE="${TESSERA_K8S_CACHE:-${HOME:+$HOME/.cache/tessera-k8s}}"
 CACHE="${CACHE:-$ROOT/.cache/k8s}"
-APISERVER="${KUBE_APISERVER:-$CACHE/bin/kube-apiserver}"
 cmd="${1:-}"
 DIR="${2:-}"
-[ -n "$cmd" ] && [ -n "$DIR" ] || { sed -n '2,16p' "$0"; exit 2; }
+[ -n "$cmd" ] && [ -n "$DIR" ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2; }
 mkdir -p "$DIR"
 DIR="$(cd "$DIR" && pwd)"
+MINOR="${TESSERA_K8S_VERSION:-1.37}"
+# A control plane keeps the version it was started with (stop, restart-etcd, ...).
+if [ "$cmd" != start ] && [ -f "$DIR/env" ]; then
+  MINOR="$(sed -n 's/^K8S_MINOR=//p' "$DIR/env")"; MINOR="${MINOR:-1.37}"
+fi
+MINOR="$(echo "${MINOR#v}" | cut -d. -f1-2)"
+BINDIR="$CACHE/v$MINOR/bin"
+APISERVER="${KUBE_APISERVER:-$BINDIR/kube-apiserver}"
+ETCD="$BINDIR/etcd"
+CONTROLLER_MANAGER="$BINDIR/kube-controller-manager"
+case "$MINOR" in
+  1.37) DEFAULT_GATES="GenericWorkload=true"; DEFAULT_RUNTIME="scheduling.k8s.io/v1beta1=true" ;;
+  *) DEFAULT_GATES=""; DEFAULT_RUNTIME="" ;;
+esac
+FEATURE_GATES="${TESSERA_K8S_FEATURE_GATES-$DEFAULT_GATES}"
+RUNTIME_CONFIG="${TESSERA_K8S_RUNTIME_CONFIG-$DEFAULT_RUNTIME}"
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -60,13 +80,13 @@ stop_pid() {
 start_etcd() {
   # shellcheck disable=SC1091
   source "$DIR/env"
-  etcd --name default --data-dir "$ETCD_DATA" \
+  "$ETCD" --name default --data-dir "$ETCD_DATA" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$PEER_PORT" \
     --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
     --initial-cluster "default=http://127.0.0.1:$PEER_PORT" \
-    --quota-backend-bytes=8589934592 --snapshot-count=100000 \
+    --quota-backend-bytes=8589934592 --snapshot-count=100000 --log-level=warn \
     >>"$DIR/etcd.log" 2>&1 &
   echo $! >"$DIR/etcd.pid"
 }
@@ -77,7 +97,6 @@ start_apiserver() {
   "$APISERVER" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
-    --insecure-port=0 \
     --cert-dir="$DIR/certs" \
     --token-auth-file="$DIR/tokens.csv" \
     --authorization-mode=AlwaysAllow \
@@ -88,16 +107,31 @@ start_apiserver() {
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
     --enable-priority-and-fairness=false \
     --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
-    --profiling="${TESSERA_K8S_PROFILING:-false}" --logtostderr=true --v=0 \
+    ${FEATURE_GATES:+--feature-gates="$FEATURE_GATES"} \
+    ${RUNTIME_CONFIG:+--runtime-config="$RUNTIME_CONFIG"} \
+    --profiling="${TESSERA_K8S_PROFILING:-false}" --v=0 \
     >>"$DIR/apiserver.log" 2>&1 &
   echo $! >"$DIR/apiserver.pid"
   wait_ready "https://127.0.0.1:$API_PORT" "$TOKEN"
 }
 
+# The controllers Tessera's tests need: Jobs make pods, owners are garbage-collected, claims from
+# templates are made; none that needs a kubelet or a cloud.
+start_controller_manager() {
+  [ -x "$CONTROLLER_MANAGER" ] || { echo "cluster.sh: no $CONTROLLER_MANAGER" >&2; return 3; }
+  "$CONTROLLER_MANAGER" --kubeconfig="$DIR/kubeconfig" --leader-elect=false \
+    --controllers=job-controller,replicaset-controller,deployment-controller,statefulset-controller,garbage-collector-controller,resourceclaim-controller,ttl-after-finished-controller \
+    --bind-address=127.0.0.1 --secure-port=0 \
+    ${FEATURE_GATES:+--feature-gates="$FEATURE_GATES"} \
+    --concurrent-job-syncs=20 --kube-api-qps=500 --kube-api-burst=1000 --v=0 \
+    >>"$DIR/controller-manager.log" 2>&1 &
+  echo $! >"$DIR/controller-manager.pid"
+}
+
 case "$cmd" in
   start)
-    [ -x "$APISERVER" ] || { echo "cluster.sh: no $APISERVER (run scripts/k8s/build-apiserver.sh)" >&2; exit 3; }
-    command -v etcd >/dev/null || { echo "cluster.sh: etcd is not installed (etcd-server)" >&2; exit 3; }
+    [ -x "$APISERVER" ] || { echo "cluster.sh: no $APISERVER (run TESSERA_K8S_VERSION=$MINOR scripts/k8s/build-apiserver.sh)" >&2; exit 3; }
+    [ -x "$ETCD" ] || { echo "cluster.sh: no $ETCD (run TESSERA_K8S_VERSION=$MINOR scripts/k8s/build-apiserver.sh)" >&2; exit 3; }
     ETCD_PORT=$(free_port); PEER_PORT=$(free_port); API_PORT=$(free_port)
     TOKEN="tessera-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
     DATA="$DIR/etcd"
@@ -110,6 +144,7 @@ PEER_PORT=$PEER_PORT
 API_PORT=$API_PORT
 TOKEN=$TOKEN
 ETCD_DATA=$DATA
+K8S_MINOR=$MINOR
 ENV
     echo "$TOKEN,admin,admin,system:masters" >"$DIR/tokens.csv"
     [ -f "$DIR/sa.key" ] || openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
@@ -133,8 +168,10 @@ contexts:
   context: {cluster: local, user: admin}
 KC
     start_apiserver
+    if [ "${TESSERA_K8S_CONTROLLERS:-0}" = "1" ]; then start_controller_manager; fi
     ;;
   stop)
+    stop_pid "$DIR/controller-manager.pid"
     stop_pid "$DIR/apiserver.pid"
     stop_pid "$DIR/etcd.pid"
     if [ -f "$DIR/env" ]; then
@@ -178,5 +215,5 @@ with cf.ThreadPoolExecutor(16) as ex:
     list(ex.map(make, range(n)))
 PY
     ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
 esac

@@ -121,7 +121,7 @@ TEST_F(K8sIntegration, KubeSchedulerBindsPartOfTheGang) {
     cluster_->Create(pod);
   }
   int pid = TestCluster::Spawn({bin, "--kubeconfig=" + cluster_->kubeconfig_path(),
-                                "--leader-elect=false", "--port=0", "--secure-port=0", "--v=0"},
+                                "--leader-elect=false", "--secure-port=0", "--v=0"},
                                cluster_->dir() + "/kube-scheduler.log");
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "train-") >= 6; }, kTimeout));

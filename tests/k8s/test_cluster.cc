@@ -87,8 +87,20 @@ std::string TestCluster::CacheDir() {
   return RepoRoot() + "/.cache/k8s";
 }
 
+std::string TestCluster::Version() {
+  std::string v = "1.37";
+  if (const char* e = std::getenv("TESSERA_K8S_VERSION"); e && *e) v = e;
+  if (!v.empty() && v[0] == 'v') v.erase(0, 1);
+  // "1.34.4" -> "1.34", as scripts/k8s/build-apiserver.sh keys its cache.
+  if (auto dot = v.find('.'); dot != std::string::npos)
+    if (auto dot2 = v.find('.', dot + 1); dot2 != std::string::npos) v.resize(dot2);
+  return v;
+}
+
+std::string TestCluster::BinDir() { return CacheDir() + "/v" + Version() + "/bin"; }
+
 std::string TestCluster::KubeSchedulerPath() {
-  std::string p = CacheDir() + "/bin/kube-scheduler";
+  std::string p = BinDir() + "/kube-scheduler";
   return access(p.c_str(), X_OK) == 0 ? p : "";
 }
 
@@ -101,18 +113,16 @@ int TestCluster::Script(const std::string& args) const {
 
 std::unique_ptr<TestCluster> TestCluster::Start(std::string* why, bool* not_built) {
   *not_built = false;
-  std::string apiserver = CacheDir() + "/bin/kube-apiserver";
-  if (access(apiserver.c_str(), X_OK) != 0) {
-    *not_built = true;
+  for (const char* bin : {"kube-apiserver", "etcd"}) {
+    const std::string path = BinDir() + "/" + bin;
+    if (access(path.c_str(), X_OK) == 0) continue;
     *why = fmt::format(
-        "kube-apiserver is not built ({} is missing): run scripts/k8s/build-apiserver.sh "
-        "(make test does) to run the Kubernetes integration tests",
-        apiserver);
-    return nullptr;
-  }
-  if (std::system("command -v etcd >/dev/null 2>&1") != 0) {
-    *not_built = true;
-    *why = "etcd is not installed (Debian package etcd-server; scripts/install-deps.sh)";
+        "{} {} is not built ({} is missing): run TESSERA_K8S_VERSION={} "
+        "scripts/k8s/build-apiserver.sh (make test does) to run the Kubernetes integration tests",
+        bin, Version(), path, Version());
+    // In CI a control plane that is not there fails the tests: a skipped suite is no pass.
+    const char* ci = std::getenv("CI");
+    *not_built = !(ci && std::string(ci) == "true");
     return nullptr;
   }
   std::unique_ptr<TestCluster> c(new TestCluster());

@@ -26,15 +26,20 @@ std::vector<json> YamlToJson(const std::string& text);
 
 class TestCluster {
  public:
-  // Starts a cluster, or returns nullptr and says why in `*why` (binaries not built, etcd
-  // missing, start failure). The caller skips (not built) or fails (start failure) on that.
+  // Starts a cluster of Version(), or returns nullptr and says why in `*why` (binaries not built,
+  // start failure). The caller skips (not built) or fails (start failure) on that; with CI=true
+  // binaries that are not built count as a failure too (`*not_built` stays false).
   static std::unique_ptr<TestCluster> Start(std::string* why, bool* not_built);
   ~TestCluster();
 
   static std::string RepoRoot();
-  // Where scripts/k8s/build-apiserver.sh keeps its binaries.
+  // Where scripts/k8s/build-apiserver.sh keeps its binaries (one folder per version).
   static std::string CacheDir();
-  // The kube-scheduler built by build-apiserver.sh --with-scheduler, or "" when absent.
+  // The Kubernetes minor version the tests run on: $TESSERA_K8S_VERSION, default "1.37".
+  static std::string Version();
+  // CacheDir()/v<Version()>/bin: kube-apiserver, kube-controller-manager, kube-scheduler, etcd.
+  static std::string BinDir();
+  // The kube-scheduler built by build-apiserver.sh, or "" when absent.
   static std::string KubeSchedulerPath();
 
   const std::string& dir() const { return dir_; }
