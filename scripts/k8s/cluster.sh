@@ -57,6 +57,9 @@ wait_ready() {
         | grep -q 200; then
       return 0
     fi
+    if [ -f "$DIR/apiserver.pid" ] && ! kill -0 "$(cat "$DIR/apiserver.pid")" 2>/dev/null; then
+      break  # it exited: no point waiting
+    fi
     sleep 0.25
   done
   echo "cluster.sh: the API server did not become ready; see $DIR/apiserver.log" >&2
@@ -97,6 +100,7 @@ start_apiserver() {
   "$APISERVER" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --endpoint-reconciler-type=none \
     --cert-dir="$DIR/certs" \
     --token-auth-file="$DIR/tokens.csv" \
     --authorization-mode=AlwaysAllow \
