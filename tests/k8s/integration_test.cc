@@ -109,11 +109,11 @@ TEST_F(K8sIntegration, GangBindsNoneUntilItFitsThenAll) {
 TEST_F(K8sIntegration, KubeSchedulerBindsPartOfTheGang) {
   const std::string bin = TestCluster::KubeSchedulerPath();
   if (bin.empty())
-    GTEST_SKIP() << "SKIPPED: kube-scheduler is not built (scripts/k8s/build-apiserver.sh "
-                    "--with-scheduler); it is only the comparison";
+    GTEST_SKIP() << "SKIPPED: kube-scheduler is not built (scripts/k8s/build-apiserver.sh); "
+                    "it is only the comparison";
   cluster_->CreateNodes(2, 8, "gpu");
   CreateFillers(*cluster_);
-  // The same gang for kube-scheduler v1.20: it has no notion of the PodGroup.
+  // The same gang for kube-scheduler: a scheduler-plugins PodGroup means nothing to it.
   cluster_->Create(testing_queues::PodGroupObject("default", "train", 8));
   for (int i = 0; i < 8; ++i) {
     json pod = cluster_->PodSpec("default", fmt::format("train-{}", i), 1, "default-scheduler",
