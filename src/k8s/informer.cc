@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "k8s/proto.h"
 #include "spdlog/spdlog.h"
 
@@ -13,7 +14,7 @@ Informer::Informer(KubeClient* client, std::string resource, std::string path, H
                    bool optional, bool protobuf)
     : client_(client),
       resource_(std::move(resource)),
-      path_(std::move(path)),
+      paths_{std::move(path)},
       handler_(std::move(handler)),
       optional_(optional),
       protobuf_(protobuf) {}
@@ -23,6 +24,11 @@ std::string_view Informer::Accept() const {
 }
 
 Informer::~Informer() { Stop(); }
+
+void Informer::SetAlternatePaths(std::vector<std::string> paths) {
+  paths_.resize(1);
+  paths_.insert(paths_.end(), paths.begin(), paths.end());
+}
 
 void Informer::Start() {
   stop_ = false;
@@ -44,15 +50,17 @@ bool Informer::List() {
   std::vector<nlohmann::json> items;
   std::string cont;
   std::string rv;
-  do {
+  const size_t was_served = served_;
+  served_ = 0;
+  while (true) {
     // The first list asks for resourceVersion=0, as client-go's reflector does: the API server
     // answers from its watch cache in one piece instead of paging through etcd (for 5,000 nodes
     // and 10,000 pods, a quarter of a second of server CPU and as much wall time saved at
     // start). The answer may lag etcd a little; the watch from its version catches up, and a
     // bind based on a stale pod meets a 409 that resyncs it. Relists (after 410 Gone, or an
     // error) read etcd, page by page, so that they never go back in time.
-    std::string path = first_list_ ? fmt::format("{}{}resourceVersion=0", path_, Sep())
-                                   : fmt::format("{}{}limit=500", path_, Sep());
+    std::string path = first_list_ ? fmt::format("{}{}resourceVersion=0", this->path(), Sep())
+                                   : fmt::format("{}{}limit=500", this->path(), Sep());
     if (!cont.empty()) path += "&continue=" + UrlEncode(cont);
     RequestLimits limits;
     limits.cancel = &stop_;  // Stop() does not wait for a stalled server
@@ -70,9 +78,16 @@ bool Informer::List() {
       cont.clear();
       continue;
     }
+    if (optional_ && resp->status == 404 && served_ + 1 < paths_.size()) {
+      ++served_;  // not this version: the next one the server may serve instead
+      items.clear();
+      cont.clear();
+      continue;
+    }
     if (resp->status != 200) {
       ++stats_.errors;
       if (optional_ && resp->status == 404) {
+        served_ = 0;
         healthy_ = true;  // the server answered: this kind is simply not there
         // The kind is not installed (a CRD not applied yet): it has no objects. Say so once, so
         // that the consumer does not wait for it, and keep looking for it slowly.
@@ -84,7 +99,7 @@ bool Informer::List() {
           handler_(std::move(ev));
           synced_ = true;
           spdlog::info("informer {}: {} is not served (CRD not installed?); treating it as empty",
-                       resource_, path_);
+                       resource_, fmt::join(paths_, ", "));
         }
         return false;
       }
@@ -121,8 +136,11 @@ bool Informer::List() {
     cont = text("continue");
     if (doc["items"].is_array())
       for (auto& it : doc["items"]) items.push_back(std::move(it));
-  } while (!cont.empty() && !stop_);
+    if (cont.empty() || stop_) break;
+  }
   if (stop_) return false;
+  if (paths_.size() > 1 && (served_ != was_served || first_list_))
+    spdlog::info("informer {}: listing and watching {}", resource_, this->path());
   ++stats_.lists;
   first_list_ = false;
   rv_ = rv;
@@ -201,7 +219,8 @@ Informer::WatchEnd Informer::Watch() {
   // jitter keeps many informers from reconnecting in lock-step.
   const std::string path =
       fmt::format("{}{}watch=1&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}",
-                  path_, Sep(), UrlEncode(rv_), 240 + (std::hash<std::string>{}(resource_) % 60));
+                  this->path(), Sep(), UrlEncode(rv_),
+                  240 + (std::hash<std::string>{}(resource_) % 60));
   need_relist_ = false;
   watch_failed_ = false;
   auto resp = client_->Stream(

@@ -56,6 +56,11 @@ class Informer {
            bool optional = false, bool protobuf = false);
   ~Informer();
 
+  // Paths to try, in order, where `path` is not served (404): other versions of the same kind
+  // (scheduling.k8s.io/v1beta1, then v1alpha3 ...). Each (re)list starts from `path`; the first
+  // path served is listed and watched. REQUIRES: `optional`, before Start().
+  void SetAlternatePaths(std::vector<std::string> paths);
+
   void Start();
   // Asks the thread to end without waiting (so that many informers stop in parallel).
   void RequestStop() { stop_ = true; }
@@ -82,12 +87,14 @@ class Informer {
   // Counts and logs a message that cannot be followed; false (the watch ends).
   bool Garbled(std::string_view what);
   void Sleep(int ms);
-  char Sep() const { return path_.find('?') == std::string::npos ? '?' : '&'; }
+  const std::string& path() const { return paths_[served_]; }
+  char Sep() const { return path().find('?') == std::string::npos ? '?' : '&'; }
   std::string_view Accept() const;
 
   KubeClient* const client_;
   const std::string resource_;
-  const std::string path_;
+  std::vector<std::string> paths_;  // the path, then its alternates; constant once started
+  size_t served_ = 0;               // the informer thread's: the one listed and watched
   const Handler handler_;
   const bool optional_;
   const bool protobuf_;

@@ -141,6 +141,90 @@ TEST(Informer, OptionalKindThatIsNotServedCountsAsEmpty) {
   EXPECT_FALSE(served.load());
 }
 
+// A kind served in other versions on other servers (the Workload API's PodGroups): the informer
+// lists and watches the first of its paths the server serves.
+TEST(Informer, OptionalKindIsListedAndWatchedInTheFirstVersionServed) {
+  httplib::Server server;
+  std::mutex mu;
+  std::vector<std::string> watched;
+  server.Get("/apis/s/v1alpha2/podgroups", [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("watch")) {
+      std::lock_guard<std::mutex> l(mu);
+      watched.push_back(req.path);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      res.set_content("", "application/json");
+      return;
+    }
+    res.set_content(
+        R"({"metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"g","namespace":"d"}}]})",
+        "application/json");
+  });
+  testing::Serving serving(server);
+  std::atomic<int> objects{-1};
+  std::atomic<bool> served{false};
+  Informer informer(
+      &serving.client(), "workloadpodgroups", "/apis/s/v1beta1/podgroups",
+      [&](WatchEvent ev) {
+        if (ev.type != WatchEvent::Type::kReplace) return;
+        objects = static_cast<int>(ev.objects.size());
+        served = ev.served;
+      },
+      true);
+  informer.SetAlternatePaths({"/apis/s/v1alpha3/podgroups", "/apis/s/v1alpha2/podgroups"});
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> l(mu);
+    return !watched.empty();
+  }));
+  informer.Stop();
+  EXPECT_EQ(objects.load(), 1);
+  EXPECT_TRUE(served.load());
+  EXPECT_TRUE(informer.healthy());
+  EXPECT_EQ(informer.stats().errors.load(), 0);  // the versions not served are no error
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(watched[0], "/apis/s/v1alpha2/podgroups");
+}
+
+// A paged list whose continue token expired (410) starts over and hands over every object; it
+// used to end there and hand over an empty list, as if every object had been deleted.
+TEST(Informer, AListWhoseContinueTokenExpiredStartsOver) {
+  httplib::Server server;
+  std::atomic<int> continued{0};
+  server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("watch")) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      res.set_content("", "application/json");
+      return;
+    }
+    if (!req.has_param("continue")) {
+      res.set_content(
+          R"({"metadata":{"resourceVersion":"7","continue":"c1"},"items":[{"metadata":{"name":"a","namespace":"d"}}]})",
+          "application/json");
+    } else if (++continued == 1) {
+      res.status = 410;
+      res.set_content(R"({"kind":"Status","code":410,"reason":"Expired"})", "application/json");
+    } else {
+      res.set_content(
+          R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"b","namespace":"d"}}]})",
+          "application/json");
+    }
+  });
+  testing::Serving serving(server);
+  std::mutex mu;
+  std::vector<std::string> names;
+  Informer informer(&serving.client(), "pods", "/api/v1/pods", [&](WatchEvent ev) {
+    std::lock_guard<std::mutex> l(mu);
+    if (ev.type != WatchEvent::Type::kReplace || !names.empty()) return;
+    names.push_back(fmt::format("{} objects", ev.objects.size()));
+    for (const auto& o : ev.objects) names.push_back(o["metadata"].value("name", ""));
+  });
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] { return informer.synced(); }));
+  informer.Stop();
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(names, (std::vector<std::string>{"2 objects", "a", "b"}));
+}
+
 // The same informer over protobuf: a PodList, then a watch stream of length-prefixed frames that
 // arrive cut at arbitrary points (3-byte chunks); a frame that cannot be decoded makes it relist.
 TEST(Informer, ReadsProtobufListsAndFramedWatchesAndRelistsOnABadFrame) {
