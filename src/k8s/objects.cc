@@ -412,10 +412,15 @@ absl::Status ReadHostnameAntiAffinity(const json& spec,
   return absl::OkStatus();
 }
 
-// Which gang the pod belongs to, first match wins: a PodGroup label, a Volcano annotation, a
-// Kueue pod-group label (with its total), a batch Job owner, else the pod alone.
-void ReadPodGroupRef(const json& md, PodInfo& p) {
-  if (auto it = p.labels.find(kPodGroupLabel); it != p.labels.end() && !it->second.empty()) {
+// Which gang the pod belongs to, first match wins: the Workload API's spec.schedulingGroup (a
+// field the API server checks and kube-scheduler reads), a PodGroup label, a Volcano annotation,
+// a Kueue pod-group label (with its total), a batch Job owner, else the pod alone.
+void ReadPodGroupRef(const json& md, const json& spec, PodInfo& p) {
+  if (std::string pg = Str(At(spec, "schedulingGroup"), "podGroupName"); !pg.empty()) {
+    p.group_kind = kWorkloadPodGroupKind;
+    p.group_name = std::move(pg);
+  } else if (auto it = p.labels.find(kPodGroupLabel);
+             it != p.labels.end() && !it->second.empty()) {
     p.group_kind = "PodGroup";
     p.group_name = it->second;
   } else if (auto it2 = p.annotations.find(kVolcanoGroupAnnotation);
@@ -495,7 +500,7 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   }
   if (auto it = p.labels.find(kPriorityClassLabel); it != p.labels.end())
     p.workload_priority_class = it->second;
-  ReadPodGroupRef(md, p);
+  ReadPodGroupRef(md, spec, p);
   ReadOwnerAndDevices(md, p);
   p.time =
       ReadTimeFields(p.labels, p.annotations, At(spec, "activeDeadlineSeconds"), &p.time_problems);

@@ -38,6 +38,9 @@ inline constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-
 // size as an annotation (https://kueue.sigs.k8s.io/docs/tasks/run/plain_pods/).
 inline constexpr const char* kKueuePodGroupLabel = "kueue.x-k8s.io/pod-group-name";
 inline constexpr const char* kKueuePodGroupTotalAnnotation = "kueue.x-k8s.io/pod-group-total-count";
+// The group kind of a pod that names a PodGroup of the Workload API (scheduling.k8s.io, Kubernetes
+// 1.36+) in spec.schedulingGroup.podGroupName; workload_api.h reads that PodGroup.
+inline constexpr const char* kWorkloadPodGroupKind = "WorkloadPodGroup";
 
 struct PodInfo {
   std::string ns, name, uid, resource_version;
@@ -53,7 +56,8 @@ struct PodInfo {
   int64_t grace_period = 30;            // spec.terminationGracePeriodSeconds
   std::string queue_name;               // from kQueueLabel or kTesseraQueueLabel
   std::string workload_priority_class;  // kPriorityClassLabel
-  // How the pod joins a workload: kind "PodGroup", "Volcano", "KueuePodGroup", "Job" or "Pod",
+  // How the pod joins a workload: kind "WorkloadPodGroup", "PodGroup", "Volcano", "KueuePodGroup",
+  // "Job" or "Pod",
   // and the group's name in the pod's namespace.
   std::string group_kind, group_name;
   // KueuePodGroup: kKueuePodGroupTotalAnnotation, the group's size; -1 when absent or malformed,

@@ -1,5 +1,6 @@
 // The protobuf decoders of a PodSpec and the parts of it Tessera reads (affinity, topology
-// spread, containers' resources, tolerations), as proto.cc's decoders of the objects around it.
+// spread, containers' resources, tolerations, the Workload API's scheduling group), as proto.cc's
+// decoders of the objects around it.
 #include "k8s/proto_wire.h"
 
 namespace tessera::k8s::proto::wire {
@@ -188,6 +189,15 @@ bool Toleration(std::string_view b, json& out, Err& err) {
   });
 }
 
+// PodSchedulingGroup {podGroupName = 1}: the Workload API's PodGroup of the pod.
+bool SchedulingGroup(std::string_view b, json& out, Err& err) {
+  out = json::object();
+  return Fields(b, "PodSchedulingGroup", err, [&](const Field& f) {
+    if (IsBytes(f) && f.number == 1) out["podGroupName"] = Str(f);
+    return true;
+  });
+}
+
 }  // namespace
 
 bool PodSpec(std::string_view b, json& out, Err& err) {
@@ -232,6 +242,9 @@ bool PodSpec(std::string_view b, json& out, Err& err) {
         break;
       case 32:
         if (!QuantityMapEntry(f.bytes, out["overhead"], err)) return false;
+        break;
+      case 43:  // schedulingGroup (Kubernetes 1.36+; 42, the 1.35 workloadRef, is retired)
+        if (!SchedulingGroup(f.bytes, out["schedulingGroup"], err)) return false;
         break;
       default:
         break;
