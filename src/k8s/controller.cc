@@ -10,6 +10,7 @@
 
 #include "fmt/format.h"
 #include "k8s/controller_impl.h"
+#include "k8s/workload_api.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -71,6 +72,10 @@ void Controller::Impl::Start() {
   AddInformer("jobs", "/apis/batch/v1/jobs", true);
   AddInformer("podgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true);
   AddInformer("volcanopodgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", true);
+  // The Workload API's PodGroups (Kubernetes 1.36+), in the newest version the server serves.
+  AddInformer("workloadpodgroups", kWorkloadPodGroupPaths[0], true);
+  informers.back()->SetAlternatePaths(
+      {std::begin(kWorkloadPodGroupPaths) + 1, std::end(kWorkloadPodGroupPaths)});
   for (const char* r : kQueueResources) AddInformer(r, fmt::format("{}/{}", kQueueGroup, r), true);
   if (options.provisioning.enabled) {
     provisioner =
@@ -262,10 +267,13 @@ void Controller::Impl::ApplyWatch(WatchEvent& ev) {
   ObjectCache::Changes changes = cache.Apply(ev);
   SayMarkProblems();
   if (changes.rebuild) need_rebuild = true;
-  // Every Volcano gang is reconsidered: its size may have changed with what is served.
-  if (changes.volcano_relisted)
+  // Every Volcano (Workload API) gang is reconsidered: its size may have changed with what is
+  // served.
+  if (changes.volcano_relisted || changes.workload_podgroups_relisted)
     for (const auto& [k, g] : groups)
-      if (g.kind == "Volcano") dirty.insert(k);
+      if ((changes.volcano_relisted && g.kind == "Volcano") ||
+          (changes.workload_podgroups_relisted && g.kind == kWorkloadPodGroupKind))
+        dirty.insert(k);
   for (const auto& key : changes.sized_groups) GroupObjectChanged(key);
 }
 
@@ -405,6 +413,7 @@ void Controller::Impl::PodGone(const std::string& key) {
       need_capacity_stale = true;
     }
     problems_said.erase(g.key);
+    problems_said.erase(g.key + kUnreadSuffix);
     run_snapshots.erase(g.key);
     groups.erase(git);
   }

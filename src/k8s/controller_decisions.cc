@@ -12,6 +12,7 @@
 #include "k8s/controller_impl.h"
 #include "k8s/fair_sharing_status.h"
 #include "k8s/gang_assembly.h"
+#include "k8s/workload_api.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -386,12 +387,34 @@ void Controller::Impl::SayTimeProblems(const Group& g) {
     ref.kind = "PodGroup";
     ref.uid = v->second.uid;
     problems = &v->second.time_problems;
+  } else if (auto w = src.workload_podgroups.find(key);
+             g.kind == kWorkloadPodGroupKind && w != src.workload_podgroups.end()) {
+    ref.api_version = "scheduling.k8s.io/v1beta1";
+    ref.kind = "PodGroup";
+    ref.uid = w->second.uid;
+    problems = &w->second.time_problems;
+    SayUnread(g.key + kUnreadSuffix, ref, w->second.unread);
   }
   if (problems)
     say(g.key, fmt::format("{} {}", ref.kind, key), *problems,
         [&](const char* reason, const std::string& message) {
           status_writer->Event(ref, "Warning", reason, message);
         });
+}
+
+void Controller::Impl::SayUnread(const std::string& key, const ObjectRef& ref,
+                                 const std::vector<std::string>& unread) {
+  auto said = problems_said.find(key);
+  if (unread.empty()) {
+    if (said != problems_said.end()) problems_said.erase(said);
+    return;
+  }
+  if (said != problems_said.end() && said->second == unread) return;
+  for (const std::string& u : unread) {
+    spdlog::warn("{} {}/{}: {}", ref.kind, ref.ns, ref.name, u);
+    status_writer->Event(ref, "Warning", "UnsupportedField", u);
+  }
+  problems_said[key] = unread;
 }
 
 void Controller::Impl::WritePodGroupStatuses() {

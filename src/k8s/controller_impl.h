@@ -245,6 +245,11 @@ struct Controller::Impl {
   // Warning Events for the time fields of the group's pods and group object that could not be
   // used (InvalidAnnotation, InvalidLabel, InvalidField), each once.
   void SayTimeProblems(const Group& g);
+  // Warning Events (UnsupportedField) for what a Workload API PodGroup sets that Tessera does
+  // not act on (workload_api.h), once while it lasts; kept in problems_said under `key`.
+  void SayUnread(const std::string& key, const ObjectRef& ref,
+                 const std::vector<std::string>& unread);
+  static constexpr const char* kUnreadSuffix = " unread";
   void PublishPendingReasons();
   // PodGroups: phase and how many of their pods are bound.
   void WritePodGroupStatuses();

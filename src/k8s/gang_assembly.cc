@@ -12,14 +12,41 @@ namespace {
 std::string Refused(const GangSources& sources, const char* kind, const Gang& g) {
   auto it = sources.refused.find(fmt::format("{}:{}/{}", kind, g.ns, g.name));
   if (it == sources.refused.end()) return "";
-  const char* what = std::string_view(kind) == "Volcano" ? "Volcano PodGroup" : kind;
+  const std::string_view k(kind);
+  const char* what = k == "Volcano"                ? "Volcano PodGroup"
+                     : k == kWorkloadPodGroupKind ? "scheduling.k8s.io PodGroup"
+                                                  : kind;
   return fmt::format("waiting for {} {}/{}, which is not used: {}", what, g.ns, g.name, it->second);
+}
+
+// A Workload API PodGroup's minimum: its gang's minCount; a basic policy has none (1: each pod
+// starts when it fits, none waits for another).
+int32_t WorkloadPodGroupMin(const Gang& g, const GangSources& sources, std::string* wait_reason) {
+  auto it = sources.workload_podgroups.find(g.ns + "/" + g.name);
+  if (it != sources.workload_podgroups.end()) return it->second.gang ? it->second.min_count : 1;
+  const int32_t waits = static_cast<int32_t>(g.members.size()) + 1;
+  *wait_reason = Refused(sources, kWorkloadPodGroupKind, g);
+  if (!wait_reason->empty()) return waits;
+  if (sources.workload_api_served) {
+    *wait_reason = fmt::format(
+        "waiting for scheduling.k8s.io PodGroup {}/{} (its pods name it in "
+        "spec.schedulingGroup.podGroupName)",
+        g.ns, g.name);
+  } else {
+    *wait_reason = fmt::format(
+        "waiting for scheduling.k8s.io PodGroup {}/{}: this API server does not serve the "
+        "Workload API's PodGroups (v1beta1, v1alpha3 or v1alpha2; Kubernetes 1.37 serves them with "
+        "--feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true)",
+        g.ns, g.name);
+  }
+  return waits;
 }
 
 }  // namespace
 
 int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_reason) {
   const int32_t have = static_cast<int32_t>(g.members.size());
+  if (g.kind == kWorkloadPodGroupKind) return WorkloadPodGroupMin(g, sources, wait_reason);
   if (g.kind == "PodGroup") {
     auto it = sources.podgroups.find(g.ns + "/" + g.name);
     if (it == sources.podgroups.end()) {
@@ -89,7 +116,8 @@ std::string VolcanoQueue(const Gang& g, const GangSources& sources) {
 
 namespace {
 
-// The queue and priority of a gang: from its pods, else from the Job or Volcano PodGroup.
+// The queue and priority of a gang: from its pods, else from the Job, the Volcano PodGroup or
+// (the priority) the Workload API's PodGroup.
 void SetQueueAndPriority(const Gang& g, const GangSources& sources, const PodInfo& first,
                          Workload& w) {
   w.queue_name = first.queue_name;
@@ -102,6 +130,10 @@ void SetQueueAndPriority(const Gang& g, const GangSources& sources, const PodInf
         w.workload_priority_class = j->second.workload_priority_class;
     }
   }
+  if (g.kind == kWorkloadPodGroupKind && w.priority_class.empty())
+    if (auto p = sources.workload_podgroups.find(g.ns + "/" + g.name);
+        p != sources.workload_podgroups.end())
+      w.priority_class = p->second.priority_class;
   if (g.kind == "Volcano") {
     if (w.queue_name.empty()) w.queue_name = VolcanoQueue(g, sources);
     auto v = sources.volcano_groups.find(g.ns + "/" + g.name);
@@ -110,7 +142,8 @@ void SetQueueAndPriority(const Gang& g, const GangSources& sources, const PodInf
   }
 }
 
-// The time fields of the object that groups the pods (PodGroup, Volcano PodGroup, Job); null
+// The time fields of the object that groups the pods (a PodGroup of either API, a Volcano
+// PodGroup, a Job); null
 // when there is none, or it is not known (yet).
 const TimeFields* GroupTime(const Gang& g, const GangSources& sources) {
   const std::string key = g.ns + "/" + g.name;
@@ -122,6 +155,9 @@ const TimeFields* GroupTime(const Gang& g, const GangSources& sources) {
       return &it->second.time;
   if (g.kind == "Job")
     if (auto it = sources.jobs.find(key); it != sources.jobs.end()) return &it->second.time;
+  if (g.kind == kWorkloadPodGroupKind)
+    if (auto it = sources.workload_podgroups.find(key); it != sources.workload_podgroups.end())
+      return &it->second.time;
   return nullptr;
 }
 

@@ -1,9 +1,9 @@
-// Gang assembly: turns the pods of one group (a PodGroup's, a Volcano PodGroup's, a Kueue plain-pod
-// group's, a batch Job's, or a lone pod) into the engine Workload the controller submits: how big
-// the gang must be (minMember, from the object that sizes it), which LocalQueue and priority it
-// has (from the pods, else the Job or Volcano PodGroup), its fields of time (time_fields.h: the
-// group object's, else its first pod's that has one; the smallest deadline), and its pod sets
-// (one when the pods are alike, else one per pod). A gang that is not complete yet gets the
+// Gang assembly: turns the pods of one group (a Workload API PodGroup's, a PodGroup's, a Volcano
+// PodGroup's, a Kueue plain-pod group's, a batch Job's, or a lone pod) into the engine Workload
+// the controller submits: how big the gang must be (minMember, from the object that sizes it),
+// which LocalQueue and priority it has (from the pods, else the Job or Volcano PodGroup), its
+// fields of time (time_fields.h: the group object's, else its first pod's that has one; the
+// smallest deadline), and its pod sets (one when the pods are alike, else one per pod). A gang that is not complete yet gets the
 // reason it waits instead.
 //
 // Kept apart from the controller's loop so that the rules that decide what a gang is can be read
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "k8s/objects.h"
+#include "k8s/workload_api.h"
 #include "model/workload.h"
 
 namespace tessera::k8s {
@@ -30,9 +31,14 @@ struct GangSources {
   std::map<std::string, VolcanoPodGroupInfo> volcano_groups;
   bool volcano_served = false;  // scheduling.volcano.sh PodGroups are served (CRD installed)
   std::map<std::string, JobInfo> jobs;
+  // The Workload API's PodGroups (scheduling.k8s.io; workload_api.h), and whether this server
+  // serves them (Kubernetes 1.36+ with the API turned on).
+  std::map<std::string, WorkloadPodGroupInfo> workload_podgroups;
+  bool workload_api_served = false;
   std::set<std::string> local_queues;  // LocalQueues that exist
   // Objects the cache refused (a minMember out of range ...), by "PodGroup:ns/name",
-  // "Volcano:ns/name", "Job:ns/name": why they are not used. Their pods wait and show it.
+  // "Volcano:ns/name", "Job:ns/name", "WorkloadPodGroup:ns/name": why they are not used. Their
+  // pods wait and show it.
   std::map<std::string, std::string> refused;
 };
 

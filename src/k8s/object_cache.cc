@@ -3,6 +3,7 @@
 #include "config/loader.h"
 #include "fmt/format.h"
 #include "k8s/node_policy.h"
+#include "k8s/workload_api.h"
 #include "model/limits.h"
 #include "spdlog/spdlog.h"
 
@@ -249,6 +250,8 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
     changes.rebuild = true;
   } else if (r == "namespaces") {
     ApplyNamespaces(ev, changes);
+  } else if (r == "workloadpodgroups") {
+    ApplyWorkloadPodGroups(ev, changes);
   } else {
     auto& store = queue_objects_[r];
     if (ev.type == T::kReplace) {
@@ -285,6 +288,38 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
     changes.rebuild = changes.rebuild || changed;
   }
   return changes;
+}
+
+void ObjectCache::ApplyWorkloadPodGroups(const WatchEvent& ev, Changes& changes) {
+  const std::string prefix = std::string(kWorkloadPodGroupKind) + ":";
+  if (ev.type == T::kReplace) {
+    gangs_.workload_podgroups.clear();
+    ClearRefused(gangs_, prefix);
+    gangs_.workload_api_served = ev.served;
+    changes.workload_podgroups_relisted = true;
+  }
+  std::set<std::string> seen;
+  Each(ev, [&](const json& o, bool del) {
+    const std::string key = ObjectKey(o), group_key = prefix + key;
+    seen.insert(group_key);
+    ReadOwnerMark(RefOf("scheduling.k8s.io/v1beta1", "PodGroup", key, UidOf(o)), group_key, o,
+                  del);
+    if (del) {
+      gangs_.workload_podgroups.erase(key);
+      gangs_.refused.erase(group_key);
+    } else if (auto g = ParseWorkloadPodGroup(o); g.ok()) {
+      gangs_.workload_podgroups[key] = *g;
+      gangs_.refused.erase(group_key);
+    } else {
+      // Not used, as if absent: its pods wait for a PodGroup they can use, and say so.
+      spdlog::warn("PodGroup (scheduling.k8s.io) {}: {}; the object is not used", key,
+                   std::string(g.status().message()));
+      gangs_.workload_podgroups.erase(key);
+      gangs_.refused[group_key] = std::string(g.status().message());
+    }
+    changes.sized_groups.push_back(group_key);
+  });
+  if (ev.type == T::kReplace) ForgetOwnersNotSeen(prefix, seen);
 }
 
 const json& ObjectCache::LocalQueueStatus(const std::string& key) const {

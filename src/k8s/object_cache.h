@@ -1,6 +1,6 @@
 // ObjectCache: the controller's copy of the cluster objects other than pods, as the informers
-// hand them over (Nodes, PodGroups, Volcano PodGroups, Jobs, PriorityClasses, Namespaces and
-// Tessera's queue kinds), and the engine's Model snapshot built from them.
+// hand them over (Nodes, PodGroups of either API, Volcano PodGroups, Jobs, PriorityClasses,
+// Namespaces and Tessera's queue kinds), and the engine's Model snapshot built from them.
 //
 // Apart from the loop because applying a watch event to these stores is bookkeeping that has
 // nothing to do with scheduling: Apply only says what the change means for the controller (the
@@ -39,6 +39,8 @@ class ObjectCache {
     // in the order of the event's objects.
     std::vector<std::string> sized_groups;
     bool volcano_relisted = false;  // every Volcano gang may have another size now
+    // Likewise the Workload API's gangs (its PodGroups may be served now, or no longer).
+    bool workload_podgroups_relisted = false;
   };
 
   // REQUIRES: ev.resource is not "pods".
@@ -66,6 +68,8 @@ class ObjectCache {
  private:
   void UpsertNode(const json& obj, Changes& changes);
   void ApplyNamespaces(const WatchEvent& ev, Changes& changes);
+  // "workloadpodgroups": the Workload API's PodGroups (workload_api.h).
+  void ApplyWorkloadPodGroups(const WatchEvent& ev, Changes& changes);
   void ReadInterruptibleMarks();
   // The mark of a Job's or PodGroup's object `o` (deleted: none), as owner of group `group_key`.
   void ReadOwnerMark(const ObjectRef& ref, const std::string& group_key, const json& o, bool del);
