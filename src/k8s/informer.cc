@@ -98,8 +98,13 @@ bool Informer::List() {
           ev.served = false;
           handler_(std::move(ev));
           synced_ = true;
-          spdlog::info("informer {}: {} is not served (CRD not installed?); treating it as empty",
-                       resource_, fmt::join(paths_, ", "));
+          if (paths_.size() == 1)
+            spdlog::info("informer {}: {} is not served (CRD not installed?); treating it as empty",
+                         resource_, this->path());
+          else
+            spdlog::info(
+                "informer {}: none of {} is served (API not enabled?); treating it as empty",
+                resource_, fmt::join(paths_, ", "));
         }
         return false;
       }
