@@ -279,13 +279,28 @@ TEST_F(K8sWorkloadApi, GangOfAWorkloadPodGroupBindsWholeOrNotAtAll) {
       << WaitMessage("wl", "train-0");
   // 4. A basic PodGroup is no gang: of three 2-GPU pods, the two that fit in the 4 GPUs left are
   // bound, the third waits.
+  // Its claim shared by the group (DRAWorkloadResourceClaims) is not Tessera's to allocate: said
+  // on the PodGroup, where the server keeps the field.
   const json basic = {{"basic", json::object()}};
   cluster_->Create(WorkloadObject("wl", "web", basic));
-  cluster_->Create(PodGroupOf("wl", "web", basic));
+  json web = PodGroupOf("wl", "web", basic);
+  web["spec"]["resourceClaims"] = {{{"name", "nic"}, {"resourceClaimTemplateName", "rdma"}}};
+  const json created = cluster_->Create(web);
   for (int i = 0; i < 3; ++i) pod(fmt::format("web-{}", i), "web-workers", 2);
   ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("wl", "web-") == 2; }, kTimeout));
   EXPECT_EQ(Bound("wl", "train-"), 4);
   ExpectNoDoubleBooking({"wl"}, 8);
+  if (created["spec"].contains("resourceClaims")) {
+    ASSERT_TRUE(TestCluster::WaitFor(
+        [&] { return !EventsOf("wl", "web-workers", "UnsupportedField").empty(); }, kTimeout));
+    const json event = EventsOf("wl", "web-workers", "UnsupportedField")[0];
+    EXPECT_EQ(event["involvedObject"]["kind"], "PodGroup");
+    EXPECT_EQ(event["type"], "Warning");
+    EXPECT_EQ(event["message"].get<std::string>().rfind("spec.resourceClaims: not read", 0), 0u)
+        << event["message"];
+  } else {
+    std::cout << "PodGroup spec.resourceClaims is not kept by this server (gate off)\n";
+  }
 }
 
 }  // namespace
