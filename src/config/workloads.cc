@@ -1,7 +1,7 @@
 // Readers for the job kinds, each turned into a tessera::Workload: batch Job, Volcano Job,
-// PodGroup + Pods, PyTorchJob, TFJob, Pod and Deployment. Pod templates are read once, here,
-// with Kubernetes' defaulting (a resource with only a limit requests the limit; init containers
-// raise the pod's request to their own).
+// PodGroup + Pods, PyTorchJob, TFJob, Pod and Deployment. Pod templates are read once, here;
+// their requests by Kubernetes' rule (config/pod_resources.h: limits default requests, init
+// containers and sidecars, pod-level spec.resources, overhead).
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include "config/gpu_fields.h"
 #include "config/kinds.h"
 #include "config/pod_placement.h"
+#include "config/pod_resources.h"
 #include "config/time_fields.h"
 #include "config/workload_meta.h"
 #include "model/limits.h"
@@ -44,25 +45,6 @@ struct PodInfo {
   std::vector<SpreadTerm> spread_terms;  // resolved against `labels` once known
 };
 
-// Effective per-container request: requests, and limits where only a limit is given.
-Resources ContainerRequest(DocContext& ctx, const YAML::Node& c, const std::string& path) {
-  Resources req, lim;
-  std::vector<ResourceId> named_req, named_lim;
-  YAML::Node res = Child(c, "resources");
-  if (!ExpectMap(ctx, res, path + ".resources")) return req;
-  ReadResourceMap(ctx, Child(res, "requests"), path + ".resources.requests", req, &named_req);
-  ReadResourceMap(ctx, Child(res, "limits"), path + ".resources.limits", lim, &named_lim);
-  for (ResourceId id : named_lim) {
-    if (std::find(named_req.begin(), named_req.end(), id) == named_req.end())
-      req.Set(id, lim.Get(id));
-  }
-  return req;
-}
-
-void MaxInto(Resources& into, const Resources& other) {
-  for (ResourceId r = 0; r < kMaxResources; ++r) into.Set(r, std::max(into.Get(r), other.Get(r)));
-}
-
 bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& path, PodInfo& out) {
   if (IsNullish(spec)) {
     ctx.Error(spec, path, "required field is missing");
@@ -75,37 +57,7 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
     ctx.Error(spec, path + ".containers", "required field is missing");
     return false;
   }
-  Resources sum, init_max;
-  ForEachSeq(ctx, containers, path + ".containers",
-             [&](size_t, const YAML::Node& c, const std::string& cpath) {
-               if (!ExpectMap(ctx, c, cpath)) {
-                 if (!ctx.failed()) ctx.Error(c, cpath, "expected a container, got null");
-                 return false;
-               }
-               sum += ContainerRequest(ctx, c, cpath);
-               return !ctx.failed();
-             });
-  ForEachSeq(ctx, Child(spec, "initContainers"), path + ".initContainers",
-             [&](size_t, const YAML::Node& c, const std::string& cpath) {
-               if (!ExpectMap(ctx, c, cpath)) {
-                 if (!ctx.failed()) ctx.Error(c, cpath, "expected a container, got null");
-                 return false;
-               }
-               Resources r = ContainerRequest(ctx, c, cpath);
-               // A sidecar (restartPolicy: Always) keeps running beside the app containers.
-               if (GetString(ctx, c, "restartPolicy", cpath + ".restartPolicy") == "Always") {
-                 sum += r;
-               } else {
-                 MaxInto(init_max, r);
-               }
-               return !ctx.failed();
-             });
-  MaxInto(sum, init_max);
-  Resources overhead;
-  ReadResourceMap(ctx, Child(spec, "overhead"), path + ".overhead", overhead);
-  sum += overhead;
-  sum.Set(kPods, 1);
-  ps.requests = sum;
+  ps.requests = ReadPodRequests(ctx, spec, path);
 
   ReadLabels(ctx, Child(spec, "nodeSelector"), path + ".nodeSelector", ps.node_selector);
   ReadTolerations(ctx, Child(spec, "tolerations"), path + ".tolerations", ps.tolerations);

@@ -9,6 +9,7 @@
 #include "fmt/ranges.h"
 #include "k8s/node_policy.h"
 #include "model/limits.h"
+#include "model/pod_requests.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 
@@ -79,18 +80,20 @@ absl::Status ReadResources(const json& list, const std::string& path, Resources&
   return absl::OkStatus();
 }
 
-// A container's request: requests, or limits where only a limit is given (as the API server's
-// defaulting does).
-absl::StatusOr<Resources> ContainerRequest(const json& c, const std::string& path) {
-  Resources req, lim;
-  const json& res = At(c, "resources");
-  if (auto st = ReadResources(At(res, "requests"), path + ".resources.requests", req); !st.ok())
+// A resource list and which resources it names (pod_requests.h: a named 0 counts).
+absl::Status ReadResourceList(const json& list, const std::string& path, ResourceList& out) {
+  if (auto st = ReadResources(list, path, out.values); !st.ok()) return st;
+  if (list.is_object())
+    for (auto it = list.begin(); it != list.end(); ++it)
+      out.named |= 1u << ResourceRegistry::Global().Find(it.key());
+  return absl::OkStatus();
+}
+
+absl::Status ReadResourceRequirements(const json& res, const std::string& path,
+                                      ResourceList& requests, ResourceList& limits) {
+  if (auto st = ReadResourceList(At(res, "requests"), path + ".requests", requests); !st.ok())
     return st;
-  if (auto st = ReadResources(At(res, "limits"), path + ".resources.limits", lim); !st.ok())
-    return st;
-  for (ResourceId r = 0; r < kMaxResources; ++r)
-    if (req.Get(r) == 0 && lim.Get(r) != 0) req.Set(r, lim.Get(r));
-  return req;
+  return ReadResourceList(At(res, "limits"), path + ".limits", limits);
 }
 
 std::optional<TaintEffect> Effect(const std::string& s) {
@@ -200,36 +203,33 @@ absl::Status ReadPodHeader(const json& obj, PodInfo& p) {
   return absl::OkStatus();
 }
 
-// The pod's effective request, as the kubelet sizes it: the app containers and sidecars summed,
-// at least the largest init container, plus the overhead, and one pod.
+// The pod's effective request by Kubernetes' rule (model/pod_requests.h): the containers'
+// aggregate, pod-level spec.resources where set, the overhead, and one pod.
 absl::StatusOr<Resources> PodRequest(const json& spec) {
-  Resources sum, init_max;
+  PodResources pod;
   const json& containers = At(spec, "containers");
   if (!containers.is_array()) return absl::InvalidArgumentError("spec.containers: missing");
-  for (size_t i = 0; i < containers.size(); ++i) {
-    auto r = ContainerRequest(containers[i], fmt::format("spec.containers[{}]", i));
-    if (!r.ok()) return r.status();
-    sum += *r;
-  }
-  if (const json& inits = At(spec, "initContainers"); inits.is_array()) {
-    for (size_t i = 0; i < inits.size(); ++i) {
-      auto r = ContainerRequest(inits[i], fmt::format("spec.initContainers[{}]", i));
-      if (!r.ok()) return r.status();
-      if (Str(inits[i], "restartPolicy") == "Always") {
-        sum += *r;  // a sidecar runs beside the app containers
-      } else {
-        for (ResourceId id = 0; id < kMaxResources; ++id)
-          init_max.Set(id, std::max(init_max.Get(id), r->Get(id)));
-      }
+  for (const char* kind : {"containers", "initContainers"}) {
+    const json& list = At(spec, kind);
+    if (!list.is_array()) continue;
+    auto& into = std::string_view(kind) == "containers" ? pod.containers : pod.init_containers;
+    for (size_t i = 0; i < list.size(); ++i) {
+      ContainerResources& c = into.emplace_back();
+      if (auto st = ReadResourceRequirements(At(list[i], "resources"),
+                                             fmt::format("spec.{}[{}].resources", kind, i),
+                                             c.requests, c.limits);
+          !st.ok())
+        return st;
+      c.sidecar = Str(list[i], "restartPolicy") == "Always";  // beside the app containers
     }
   }
-  for (ResourceId id = 0; id < kMaxResources; ++id)
-    sum.Set(id, std::max(sum.Get(id), init_max.Get(id)));
-  Resources overhead;
-  if (auto st = ReadResources(At(spec, "overhead"), "spec.overhead", overhead); !st.ok()) return st;
-  sum += overhead;
-  sum.Set(kPods, 1);
-  return sum;
+  if (auto st =
+          ReadResourceRequirements(At(spec, "resources"), "spec.resources", pod.requests, pod.limits);
+      !st.ok())
+    return st;
+  if (auto st = ReadResourceList(At(spec, "overhead"), "spec.overhead", pod.overhead); !st.ok())
+    return st;
+  return EffectivePodRequests(pod);
 }
 
 // spec.tolerations into the pod set; an unknown effect is left unset.
