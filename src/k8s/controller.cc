@@ -350,9 +350,12 @@ void Controller::Impl::PodUpsert(const json& obj) {
   // A waiting pod's interruptible mark changed: where it may go changed (node_policy.h).
   const bool mark_changed =
       !p.Bound() && ReadInterruptible(p.annotations) != ReadInterruptible(old.annotations);
+  // A scheduling gate went (or came): the pod joins its gang, or leaves it (gang_assembly.h).
+  const bool gates_changed = p.scheduling_gates != old.scheduling_gates;
   old = std::move(p);
   if (!newly_bound) {
-    if (auto g = groups.find(old.GroupKey()); (time_changed || mark_changed) && g != groups.end())
+    if (auto g = groups.find(old.GroupKey());
+        (time_changed || mark_changed || gates_changed) && g != groups.end())
       Unsettle(g->second);
     return;
   }

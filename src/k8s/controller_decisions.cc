@@ -327,7 +327,13 @@ void Controller::Impl::Publish(Group& g, const std::string& reason, double expec
   for (const auto& k : g.pods) {
     auto it = pods.find(k);
     if (it == pods.end() || it->second.Bound() || assumed.count(k)) continue;
-    status_writer->Unschedulable(it->second, g.reason.text, changed, condition);
+    // A gated pod is held by its gates, whatever its gang waits for (gang_assembly.h); its
+    // condition is written when it does not say so already.
+    if (it->second.Gated())
+      status_writer->Unschedulable(it->second, GatedMessage(it->second), /*changed=*/true,
+                                   kSchedulingGatedReason);
+    else
+      status_writer->Unschedulable(it->second, g.reason.text, changed, condition);
   }
 }
 

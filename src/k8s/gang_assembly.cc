@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 
 namespace tessera::k8s {
 namespace {
@@ -42,7 +43,23 @@ int32_t WorkloadPodGroupMin(const Gang& g, const GangSources& sources, std::stri
   return waits;
 }
 
+// "held by scheduling gates: team-a/w-3 (example.com/a), team-a/w-4 (example.com/a)", at most
+// 5 pods named.
+std::string GatedPods(const std::vector<const PodInfo*>& gated) {
+  constexpr size_t kNamed = 5;
+  std::string s = "held by scheduling gates: ";
+  for (size_t i = 0; i < gated.size() && i < kNamed; ++i)
+    s += fmt::format("{}{} ({})", i ? ", " : "", gated[i]->Key(),
+                     fmt::join(gated[i]->scheduling_gates, ", "));
+  if (gated.size() > kNamed) s += fmt::format(" and {} more", gated.size() - kNamed);
+  return s;
+}
+
 }  // namespace
+
+std::string GatedMessage(const PodInfo& pod) {
+  return fmt::format("held by scheduling gates: {}", fmt::join(pod.scheduling_gates, ", "));
+}
 
 int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_reason) {
   const int32_t have = static_cast<int32_t>(g.members.size());
@@ -173,16 +190,35 @@ bool AlikePodSets(const PodSet& s, const PodSet& first) {
 
 }  // namespace
 
-GangAssembly AssembleGang(const Gang& g, const GangSources& sources) {
+GangAssembly AssembleGang(const Gang& all, const GangSources& sources) {
   GangAssembly out;
   std::string wait_reason;
-  const int32_t min = g.foreign ? 1 : MinMember(g, sources, &wait_reason);
+  // The minimum counts the gated pods where the pods present size the gang (a lone pod, a Job
+  // not known): a gang waits for its gated members rather than start without them.
+  const int32_t min = all.foreign ? 1 : MinMember(all, sources, &wait_reason);
+  Gang g{all.key, all.kind, all.ns, all.name, all.foreign, {}};
+  std::vector<const PodInfo*> gated;
+  for (const Gang::Member& m : all.members) {
+    if (!m.bound && m.pod->Gated()) {
+      gated.push_back(m.pod);
+      out.gated.push_back(m.pod->Key());
+    } else {
+      g.members.push_back(m);
+    }
+  }
   const auto have = static_cast<int32_t>(g.members.size());
   for (const Gang::Member& m : g.members) out.bound += m.bound;
   if (out.bound == 0 && have < min) {
-    out.wait_reason = wait_reason.empty()
-                          ? fmt::format("waiting for the gang's pods: {} of {} exist", have, min)
-                          : std::move(wait_reason);
+    if (!wait_reason.empty()) {
+      out.wait_reason = std::move(wait_reason);
+    } else if (gated.empty()) {
+      out.wait_reason = fmt::format("waiting for the gang's pods: {} of {} exist", have, min);
+    } else if (all.kind != "Pod") {
+      out.wait_reason = fmt::format("waiting for the gang's pods: {} of {} exist without gates",
+                                    have, min);
+    }
+    if (!gated.empty())
+      out.wait_reason += (out.wait_reason.empty() ? "" : "; ") + GatedPods(gated);
     return out;
   }
   out.complete = true;

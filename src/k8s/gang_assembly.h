@@ -3,8 +3,12 @@
 // the controller submits: how big the gang must be (minMember, from the object that sizes it),
 // which LocalQueue and priority it has (from the pods, else the Job or Volcano PodGroup), its
 // fields of time (time_fields.h: the group object's, else its first pod's that has one; the
-// smallest deadline), and its pod sets (one when the pods are alike, else one per pod). A gang that is not complete yet gets the
-// reason it waits instead.
+// smallest deadline), and its pod sets (one when the pods are alike, else one per pod). A gang
+// that is not complete yet gets the reason it waits instead. A pod with scheduling gates
+// (spec.schedulingGates) is not yet a member, as a pod not yet created: it counts toward neither
+// the gang's pods nor its workload, and the gang's minimum must be met by pods without gates, so
+// that no part of a gang is bound while a member it needs is held; when its last gate goes, it
+// joins.
 //
 // Kept apart from the controller's loop so that the rules that decide what a gang is can be read
 // and tested alone (gang_assembly_test.cc) from parsed pods, without an API server or an engine.
@@ -62,7 +66,14 @@ struct GangAssembly {
   // The engine's pod sets: pod set index -> pod index -> pod key.
   std::vector<std::vector<std::string>> sets;
   size_t bound = 0;  // members bound (or being bound): the workload is restored, not submitted
+  // Members left out for their scheduling gates (pod keys): each says GatedMessage.
+  std::vector<std::string> gated;
 };
+
+// The condition reason Kubernetes gives a pod held by its scheduling gates.
+inline constexpr const char* kSchedulingGatedReason = "SchedulingGated";
+// "held by scheduling gates: example.com/a, example.com/b". REQUIRES: pod.Gated().
+std::string GatedMessage(const PodInfo& pod);
 
 // The gang's minimum number of pods (minMember). When the object that sizes it is missing, or
 // its pods disagree on their size, the gang needs one pod more than it has and `wait_reason`

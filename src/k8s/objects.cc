@@ -502,6 +502,8 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
     p.workload_priority_class = it->second;
   ReadPodGroupRef(md, spec, p);
   ReadOwnerAndDevices(md, p);
+  if (const json& gates = At(spec, "schedulingGates"); gates.is_array())
+    for (const json& g : gates) p.scheduling_gates.push_back(Str(g, "name"));
   p.time =
       ReadTimeFields(p.labels, p.annotations, At(spec, "activeDeadlineSeconds"), &p.time_problems);
   if (absl::Status st = ReadTopologySpread(spec, p.labels, ps, p.time_problems); !st.ok())
@@ -528,6 +530,7 @@ std::string Describe(const PodInfo& p) {
   for (const auto& t : p.set.affinity.preferred_terms)
     s += fmt::format(" prefer={}x{}", t.weight, t.term.match_expressions.size());
   s += " " + DescribeTime(p.time);
+  s += fmt::format(" gates=[{}]", fmt::join(p.scheduling_gates, ","));
   s += " gpus=" + FormatGpuIndices(p.gpu_indices);
   s += " migStarts=" +
        FormatGpuIndices(std::vector<int32_t>(p.mig_starts.begin(), p.mig_starts.end()));

@@ -67,6 +67,9 @@ struct PodInfo {
   std::string owner_replicaset;  // a Deployment's pod: its ReplicaSet (anti-affinity spans them)
   std::vector<int32_t> gpu_indices;  // kGpuIndicesAnnotation, empty when absent
   std::vector<int8_t> mig_starts;    // kMigStartsAnnotation, empty when absent
+  // spec.schedulingGates' names: while any is there the pod is not to be bound (Kubernetes 1.30+);
+  // gang assembly counts it as a pod not yet created.
+  std::vector<std::string> scheduling_gates;
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
   std::string scheduled_reason;      // ... and its reason
   // Its fields of time (time_fields.h: annotations, Kueue's label, spec.activeDeadlineSeconds),
@@ -80,6 +83,7 @@ struct PodInfo {
   std::string GroupKey() const { return group_kind + ":" + ns + "/" + group_name; }
   bool Terminal() const { return phase == "Succeeded" || phase == "Failed"; }
   bool Bound() const { return !node_name.empty(); }
+  bool Gated() const { return !scheduling_gates.empty(); }
 };
 
 struct PodGroupInfo {

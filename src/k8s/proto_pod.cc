@@ -1,6 +1,6 @@
 // The protobuf decoders of a PodSpec and the parts of it Tessera reads (affinity, topology
-// spread, containers' resources, tolerations, the Workload API's scheduling group), as proto.cc's
-// decoders of the objects around it.
+// spread, containers' and pod-level resources, tolerations, scheduling gates, the Workload API's
+// scheduling group), as proto.cc's decoders of the objects around it.
 #include "k8s/proto_wire.h"
 
 namespace tessera::k8s::proto::wire {
@@ -198,6 +198,13 @@ bool SchedulingGroup(std::string_view b, json& out, Err& err) {
   });
 }
 
+bool SchedulingGate(std::string_view b, json& out, Err& err) {
+  return Fields(b, "PodSchedulingGate", err, [&](const Field& f) {
+    if (IsBytes(f) && f.number == 1) out["name"] = Str(f);
+    return true;
+  });
+}
+
 }  // namespace
 
 bool PodSpec(std::string_view b, json& out, Err& err) {
@@ -246,6 +253,14 @@ bool PodSpec(std::string_view b, json& out, Err& err) {
       case 43:  // schedulingGroup (Kubernetes 1.36+; 42, the 1.35 workloadRef, is retired)
         if (!SchedulingGroup(f.bytes, out["schedulingGroup"], err)) return false;
         break;
+      case 38:
+        if (!Append(out, "schedulingGates", f.bytes, err, SchedulingGate)) return false;
+        break;
+      case 40: {  // pod-level resources (Kubernetes 1.34+)
+        json& res = out["resources"] = json::object();
+        if (!Resources(f.bytes, res, err)) return false;
+        break;
+      }
       default:
         break;
     }
