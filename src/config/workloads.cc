@@ -58,6 +58,11 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
     return false;
   }
   ps.requests = ReadPodRequests(ctx, spec, path);
+  // In a cluster a gate's owner removes it; in a simulation nobody would (docs/manifests.md).
+  if (YAML::Node gates = Child(spec, "schedulingGates"); !IsNullish(gates))
+    ctx.Warning(gates, path + ".schedulingGates",
+                "scheduling gates are not simulated (nothing would remove them): the pod is "
+                "scheduled as if its gates were gone");
 
   ReadLabels(ctx, Child(spec, "nodeSelector"), path + ".nodeSelector", ps.node_selector);
   ReadTolerations(ctx, Child(spec, "tolerations"), path + ".tolerations", ps.tolerations);
