@@ -1,11 +1,13 @@
 // Scheduling gates through the controller, against a scripted API server: a PodGroup gang with a
-// gated member is not bound, its pods say which gate holds it; when the watch brings the pod
-// without its gate, the whole gang is bound. (On a real API server:
-// integration/podspec_integration_test.cc.)
+// gated member is not bound, its pods and `tessera explain` (the JSON API's view) say which gate
+// holds it; when the watch brings the pod without its gate, the whole gang is bound. (On a real
+// API server: integration/podspec_integration_test.cc.)
 #include <httplib.h>
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -140,6 +142,7 @@ TEST(ControllerGates, GangWithAGatedMemberIsBoundWholeOnceTheGateGoes) {
   GateServer server;
   Metrics metrics;
   ControllerOptions o;
+  o.status_period_s = 0.05;  // the JSON API's view, published often
   Controller controller(&server.client(), o, &metrics);
   controller.SetActive(true);
   controller.Start();
@@ -154,6 +157,17 @@ TEST(ControllerGates, GangWithAGatedMemberIsBoundWholeOnceTheGateGoes) {
             "waiting for the gang's pods: 2 of 3 exist without gates; held by scheduling gates: "
             "d/p2 (example.com/data-ready)");
   EXPECT_EQ(server.binds(), 0u);
+  // What `tessera explain d/train` reads (the JSON API's view) names the gate too.
+  ASSERT_TRUE(WaitFor([&] {
+    auto view = controller.view();
+    return view && !view->workloads.empty();
+  }));
+  const ViewWorkload& w = controller.view()->workloads.front();
+  EXPECT_EQ(w.name, "train");
+  EXPECT_EQ(w.state, "waiting-for-pods");
+  EXPECT_NE(w.reason.find("held by scheduling gates: d/p2 (example.com/data-ready)"),
+            std::string::npos)
+      << w.reason;
 
   server.Ungate();
   ASSERT_TRUE(WaitFor([&] { return server.binds() == 3; })) << "binds: " << server.binds();
