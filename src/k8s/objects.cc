@@ -223,8 +223,8 @@ absl::StatusOr<Resources> PodRequest(const json& spec) {
       c.sidecar = Str(list[i], "restartPolicy") == "Always";  // beside the app containers
     }
   }
-  if (auto st =
-          ReadResourceRequirements(At(spec, "resources"), "spec.resources", pod.requests, pod.limits);
+  if (auto st = ReadResourceRequirements(At(spec, "resources"), "spec.resources", pod.requests,
+                                         pod.limits);
       !st.ok())
     return st;
   if (auto st = ReadResourceList(At(spec, "overhead"), "spec.overhead", pod.overhead); !st.ok())

@@ -131,7 +131,10 @@ std::vector<Case> Cases() {
     p.containers = {Container({{"memory", "4Mi"}, {"hugepages-1Gi", "1Gi"}},
                               {{"hugepages-1Gi", "1Gi"}})};
     add("hugepages of two sizes between the levels", p,
-        Want({{"cpu", "1"}, {"memory", "4Mi"}, {"hugepages-2Mi", "10Mi"}, {"hugepages-1Gi", "1Gi"}}));
+        Want({{"cpu", "1"},
+              {"memory", "4Mi"},
+              {"hugepages-2Mi", "10Mi"},
+              {"hugepages-1Gi", "1Gi"}}));
   }
   {
     PodResources p;

@@ -30,9 +30,10 @@ class K8sPodSpec : public testing_queues::QueueClusterTest {
 
   // A Ready node with `cpus` cores and `gpus` GPUs.
   void CreateNode(const std::string& name, int cpus, int gpus) {
+    json labels = {{"kubernetes.io/hostname", name}};
     cluster_->Create({{"apiVersion", "v1"},
                       {"kind", "Node"},
-                      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}}});
+                      {"metadata", {{"name", name}, {"labels", labels}}}});
     json cap = {{"cpu", std::to_string(cpus)},
                 {"memory", "1024Gi"},
                 {"pods", "110"},
