@@ -42,6 +42,16 @@ Resources ReadPodRequests(DocContext& ctx, const YAML::Node& spec, const std::st
                });
   }
   ReadRequirements(ctx, Child(spec, "resources"), path + ".resources", pod.requests, pod.limits);
+  // The API server refuses other resources at pod level; Kubernetes' rule would ignore them.
+  for (const char* list : {"requests", "limits"}) {
+    const ResourceList& l = std::string_view(list) == "requests" ? pod.requests : pod.limits;
+    for (ResourceId r = 0; r < kMaxResources; ++r)
+      if (l.Has(r) && !IsPodLevelResource(ResourceName(r)))
+        ctx.Warning(Child(Child(spec, "resources"), list),
+                    path + ".resources." + list + "." + ResourceName(r),
+                    "only cpu, memory and hugepages-* may be set at pod level (the API server "
+                    "refuses the pod); ignored: containers' requests count for this resource");
+  }
   ReadList(ctx, Child(spec, "overhead"), path + ".overhead", pod.overhead);
   return EffectivePodRequests(pod);
 }

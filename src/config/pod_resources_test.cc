@@ -55,6 +55,21 @@ spec:
       << AllDiagnostics(r);
 }
 
+TEST(PodResources, AGpuAtPodLevelIsIgnoredWithAWarning) {
+  LoadResult r = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  resources: {requests: {cpu: "4", nvidia.com/gpu: "8"}}
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.workloads.at(0).pod_sets.at(0).requests.Get(kGpu), 1);
+  EXPECT_NE(Find(r, Sev::kWarning, "spec.resources.requests.nvidia.com/gpu: only cpu, memory"),
+            nullptr)
+      << AllDiagnostics(r);
+}
+
 TEST(PodResources, SchedulingGatesAreSaidNotSimulated) {
   LoadResult r = Load(R"(apiVersion: v1
 kind: Pod
