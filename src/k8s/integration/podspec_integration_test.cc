@@ -8,6 +8,9 @@
 #include "gtest/gtest.h"
 #include "k8s/controller.h"
 #include "k8s/integration/queue_cluster_test.h"
+#include "k8s/objects.h"
+#include "k8s/proto.h"
+#include "model/resources.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {
@@ -107,6 +110,27 @@ TEST_F(K8sPodSpec, PodLevelCpuRequestCountsAndDoesNotFitASmallerNode) {
   json created = cluster_->Create(big);
   ASSERT_EQ(created["spec"]["resources"]["requests"]["cpu"], "60")
       << "the API server dropped spec.resources (PodLevelResources off?)";
+  // The server's JSON and its protobuf read the same, gates and pod-level resources included.
+  json gated = cluster_->PodSpec("default", "gated", 1);
+  gated["spec"]["resources"] = {{"requests", {{"cpu", "60"}}}, {"limits", {{"memory", "8Gi"}}}};
+  gated["spec"]["schedulingGates"] = {{{"name", "example.com/a"}}, {{"name", "example.com/b"}}};
+  cluster_->Create(gated);
+  const std::string path = "/api/v1/namespaces/default/pods/gated";
+  auto as_json = cluster_->client().Get(path);
+  auto as_proto = cluster_->client().Get(path, proto::kAccept);
+  ASSERT_TRUE(as_json.ok() && as_proto.ok());
+  ASSERT_TRUE(proto::IsProtobuf(as_proto->content_type)) << as_proto->content_type;
+  auto decoded = proto::DecodeObject(as_proto->body);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  auto from_json = ParsePod(json::parse(as_json->body));
+  auto from_proto = ParsePod(*decoded);
+  ASSERT_TRUE(from_json.ok() && from_proto.ok());
+  EXPECT_EQ(Describe(*from_proto), Describe(*from_json));
+  EXPECT_EQ(from_proto->scheduling_gates.size(), 2u);
+  EXPECT_EQ(from_proto->set.requests.Get(kCpu), 60000);
+  EXPECT_EQ(from_proto->set.requests.Get(kMemory), int64_t{8} << 30);  // defaulted from the limit
+  cluster_->DeletePod("default", "gated");
+
   json small = cluster_->PodSpec("default", "small", 1);
   small["spec"]["resources"] = {{"requests", {{"cpu", "40"}}}};
   cluster_->Create(small);
