@@ -33,9 +33,9 @@
 
 #include "CLI/CLI.hpp"
 #include "fmt/format.h"
-#include "k8s/controller.h"
-#include "k8s/informer.h"
-#include "k8s/metrics.h"
+#include "k8s/client/informer.h"
+#include "k8s/controller/controller.h"
+#include "k8s/observe/metrics.h"
 #include "spdlog/spdlog.h"
 #include "tests/k8s/test_cluster.h"
 

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "accounting/live_recorder.h"
-#include "k8s/dcgm.h"
+#include "k8s/observe/dcgm.h"
 
 namespace {
 

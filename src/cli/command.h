@@ -23,7 +23,7 @@ Command AddPlanCommand(CLI::App& sim);
 // `tessera serve ...`: schedule a real cluster's pods through the API server (src/k8s/cli.cc).
 Command AddServeCommand(CLI::App& app);
 // `tessera get queues|workloads|nodes`, `tessera explain NS/NAME`: a running serve's JSON API
-// (src/k8s/get_cli.cc).
+// (src/k8s/api/get_cli.cc).
 Command AddGetCommand(CLI::App& app);
 Command AddExplainCommand(CLI::App& app);
 // `tessera report cost ...`: the cost report from the accounting store (src/accounting/cli.cc).

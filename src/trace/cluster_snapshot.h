@@ -1,6 +1,6 @@
 // The cluster as a replay leaves it at one instant, for the report's dashboard page
 // (docs/observability.md, "Dashboard"): serve's /api/v1/workloads and /api/v1/nodes documents
-// (the shape of src/k8s/api_routes.cc, built here from the engine without the Kubernetes code),
+// (the shape of src/k8s/api/api_routes.cc, built here from the engine without the Kubernetes code),
 // so that `sim replay --report` shows the Workloads tab and the GPU map as serve does.
 //
 // Bounded whatever the trace: at most `max_workloads` workloads (admitted ones first, then the

@@ -1,4 +1,4 @@
-// The replay's share of serve's trends (src/k8s/cluster_view.cc, TrendPoint): idle GPU nodes
+// The replay's share of serve's trends (src/k8s/api/cluster_view.cc, TrendPoint): idle GPU nodes
 // over time and the 95th percentile of the admission waits per time bucket, kept in bounded
 // memory whatever the trace's length; and the run's time-weighted allocation figures.
 //

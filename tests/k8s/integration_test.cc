@@ -20,13 +20,13 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "k8s/controller.h"
-#include "k8s/informer.h"
+#include "k8s/client/informer.h"
+#include "k8s/client/leader_election.h"
+#include "k8s/client/proto.h"
+#include "k8s/controller/controller.h"
+#include "k8s/controller/objects.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/leader_election.h"
-#include "k8s/metrics.h"
-#include "k8s/objects.h"
-#include "k8s/proto.h"
+#include "k8s/observe/metrics.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {

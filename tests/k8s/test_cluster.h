@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "k8s/kube_client.h"
+#include "k8s/client/kube_client.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::k8s::testing {

@@ -14,7 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "fmt/format.h"
 #include "httplib.h"
-#include "k8s/http_testing.h"
+#include "k8s/client/http_testing.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s::testing {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/actions/action.h"
+#include "engine/actions/queue_order.h"
 #include "engine/engine_state.h"
-#include "policy/queue_order.h"
 
 namespace tessera {
 

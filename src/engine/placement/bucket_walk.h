@@ -7,8 +7,8 @@
 // Thread-safety: none; part of one engine.
 #pragma once
 
+#include "engine/placement/node_scorer.h"
 #include "engine/placement/plugin.h"
-#include "policy/node_scorer.h"
 
 namespace tessera {
 

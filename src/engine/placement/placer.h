@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "engine/engine_state.h"
+#include "engine/placement/node_scorer.h"
 #include "engine/placement/plugin.h"
 #include "engine/placement/topology_spread.h"
-#include "policy/node_scorer.h"
 
 namespace tessera {
 

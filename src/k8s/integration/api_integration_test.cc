@@ -15,8 +15,8 @@
 #include <sstream>
 #include <string>
 
+#include "k8s/client/kube_client.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/kube_client.h"
 
 namespace tessera::k8s {
 namespace {

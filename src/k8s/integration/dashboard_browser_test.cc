@@ -24,9 +24,9 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "k8s/http_testing.h"
+#include "k8s/client/http_testing.h"
+#include "k8s/client/kube_client.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/kube_client.h"
 #include "tests/k8s/test_cluster.h"
 #include "tests/k8s/webdriver.h"
 

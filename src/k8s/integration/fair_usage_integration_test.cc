@@ -9,9 +9,9 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "k8s/controller.h"
+#include "k8s/controller/controller.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/metrics.h"
+#include "k8s/observe/metrics.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {

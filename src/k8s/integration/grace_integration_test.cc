@@ -11,9 +11,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "k8s/controller.h"
+#include "k8s/controller/controller.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/metrics.h"
+#include "k8s/observe/metrics.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {

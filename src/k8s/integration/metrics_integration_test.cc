@@ -8,10 +8,10 @@
 #include <sstream>
 #include <string>
 
-#include "k8s/controller.h"
+#include "k8s/client/kube_client.h"
+#include "k8s/controller/controller.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/kube_client.h"
-#include "k8s/metrics.h"
+#include "k8s/observe/metrics.h"
 
 namespace tessera::k8s {
 namespace {

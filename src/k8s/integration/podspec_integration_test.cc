@@ -6,10 +6,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "k8s/controller.h"
+#include "k8s/client/proto.h"
+#include "k8s/controller/controller.h"
+#include "k8s/controller/objects.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/objects.h"
-#include "k8s/proto.h"
 #include "model/resources.h"
 #include "tests/k8s/test_cluster.h"
 

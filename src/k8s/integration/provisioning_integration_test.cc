@@ -14,11 +14,11 @@
 #include <tuple>
 #include <vector>
 
-#include "k8s/controller.h"
+#include "k8s/controller/controller.h"
+#include "k8s/controller/node_policy.h"
+#include "k8s/controller/provisioning.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/metrics.h"
-#include "k8s/node_policy.h"
-#include "k8s/provisioning.h"
+#include "k8s/observe/metrics.h"
 
 namespace tessera::k8s {
 namespace {

@@ -21,10 +21,10 @@
 #include "accounting/store.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
-#include "k8s/controller.h"
-#include "k8s/dcgm_scraper.h"
+#include "k8s/controller/controller.h"
 #include "k8s/integration/queue_cluster_test.h"
-#include "k8s/metrics.h"
+#include "k8s/observe/dcgm_scraper.h"
+#include "k8s/observe/metrics.h"
 #include "tests/k8s/test_cluster.h"
 
 namespace tessera::k8s {

@@ -1,0 +1,92 @@
+#include "k8s/api/api_client.h"
+
+#include <httplib.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "fmt/format.h"
+
+namespace tessera::k8s {
+namespace {
+
+// The first `n` characters of `s`, one line, for messages.
+std::string Excerpt(const std::string& s, size_t n = 80) {
+  std::string out = s.substr(0, n);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return s.size() > n ? out + "..." : out;
+}
+
+std::string ServerMessage(const std::string& body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("error") && j["error"].is_string())
+    return j["error"].get<std::string>();
+  return Excerpt(body);
+}
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> ApiGet(const ApiClientOptions& o, const std::string& path) {
+  static const std::regex kUrl(R"(^http://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:]+\])(:([0-9]{1,5}))?/?$)");
+  std::smatch m;
+  if (!std::regex_match(o.server, m, kUrl))
+    return absl::InvalidArgumentError(
+        fmt::format("--server {}: expected http://HOST[:PORT] (serve's metrics port, e.g. "
+                    "http://127.0.0.1:10259)",
+                    o.server));
+  const std::string base =
+      o.server.back() == '/' ? o.server.substr(0, o.server.size() - 1) : o.server;
+  const std::string url = base + path;
+  httplib::Client client(base);
+  const auto secs = static_cast<time_t>(o.timeout_s);
+  const auto usecs = static_cast<time_t>((o.timeout_s - static_cast<double>(secs)) * 1e6);
+  client.set_connection_timeout(secs, usecs);
+  client.set_read_timeout(secs, usecs);
+  httplib::Headers headers;
+  if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
+  httplib::Result res = client.Get(path, headers);
+  if (!res)
+    return absl::UnavailableError(
+        fmt::format("cannot reach tessera serve at {}: {}", url, httplib::to_string(res.error())));
+  switch (res->status) {
+    case 200:
+      break;
+    case 401:
+      return absl::UnauthenticatedError(
+          fmt::format("{}: 401 Unauthorized: {} (give serve's --api-token-file with --token-file)",
+                      url, ServerMessage(res->body)));
+    case 404:
+      return absl::NotFoundError(fmt::format("{}: {}", url, ServerMessage(res->body)));
+    case 503:
+      return absl::UnavailableError(fmt::format("{}: 503: {}", url, ServerMessage(res->body)));
+    default:
+      return absl::UnknownError(
+          fmt::format("{}: HTTP {}: {}", url, res->status, ServerMessage(res->body)));
+  }
+  nlohmann::json j = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return absl::DataLossError(
+        fmt::format("{}: the answer is not a JSON object (is this tessera "
+                    "serve's metrics port?): {}",
+                    url, Excerpt(res->body)));
+  return j;
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& flag, const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return absl::InvalidArgumentError(fmt::format("{} {}: cannot read it", flag, file));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  const char* space = " \t\r\n";
+  token.erase(0, token.find_first_not_of(space));
+  token.erase(token.find_last_not_of(space) + 1);
+  if (token.empty() || token.size() > 4096 || token.find_first_of(space) != std::string::npos)
+    return absl::InvalidArgumentError(fmt::format(
+        "{} {}: expected one token (1 to 4096 characters without white space)", flag, file));
+  return token;
+}
+
+}  // namespace tessera::k8s
