@@ -1,13 +1,15 @@
-// Pods bound per second through a real kube-apiserver on 127.0.0.1: Tessera against
-// kube-scheduler v1.20 (built from the same Debian source), on the same server, the same fake
-// nodes and the same pods, one after the other in one run.
+// Pods bound per second through a real kube-apiserver on 127.0.0.1: Tessera against the
+// kube-scheduler of the same Kubernetes version (scripts/k8s/build-apiserver.sh; 1.37 unless
+// TESSERA_K8S_VERSION says otherwise), on the same server, the same fake nodes and the same pods,
+// one after the other in one run.
 //
 //   k8s_bench [--nodes 5000] [--gpus 8] [--pods 10000] [--gangs 1000] [--gang-size 8]
 //             [--bind-workers 64] [--no-kube-scheduler] [--no-events] [--json]
 //             [--profile-apiserver SECONDS]
+//   k8s_bench --two-gangs [--two-gang-nodes 2] [--gpus 8] [--two-gang-size 12] [--wait 20]
 //
-// For each workload (single one-GPU pods; gangs of one-GPU pods with a PodGroup) and each
-// scheduler: the pods are created with no scheduler running, then the scheduler starts and the
+// For each workload (single one-GPU pods; gangs of one-GPU pods) and each scheduler: the pods
+// are created with no scheduler running, then the scheduler starts and the
 // clock runs until a watch has seen every pod bound. Reported: pods/s from the scheduler's start
 // (includes its cache sync) and from its first bind to its last, and where the CPU went (the
 // scheduler process, kube-apiserver, etcd), read from /proc. The benchmark's own watch reads
@@ -16,6 +18,19 @@
 // them come after the clock stops: the round goes on until they are written, and reports when
 // (`s to its Events and statuses written`); kube-scheduler writes its Events as it binds (see the
 // request counts by the time all were bound).
+//
+// Gangs: Tessera's are scheduler-plugins PodGroups (minMember) with the pod-group label, what it
+// reads today. kube-scheduler runs with the API server's feature gates (GenericWorkload=true on
+// 1.37, which puts its GangScheduling plugin in the default profile); where the server serves
+// the Workload API its gangs are a Workload, its PodGroup (gang minCount) and pods naming the
+// PodGroup in spec.schedulingGroup. On an older server kube-scheduler has no gang notion and
+// gets the scheduler-plugins PodGroups, which it ignores.
+//
+// --two-gangs: two gangs that each need more than half of the free GPUs (2 nodes x 8 GPUs, two
+// gangs of 12 one-GPU pods), submitted together, once before the scheduler starts and once while
+// it runs, for each scheduler. Reported: how many pods of each gang are bound after --wait
+// seconds (both partly bound is a deadlock: neither can start, and neither gives its GPUs back),
+// then, with the gang that got GPUs deleted, whether and when the other binds whole.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -38,6 +53,7 @@
 #include "k8s/observe/metrics.h"
 #include "spdlog/spdlog.h"
 #include "tests/k8s/test_cluster.h"
+#include "tests/k8s/workload_api.h"
 
 namespace tessera::k8s {
 namespace {
@@ -57,7 +73,27 @@ struct Flags {
   bool events = true;
   bool protobuf = true;  // Tessera's pod and node informers, and the benchmark's watch
   int profile_s = 0;     // > 0: a CPU profile of the API server during Tessera's first round
+  bool two_gangs = false;  // the two-gang scenario instead of the binding rates
+  int two_gang_nodes = 2;
+  int two_gang_size = 12;
+  double wait_s = 20;  // two-gang scenario: how long each step waits
+  // Not a flag: kube-scheduler's gangs go through the Workload API where the server serves it.
+  bool workload_api = false;
 };
+
+std::string KubeSchedulerName() { return "kube-scheduler " + TestCluster::Version(); }
+
+// kube-scheduler against `c`, with the API server's feature gates; returns its pid.
+int SpawnKubeScheduler(TestCluster& c, const std::string& log) {
+  std::vector<std::string> argv = {
+      TestCluster::KubeSchedulerPath(), "--kubeconfig=" + c.kubeconfig_path(),
+      "--leader-elect=false", "--secure-port=0", "--v=0",
+      // scheduler_perf's client limits; the defaults (50 QPS) would measure the limiter.
+      "--kube-api-qps=5000", "--kube-api-burst=5000"};
+  if (const std::string gates = c.FeatureGates(); !gates.empty())
+    argv.push_back("--feature-gates=" + gates);
+  return TestCluster::Spawn(argv, log);
+}
 
 double CpuSecondsOf(int pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
@@ -132,6 +168,14 @@ class BindWatcher {
     std::lock_guard<std::mutex> l(mu_);
     return static_cast<int>(all_.size());
   }
+  // The bound pods whose names start with `prefix`.
+  int bound(const std::string& prefix) {
+    std::lock_guard<std::mutex> l(mu_);
+    int n = 0;
+    for (auto it = bound_.lower_bound(prefix); it != bound_.end() && it->rfind(prefix, 0) == 0; ++it)
+      ++n;
+    return n;
+  }
   Clock::time_point first() {
     std::lock_guard<std::mutex> l(mu_);
     return first_;
@@ -200,11 +244,62 @@ void CreateNodes(TestCluster& c, int n, int gpus) {
   });
 }
 
-// Creates the workload's pods (and PodGroups) in `ns` for scheduler `scheduler`; returns the
+// Creates gang `group` of `size` one-GPU pods named GROUP-i in `ns` for `scheduler`, with its
+// group objects: the Workload API's (Workload and PodGroup; the pods name the PodGroup) when
+// `workload_api`, else a scheduler-plugins PodGroup and the pod-group label.
+void CreateGangObjects(TestCluster& c, const std::string& ns, const std::string& group, int size,
+                       bool workload_api) {
+  auto& client = c.client();
+  std::vector<json> objs;
+  if (workload_api) {
+    objs = {testing::WorkloadObject(ns, group, size),
+            testing::WorkloadPodGroupObject(ns, group, size)};
+  } else {
+    objs = {{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+             {"kind", "PodGroup"},
+             {"metadata", {{"name", group}, {"namespace", ns}}},
+             {"spec", {{"minMember", size}}}}};
+  }
+  for (const auto& o : objs) {
+    auto r = client.Post(TestCluster::CollectionPath(o), o.dump());
+    if (!r.ok() || r->status != 201)
+      std::cerr << fmt::format("  creating {} {}/{} failed: {}\n", o.value("kind", ""), ns, group,
+                               r.ok() ? r->body.substr(0, 300) : std::string(r.status().message()));
+  }
+}
+
+json GangPod(TestCluster& c, const std::string& ns, const std::string& group, int i,
+             const std::string& scheduler, bool workload_api) {
+  const std::string name = fmt::format("{}-{}", group, i);
+  if (workload_api) {
+    json pod = c.PodSpec(ns, name, 1, scheduler);
+    testing::JoinWorkloadPodGroup(pod, group);
+    return pod;
+  }
+  return c.PodSpec(ns, name, 1, scheduler, {{"scheduling.x-k8s.io/pod-group", group}});
+}
+
+// Deletes the gang's group objects (the pods go separately). A Workload API PodGroup keeps a
+// finalizer that kube-controller-manager would remove: without it, it only stays Terminating.
+void DeleteGangObjects(TestCluster& c, const std::string& ns, const std::string& group,
+                       bool workload_api) {
+  auto& client = c.client();
+  if (workload_api) {
+    (void)client.Delete(
+        fmt::format("/apis/scheduling.k8s.io/v1beta1/namespaces/{}/podgroups/{}", ns, group));
+    (void)client.Delete(
+        fmt::format("/apis/scheduling.k8s.io/v1beta1/namespaces/{}/workloads/{}", ns, group));
+  } else {
+    (void)client.Delete(
+        fmt::format("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{}/podgroups/{}", ns, group));
+  }
+}
+
+// Creates the workload's pods (and gang objects) in `ns` for scheduler `scheduler`; returns the
 // pods' names.
 std::vector<std::string> CreateWorkload(TestCluster& c, const std::string& ns,
                                         const std::string& scheduler, int singles, int gangs,
-                                        int gang_size) {
+                                        int gang_size, bool workload_api) {
   std::vector<std::string> names;
   for (int i = 0; i < singles; ++i) names.push_back(fmt::format("p-{}", i));
   for (int g = 0; g < gangs; ++g)
@@ -221,16 +316,9 @@ std::vector<std::string> CreateWorkload(TestCluster& c, const std::string& ns,
   if (gangs > 0) {
     Parallel(gangs, 16, [&](int g) {
       const std::string group = fmt::format("g-{}", g);
-      json pg = {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-                 {"kind", "PodGroup"},
-                 {"metadata", {{"name", group}, {"namespace", ns}}},
-                 {"spec", {{"minMember", gang_size}}}};
-      (void)client.Post(TestCluster::CollectionPath(pg), pg.dump());
-      for (int i = 0; i < gang_size; ++i) {
-        json pod = c.PodSpec(ns, fmt::format("{}-{}", group, i), 1, scheduler,
-                             {{"scheduling.x-k8s.io/pod-group", group}});
-        (void)client.Post(pods_path, pod.dump());
-      }
+      CreateGangObjects(c, ns, group, gang_size, workload_api);
+      for (int i = 0; i < gang_size; ++i)
+        (void)client.Post(pods_path, GangPod(c, ns, group, i, scheduler, workload_api).dump());
     });
   }
   return names;
@@ -309,15 +397,20 @@ struct Result {
 
 Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gangs) {
   Result r;
-  r.scheduler = tessera ? "tessera" : "kube-scheduler v1.20";
+  const bool workload_api = !tessera && f.workload_api;
+  r.scheduler = tessera ? "tessera" : KubeSchedulerName();
   r.workload = singles > 0 ? fmt::format("{} one-GPU pods", singles)
-                           : fmt::format("{} gangs of {}", gangs, f.gang_size);
+                           : fmt::format("{} gangs of {} ({})", gangs, f.gang_size,
+                                         workload_api ? "Workload API PodGroup"
+                                         : tessera    ? "scheduler-plugins PodGroup"
+                                                      : "no gang notion");
   r.pods = singles + gangs * f.gang_size;
   static int round = 0;
   const std::string ns = fmt::format("bench-{}", round++);
   auto t_create = Clock::now();
   std::vector<std::string> names =
-      CreateWorkload(c, ns, tessera ? "tessera" : "default-scheduler", singles, gangs, f.gang_size);
+      CreateWorkload(c, ns, tessera ? "tessera" : "default-scheduler", singles, gangs, f.gang_size,
+                     workload_api);
   std::cerr << fmt::format("  {}: created {} pods in {:.1f} s\n", r.scheduler, r.pods,
                            std::chrono::duration<double>(Clock::now() - t_create).count());
   BindWatcher watcher(&c.client(), ns, f.protobuf);
@@ -361,12 +454,7 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
     controller = std::make_unique<Controller>(&c.client(), o, metrics.get());
     controller->Start();
   } else {
-    ks_pid = TestCluster::Spawn(
-        {TestCluster::KubeSchedulerPath(), "--kubeconfig=" + c.kubeconfig_path(),
-         "--leader-elect=false", "--secure-port=0", "--v=0",
-         // scheduler_perf's client limits; the defaults (50 QPS) would measure the limiter.
-         "--kube-api-qps=5000", "--kube-api-burst=5000"},
-        c.dir() + "/kube-scheduler-bench.log");
+    ks_pid = SpawnKubeScheduler(c, c.dir() + "/kube-scheduler-bench.log");
   }
   double sync_s = -1;  // Tessera: when its caches were synced (to the 50 ms the wait polls at)
   bool done = TestCluster::WaitFor(
@@ -447,6 +535,146 @@ Result RunOne(TestCluster& c, const Flags& f, bool tessera, int singles, int gan
   return r;
 }
 
+struct TwoGangResult {
+  std::string scheduler, order;
+  int size = 0;
+  int a = 0, b = 0;     // bound after wait_s
+  double whole_s = -1;  // when the first gang was seen whole, from the scheduler's start or the
+                        // gangs' submission, whichever came later (-1: never)
+  std::string first;    // the gang deleted: the one with more pods bound
+  int second = 0;       // the other's pods bound, at most wait_s after the deletion
+  double second_whole_s = -1;
+  std::string outcome;
+};
+
+// Two gangs of f.two_gang_size one-GPU pods, each more than half of the free GPUs, submitted
+// together (two clients creating one pod each in turn) to one scheduler, before it starts
+// (`scheduler_first` false) or while it runs.
+TwoGangResult RunTwoGangs(TestCluster& c, const Flags& f, bool tessera, bool scheduler_first) {
+  TwoGangResult r;
+  r.scheduler = tessera ? "tessera" : KubeSchedulerName();
+  r.order = scheduler_first ? "while it runs" : "before it starts";
+  r.size = f.two_gang_size;
+  const bool workload_api = !tessera && f.workload_api;
+  static int round = 0;
+  const std::string ns = fmt::format("two-gangs-{}", round++);
+  const std::string scheduler = tessera ? "tessera" : "default-scheduler";
+  const std::string pods_path = fmt::format("/api/v1/namespaces/{}/pods", ns);
+  c.CreateNamespace(ns);
+  BindWatcher watcher(&c.client(), ns, f.protobuf);
+  std::unique_ptr<Metrics> metrics;
+  std::unique_ptr<Controller> controller;
+  int ks_pid = -1;
+  auto start_scheduler = [&] {
+    if (tessera) {
+      metrics = std::make_unique<Metrics>();
+      ControllerOptions o;
+      o.bind_workers = f.bind_workers;
+      o.protobuf = f.protobuf;
+      controller = std::make_unique<Controller>(&c.client(), o, metrics.get());
+      controller->Start();
+    } else {
+      ks_pid = SpawnKubeScheduler(c, c.dir() + "/kube-scheduler-two-gangs.log");
+    }
+  };
+  auto submit = [&] {
+    for (const char* g : {"a", "b"}) CreateGangObjects(c, ns, g, f.two_gang_size, workload_api);
+    Parallel(2, 2, [&](int g) {
+      const std::string group = g == 0 ? "a" : "b";
+      for (int i = 0; i < f.two_gang_size; ++i)
+        (void)c.client().Post(pods_path,
+                              GangPod(c, ns, group, i, scheduler, workload_api).dump());
+    });
+  };
+  if (scheduler_first) {
+    start_scheduler();
+    // Running and synced: it has bound a probe pod (the same signal for both schedulers), whose
+    // deletion it has then had a second to see.
+    (void)c.client().Post(pods_path, c.PodSpec(ns, "probe", 1, scheduler).dump());
+    if (!TestCluster::WaitFor([&] { return watcher.bound("probe") == 1; }, 120))
+      std::cerr << "  the probe pod was not bound in 120 s\n";
+    (void)c.client().Delete(pods_path + "/probe", R"({"gracePeriodSeconds":0})");
+    TestCluster::WaitFor([&] { return watcher.seen() == 0; }, 60);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    submit();
+  } else {
+    submit();
+    TestCluster::WaitFor([&] { return watcher.seen() == 2 * f.two_gang_size; }, 60);
+    start_scheduler();
+  }
+  const auto t0 = Clock::now();
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  while (since(t0) < f.wait_s) {
+    if (r.whole_s < 0 && std::max(watcher.bound("a-"), watcher.bound("b-")) == f.two_gang_size)
+      r.whole_s = since(t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  r.a = watcher.bound("a-");
+  r.b = watcher.bound("b-");
+  const int n = f.two_gang_size;
+  if (r.a > 0 && r.a < n && r.b > 0 && r.b < n)
+    r.outcome = "DEADLOCK: both gangs partly bound";
+  else if ((r.a > 0 && r.a < n) || (r.b > 0 && r.b < n))
+    r.outcome = "one gang PARTLY bound";
+  else if (r.a + r.b == 0)
+    r.outcome = "neither bound";
+  else
+    r.outcome = "one gang whole, the other none";
+  r.first = r.a >= r.b ? "a" : "b";
+  const std::string second = r.first == "a" ? "b" : "a";
+  const auto t1 = Clock::now();
+  Parallel(n, 4, [&](int i) {
+    (void)c.client().Delete(fmt::format("{}/{}-{}", pods_path, r.first, i),
+                            R"({"gracePeriodSeconds":0})");
+  });
+  DeleteGangObjects(c, ns, r.first, workload_api);
+  if (TestCluster::WaitFor([&] { return watcher.bound(second + "-") == n; }, f.wait_s))
+    r.second_whole_s = since(t1);
+  r.second = watcher.bound(second + "-");
+  if (controller) controller->Stop();
+  TestCluster::Kill(ks_pid);
+  Parallel(n, 4, [&](int i) {
+    (void)c.client().Delete(fmt::format("{}/{}-{}", pods_path, second, i),
+                            R"({"gracePeriodSeconds":0})");
+  });
+  DeleteGangObjects(c, ns, second, workload_api);
+  TestCluster::WaitFor([&] { return watcher.seen() == 0; }, 60);
+  std::cerr << fmt::format(
+      "  {}, gangs submitted {}: after {:.0f} s a {} / b {} of {} bound ({}); gang {} deleted, "
+      "gang {} then {} of {} bound{}\n",
+      r.scheduler, r.order, f.wait_s, r.a, r.b, n, r.outcome, r.first, second, r.second, n,
+      r.second_whole_s >= 0 ? fmt::format(" after {:.1f} s", r.second_whole_s) : "");
+  return r;
+}
+
+int TwoGangs(TestCluster& c, const Flags& f) {
+  CreateNodes(c, f.two_gang_nodes, f.gpus);
+  std::vector<TwoGangResult> results;
+  for (bool scheduler_first : {false, true}) {
+    results.push_back(RunTwoGangs(c, f, true, scheduler_first));
+    if (f.kube_scheduler) results.push_back(RunTwoGangs(c, f, false, scheduler_first));
+  }
+  std::cout << fmt::format(
+      "\n{} nodes x {} GPUs ({} free), two gangs of {} one-GPU pods; kube-apiserver {} on "
+      "127.0.0.1, {} cores; kube-scheduler's gangs: {}\n",
+      f.two_gang_nodes, f.gpus, f.two_gang_nodes * f.gpus, f.two_gang_size,
+      TestCluster::Version(), std::thread::hardware_concurrency(),
+      f.workload_api ? "Workload API (gang minCount)" : "none (no Workload API here)");
+  std::cout << fmt::format(
+      "| scheduler | gangs submitted | bound after {:.0f} s: a / b | outcome | first gang whole "
+      "after | the other, after the first is deleted |\n|---|---|---|---|---|---|\n",
+      f.wait_s);
+  for (const auto& r : results)
+    std::cout << fmt::format(
+        "| {} | {} | {} / {} | {} | {} | {} of {}{} |\n", r.scheduler, r.order, r.a, r.b,
+        r.outcome, r.whole_s >= 0 ? fmt::format("{:.1f} s", r.whole_s) : "never", r.second, r.size,
+        r.second_whole_s >= 0 ? fmt::format(" after {:.1f} s", r.second_whole_s)
+                              : fmt::format(" (not whole in {:.0f} s)", f.wait_s));
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   Flags f;
   CLI::App app{"Pods bound per second on fake nodes, Tessera against kube-scheduler"};
@@ -463,6 +691,14 @@ int Main(int argc, char** argv) {
   app.add_option("--profile-apiserver", f.profile_s,
                  "seconds of an API server CPU profile during Tessera's first round")
       ->check(CLI::Range(0, 3600));
+  app.add_flag("--two-gangs", f.two_gangs,
+               "two gangs each needing more than half of the free GPUs, instead of the rates");
+  app.add_option("--two-gang-nodes", f.two_gang_nodes, "--two-gangs: nodes")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--two-gang-size", f.two_gang_size, "--two-gangs: pods per gang")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--wait", f.wait_s, "--two-gangs: seconds each step waits")
+      ->check(CLI::Range(1.0, 3600.0));
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
   if (f.kube_scheduler && TestCluster::KubeSchedulerPath().empty()) {
@@ -479,6 +715,9 @@ int Main(int argc, char** argv) {
     return 1;
   }
   cluster->ApplyRepoFile("deploy/crds/scheduling.x-k8s.io_podgroups.yaml");
+  f.workload_api = testing::ServesWorkloadApi(*cluster) &&
+                   cluster->FeatureGates().find("GenericWorkload=true") != std::string::npos;
+  if (f.two_gangs) return TwoGangs(*cluster, f);
   auto t = Clock::now();
   CreateNodes(*cluster, f.nodes, f.gpus);
   std::cerr << fmt::format("k8s_bench: {} nodes of {} GPUs created in {:.1f} s (server {})\n",
@@ -492,9 +731,10 @@ int Main(int argc, char** argv) {
     if (f.kube_scheduler) results.push_back(RunOne(*cluster, f, false, n_singles, n_gangs));
   }
   std::cout << fmt::format(
-      "\n{} nodes x {} GPUs, kube-apiserver v1.20.2 + etcd 3.4 on 127.0.0.1, "
-      "{} cores\n",
-      f.nodes, f.gpus, std::thread::hardware_concurrency());
+      "\n{} nodes x {} GPUs, kube-apiserver {} on 127.0.0.1 (feature gates: {}), {} cores\n",
+      f.nodes, f.gpus, TestCluster::Version(),
+      cluster->FeatureGates().empty() ? "none" : cluster->FeatureGates(),
+      std::thread::hardware_concurrency());
   std::cout
       << "| scheduler | workload | pods | s (start to all bound) | pods/s | pods/s first "
          "to last bind | s to its Events and statuses written | CPU s: scheduler / apiserver / "

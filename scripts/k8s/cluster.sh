@@ -5,7 +5,9 @@
 # StatefulSet, garbage-collector and ResourceClaim controllers, nothing that needs a kubelet).
 #
 #   cluster.sh start DIR      start etcd + apiserver with state in DIR; writes DIR/kubeconfig,
-#                             DIR/env (ports) and waits until the server is ready
+#                             DIR/env (ports, version, the API server's feature gates, which a
+#                             kube-scheduler of the same version needs too) and waits until the
+#                             server is ready
 #   cluster.sh stop DIR       stop both (SIGTERM, then SIGKILL) and keep DIR
 #   cluster.sh stop-apiserver DIR | start-apiserver DIR   restart only the API server (etcd and
 #                             its data stay: nothing is lost)
@@ -149,6 +151,7 @@ API_PORT=$API_PORT
 TOKEN=$TOKEN
 ETCD_DATA=$DATA
 K8S_MINOR=$MINOR
+FEATURE_GATES=$FEATURE_GATES
 ENV
     echo "$TOKEN,admin,admin,system:masters" >"$DIR/tokens.csv"
     [ -f "$DIR/sa.key" ] || openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null

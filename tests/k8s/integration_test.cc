@@ -28,6 +28,7 @@
 #include "k8s/integration/queue_cluster_test.h"
 #include "k8s/observe/metrics.h"
 #include "tests/k8s/test_cluster.h"
+#include "tests/k8s/workload_api.h"
 
 namespace tessera::k8s {
 namespace {
@@ -131,6 +132,49 @@ TEST_F(K8sIntegration, KubeSchedulerBindsPartOfTheGang) {
   std::cout << "[ kube-scheduler ] bound " << bound
             << " of the 8-pod gang: those GPUs are held by a job that cannot start\n";
   EXPECT_EQ(bound, 6);
+  TestCluster::Kill(pid);
+}
+
+// kube-scheduler 1.37 has gangs of its own: the Workload API (beta, feature GenericWorkload),
+// whose gate also puts its GangScheduling plugin in the default profile. The same gang as above
+// as a Workload and its PodGroup binds none while it does not fit, then all 8 together.
+TEST_F(K8sIntegration, KubeSchedulerWorkloadGangIsAllOrNothing) {
+  const std::string bin = TestCluster::KubeSchedulerPath();
+  if (bin.empty())
+    GTEST_SKIP() << "SKIPPED: kube-scheduler is not built (scripts/k8s/build-apiserver.sh); "
+                    "it is only the comparison";
+  if (!testing::ServesWorkloadApi(*cluster_))
+    GTEST_SKIP() << "SKIPPED: this server does not serve the Workload API (1.37 and "
+                    "GenericWorkload=true)";
+  cluster_->CreateNodes(2, 8, "gpu");
+  CreateFillers(*cluster_);  // 6 GPUs free
+  cluster_->Create(testing::WorkloadObject("default", "train", 8));
+  cluster_->Create(testing::WorkloadPodGroupObject("default", "train", 8));
+  for (int i = 0; i < 8; ++i) {
+    json pod = cluster_->PodSpec("default", fmt::format("train-{}", i), 1, "default-scheduler");
+    testing::JoinWorkloadPodGroup(pod, "train");
+    cluster_->Create(pod);
+  }
+  int pid = TestCluster::Spawn({bin, "--kubeconfig=" + cluster_->kubeconfig_path(),
+                                "--leader-elect=false", "--secure-port=0", "--v=2",
+                                "--feature-gates=" + cluster_->FeatureGates()},
+                               cluster_->dir() + "/kube-scheduler.log");
+  ASSERT_GT(pid, 0);
+  const std::string group = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/train";
+  // Its verdict on the whole group is a condition of the PodGroup.
+  auto scheduled = [&](const std::string& status) {
+    for (const auto& c : cluster_->Get(group)["status"].value("conditions", json::array()))
+      if (c.value("type", "") == "PodGroupInitiallyScheduled" && c.value("status", "") == status)
+        return true;
+    return false;
+  };
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return scheduled("False"); }, kTimeout));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(Bound("default", "train-"), 0) << "6 GPUs free: the gang of 8 binds none";
+  cluster_->DeletePod("default", "filler-0");
+  cluster_->DeletePod("default", "filler-1");
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "train-") == 8; }, kTimeout));
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return scheduled("True"); }, kTimeout));
   TestCluster::Kill(pid);
 }
 

@@ -155,6 +155,13 @@ TestCluster::~TestCluster() {
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir_);
 }
 
+std::string TestCluster::FeatureGates() const {
+  std::istringstream env(ReadFile(dir_ + "/env"));
+  for (std::string line; std::getline(env, line);)
+    if (line.rfind("FEATURE_GATES=", 0) == 0) return line.substr(14);
+  return "";
+}
+
 bool TestCluster::StopApiServer() { return Script(fmt::format("stop-apiserver '{}'", dir_)) == 0; }
 
 bool TestCluster::StartApiServer() {

@@ -45,6 +45,9 @@ class TestCluster {
   const std::string& dir() const { return dir_; }
   std::string kubeconfig_path() const { return dir_ + "/kubeconfig"; }
   KubeClient& client() { return *client_; }
+  // The API server's --feature-gates (cluster.sh's DIR/env; "" when none): a kube-scheduler run
+  // against it needs the same, e.g. GenericWorkload=true on 1.37 for the Workload API's gangs.
+  std::string FeatureGates() const;
   const KubeConfig& config() const { return client_->config(); }
 
   bool StopApiServer();
