@@ -12,13 +12,42 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "fmt/format.h"
 #include "k8s/client/kube_client.h"
+#include "nlohmann/json.hpp"
 
 namespace tessera::k8s::testing {
+
+// Polls `cond` every 50 ms for up to 10 s; returns its last value.
+inline bool WaitFor(const std::function<bool()>& cond) {
+  for (int i = 0; i < 200; ++i) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+// A Ready node with 96 CPUs, 1 TiB and 8 GPUs, as a scripted server lists it.
+inline nlohmann::json GpuNode(const std::string& name = "gpu-0") {
+  nlohmann::json cap = {
+      {"cpu", "96"}, {"memory", "1024Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", name},
+            {"uid", "uid-" + name},
+            {"resourceVersion", "1"},
+            {"labels", {{"kubernetes.io/hostname", name}}}}},
+          {"status",
+           {{"capacity", cap},
+            {"allocatable", cap},
+            {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+}
 
 class Serving {
  public:

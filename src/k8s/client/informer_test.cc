@@ -19,13 +19,7 @@
 namespace tessera::k8s {
 namespace {
 
-bool WaitFor(const std::function<bool()>& cond) {
-  for (int i = 0; i < 400; ++i) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return cond();
-}
+using testing::WaitFor;
 
 class FakeServer {
  public:

@@ -25,15 +25,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json Node() {
-  json cap = {{"cpu", "96"}, {"memory", "1024Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
-  return {{"metadata", {{"name", "gpu-0"}, {"uid", "uid-gpu-0"}, {"resourceVersion", "1"}}},
-          {"status",
-           {{"capacity", cap},
-            {"allocatable", cap},
-            {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
 // A one-GPU pod of PodGroup "train", with a gate when `gated`.
 json Pod(int i, bool gated, const std::string& rv = "1") {
   json res = {{"cpu", "1"}, {"nvidia.com/gpu", "1"}};
@@ -71,7 +62,7 @@ class GateServer {
       }
       json items = json::array();
       if (req.path == "/api/v1/nodes") {
-        items.push_back(Node());
+        items.push_back(testing::GpuNode());
       } else if (req.path == "/api/v1/pods") {
         for (int i = 0; i < 3; ++i) items.push_back(Pod(i, i == 2));
       } else if (req.path == "/apis/scheduling.x-k8s.io/v1alpha1/podgroups") {
@@ -130,13 +121,7 @@ class GateServer {
   std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
-bool WaitFor(const std::function<bool()>& cond) {
-  for (int i = 0; i < 200; ++i) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
-}
+using testing::WaitFor;
 
 TEST(ControllerGates, GangWithAGatedMemberIsBoundWholeOnceTheGateGoes) {
   GateServer server;

@@ -29,21 +29,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json Node(const std::string& name) {
-  json cap = {{"cpu", "96"}, {"memory", "1024Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata",
-           {{"name", name},
-            {"uid", "uid-" + name},
-            {"resourceVersion", "1"},
-            {"labels", {{"kubernetes.io/hostname", name}}}}},
-          {"status",
-           {{"capacity", cap},
-            {"allocatable", cap},
-            {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
 // A pending one-GPU pod of Tessera's in namespace "d", of PodGroup `group` unless empty.
 json Pod(const std::string& name, const std::string& group) {
   json res = {{"cpu", "1"}, {"nvidia.com/gpu", "1"}};
@@ -80,7 +65,7 @@ class ScriptedServer {
       }
       json items = json::array();
       if (req.path == "/api/v1/nodes") {
-        items.push_back(Node("gpu-0"));
+        items.push_back(testing::GpuNode("gpu-0"));
       } else if (req.path == "/api/v1/pods") {
         for (const auto& p : pods_) items.push_back(Pod(p, group_));
       } else if (req.path == "/apis/scheduling.x-k8s.io/v1alpha1/podgroups" && !group_.empty()) {
@@ -147,13 +132,7 @@ class ScriptedServer {
   std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
-bool WaitFor(const std::function<bool()>& cond) {
-  for (int i = 0; i < 200; ++i) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
-}
+using testing::WaitFor;
 
 TEST(Controller, BindsWithJsonOnceAServerRefusesProtobufBindings) {
   ScriptedServer server({"p0", "p1"}, "", /*refuse_protobuf=*/true);

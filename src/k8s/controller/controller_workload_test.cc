@@ -21,15 +21,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json Node() {
-  json cap = {{"cpu", "96"}, {"memory", "1024Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
-  return {{"metadata", {{"name", "gpu-0"}, {"uid", "uid-gpu-0"}, {"resourceVersion", "1"}}},
-          {"status",
-           {{"capacity", cap},
-            {"allocatable", cap},
-            {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
 // A pending one-GPU pod of Tessera's in namespace "d" naming PodGroup "train".
 json Pod(const std::string& name) {
   json res = {{"nvidia.com/gpu", "1"}};
@@ -67,7 +58,7 @@ class Server136 {
       }
       json items = json::array();
       if (req.path == "/api/v1/nodes") {
-        items.push_back(Node());
+        items.push_back(testing::GpuNode());
       } else if (req.path == "/api/v1/pods") {
         items = {Pod("w-0"), Pod("w-1")};
       } else if (req.path == "/apis/scheduling.k8s.io/v1alpha2/podgroups") {
@@ -112,13 +103,7 @@ class Server136 {
   std::unique_ptr<testing::Serving> serving_;  // last: stops before what its handlers use
 };
 
-bool WaitFor(const std::function<bool()>& cond) {
-  for (int i = 0; i < 200; ++i) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
-}
+using testing::WaitFor;
 
 TEST(ControllerWorkloadApi, GangOfA136PodGroupBindsWholeAndItsTopologyIsSaidNotRead) {
   Server136 server(/*min_count=*/2);

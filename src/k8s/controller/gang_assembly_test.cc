@@ -13,9 +13,9 @@ namespace tessera::k8s {
 namespace {
 
 // A pending pod of Tessera's in namespace "d" asking for `gpus` GPUs, with extra labels and
-// annotations.
+// annotations, and spec.schedulingGates named `gates`.
 PodInfo Pod(const std::string& name, const json& labels, const json& annotations = json::object(),
-            int gpus = 1) {
+            int gpus = 1, const std::vector<std::string>& gates = {}) {
   json res = {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gpus)}};
   json obj = {
       {"apiVersion", "v1"},
@@ -30,12 +30,20 @@ PodInfo Pod(const std::string& name, const json& labels, const json& annotations
        {{"schedulerName", "tessera"},
         {"containers", {{{"name", "main"}, {"resources", {{"requests", res}, {"limits", res}}}}}}}},
       {"status", {{"phase", "Pending"}}}};
+  for (const auto& g : gates) obj["spec"]["schedulingGates"].push_back({{"name", g}});
   auto p = ParsePod(obj);
   EXPECT_TRUE(p.ok()) << p.status();
   return *p;
 }
 
 json PodGroupLabel(const std::string& group) { return {{kPodGroupLabel, group}}; }
+
+// A one-GPU pod of PodGroup `group` (none when empty) held by scheduling `gates`.
+PodInfo GatedPod(const std::string& name, const std::string& group,
+                 const std::vector<std::string>& gates = {}) {
+  return Pod(name, group.empty() ? json::object() : PodGroupLabel(group), json::object(), 1,
+             gates);
+}
 
 // The gang of `pods` (all of one group), as the controller hands it over: members by pod key;
 // those named in `bound` are bound.
@@ -273,6 +281,61 @@ TEST(AssembleGang, JobDeadlineAndVolcanoSlaReachTheWorkload) {
   EXPECT_EQ(AssembleGang(GangOf(vpods), s).workload.max_wait, 1800);
   s.volcano_groups["d/vg"].time = {};
   EXPECT_EQ(AssembleGang(GangOf(vpods), s).workload.max_wait, 3600);
+}
+
+// Scheduling gates (spec.schedulingGates): a gated pod is not yet a member of its gang, so a gang
+// that needs it waits whole and says which gates hold it; once the gates go, it is complete.
+
+TEST(GangGates, AGangWithAGatedMemberItNeedsWaitsAndNamesTheGate) {
+  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"), GatedPod("p2", "train"),
+                               GatedPod("p3", "train", {"example.com/data-ready"})};
+  GangAssembly a = AssembleGang(GangOf(pods), WithPodGroup("train", 4));
+  EXPECT_FALSE(a.complete);
+  EXPECT_EQ(a.wait_reason,
+            "waiting for the gang's pods: 3 of 4 exist without gates; held by scheduling gates: "
+            "d/p3 (example.com/data-ready)");
+  EXPECT_EQ(a.gated, std::vector<std::string>{"d/p3"});
+  EXPECT_EQ(GatedMessage(pods[3]), "held by scheduling gates: example.com/data-ready");
+}
+
+TEST(GangGates, OnceTheGateGoesTheGangIsComplete) {
+  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"), GatedPod("p2", "train"),
+                               GatedPod("p3", "train")};
+  GangAssembly a = AssembleGang(GangOf(pods), WithPodGroup("train", 4));
+  ASSERT_TRUE(a.complete);
+  EXPECT_TRUE(a.gated.empty());
+  EXPECT_EQ(a.workload.min_count, 4);
+  EXPECT_EQ(a.workload.pod_sets.at(0).count, 4);
+}
+
+TEST(GangGates, GatedPodsBeyondTheMinimumAreLeftOutOfTheWorkload) {
+  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"),
+                               GatedPod("p2", "train", {"a", "b"})};
+  GangAssembly a = AssembleGang(GangOf(pods), WithPodGroup("train", 2));
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(a.gated, std::vector<std::string>{"d/p2"});
+  ASSERT_EQ(a.sets.size(), 1u);
+  EXPECT_EQ(a.sets[0], (std::vector<std::string>{"d/p0", "d/p1"}));  // p2 is never bound
+  EXPECT_EQ(a.workload.pod_sets[0].count, 2);
+}
+
+TEST(GangGates, ALoneGatedPodWaitsForItsGates) {
+  std::vector<PodInfo> pods = {GatedPod("solo", "", {"example.com/a", "example.com/b"})};
+  GangAssembly a = AssembleGang(GangOf(pods), GangSources{});
+  EXPECT_FALSE(a.complete);
+  EXPECT_EQ(a.wait_reason, "held by scheduling gates: d/solo (example.com/a, example.com/b)");
+}
+
+TEST(GangGates, AGatedPodJoinsABoundGangOnlyOnceUngated) {
+  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"),
+                               GatedPod("p2", "train", {"g"})};
+  GangAssembly a = AssembleGang(GangOf(pods, {"p0", "p1"}), WithPodGroup("train", 2));
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(a.bound, 2u);
+  EXPECT_EQ(a.sets.at(0).size(), 2u);
+  pods[2].scheduling_gates.clear();
+  GangAssembly b = AssembleGang(GangOf(pods, {"p0", "p1"}), WithPodGroup("train", 2));
+  EXPECT_EQ(b.sets.at(0).size(), 3u);
 }
 
 }  // namespace

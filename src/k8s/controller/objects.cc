@@ -7,6 +7,7 @@
 #include "config/gpu_fields.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "k8s/controller/json_fields.h"
 #include "k8s/controller/node_policy.h"
 #include "model/limits.h"
 #include "model/pod_requests.h"
@@ -29,25 +30,9 @@ absl::Status CheckCount(const json& v, std::string_view path, int64_t max) {
       fmt::format("{}: {} is out of range (0..{})", path, v.dump(), max));
 }
 
-const json& At(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string Str(const json& obj, const char* key) {
-  const json& v = At(obj, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
-std::map<std::string, std::string> StrMap(const json& obj) {
-  std::map<std::string, std::string> out;
-  if (!obj.is_object()) return out;
-  for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (it.value().is_string()) out.emplace(it.key(), it.value().get<std::string>());
-  return out;
-}
+using json_fields::At;
+using json_fields::Str;
+using json_fields::StrMap;
 
 absl::Status ReadResources(const json& list, const std::string& path, Resources& out) {
   if (list.is_null()) return absl::OkStatus();

@@ -5,23 +5,15 @@
 #include <cmath>
 
 #include "fmt/format.h"
+#include "k8s/controller/json_fields.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
 
 namespace {
 
-const json& At(const json& o, const char* key) {
-  static const json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(key);
-  return it == o.end() ? kNull : *it;
-}
-
-std::string Str(const json& o, const char* key) {
-  const json& v = At(o, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
+using json_fields::At;
+using json_fields::Str;
 
 // FNV-1a, 64 bits: the same in every process (std::hash need not be).
 uint64_t Fnv(const std::string& s) {

@@ -6,6 +6,7 @@
 
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "k8s/controller/json_fields.h"
 #include "model/limits.h"
 
 namespace tessera::k8s {
@@ -13,25 +14,9 @@ namespace {
 
 using json = nlohmann::json;
 
-const json& At(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string Str(const json& obj, const char* key) {
-  const json& v = At(obj, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
-std::map<std::string, std::string> StrMap(const json& obj) {
-  std::map<std::string, std::string> out;
-  if (!obj.is_object()) return out;
-  for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (it.value().is_string()) out.emplace(it.key(), it.value().get<std::string>());
-  return out;
-}
+using json_fields::At;
+using json_fields::Str;
+using json_fields::StrMap;
 
 // Set: present and neither null nor empty (the server leaves out what is unset, but a list or
 // an object may come empty).
