@@ -466,14 +466,18 @@ TEST_F(K8sIntegration, PendingPodHasOneFailedSchedulingEventWithACount) {
   CreatePodGroup("default", "train", 8, 1);
   ASSERT_TRUE(
       TestCluster::WaitFor([&] { return !WaitMessage("default", "train-0").empty(); }, kTimeout));
-  // Other pods come and bind: each is a cycle that leaves the gang pending.
+  // Other pods come and bind: each is a cycle that leaves the gang pending. They carry a runtime
+  // estimate so that the gang's message stays the same: without one, each is one more "running
+  // workload(s) have no runtime estimate" and every cycle's message (so its Event) is new, which
+  // is what failed in CI (x1 for "1 running workload(s)", x1 for "2 ...", ...).
+  const json estimate = {{"tessera.dev/runtime-estimate", "1h"}};
   for (int i = 0; i < 5; ++i) {
-    cluster_->Create(cluster_->PodSpec("default", fmt::format("cpu-{}", i), 0));
+    cluster_->Create(cluster_->PodSpec("default", fmt::format("cpu-{}", i), 0, "tessera",
+                                       json::object(), estimate));
     ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "cpu-") == i + 1; }, kTimeout));
   }
   int max_count = 0;
-  // On a failure, the Events it saw (one failed in CI once, not understood: the guess is that
-  // the message changed between cycles, making new Events of count 1).
+  // On a failure, the Events it saw.
   auto seen = [&] {
     std::string out;
     for (const auto& e : EventsOf("default", "train-0", "FailedScheduling"))
