@@ -1,4 +1,5 @@
-// The readers of each Kubernetes kind the loader understands, and what they share.
+// The readers of the cluster and queue kinds the loader understands (the job kinds are plugins,
+// config/kinds/registry.h), and what every reader shares.
 //
 // A reader gets the object's parsed metadata and its root node, reports problems through the
 // DocContext, and appends what it built to a Staged bundle. The loader commits the bundle into
@@ -60,15 +61,7 @@ void ReadTopology(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 void ReadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 
-// workloads.cc
-void ReadJob(DocContext& ctx, const ObjectMeta& meta, Staged& out);
-void ReadVolcanoJob(DocContext& ctx, const ObjectMeta& meta, Staged& out);
-void ReadPodGroup(DocContext& ctx, const ObjectMeta& meta, Staged& out);
-void ReadPod(DocContext& ctx, const ObjectMeta& meta, Staged& out);
-void ReadPyTorchJob(DocContext& ctx, const ObjectMeta& meta, Staged& out);
-void ReadTFJob(DocContext& ctx, const ObjectMeta& meta, Staged& out);
-void ReadDeployment(DocContext& ctx, const ObjectMeta& meta, Staged& out);
-void ReadKueueWorkload(DocContext& ctx, const ObjectMeta& meta, Staged& out);
+// The job kinds are plugins: config/kinds/registry.h. kinds/pod_group.cc:
 // Attaches pending pods to their PodGroup workloads in `model` (defined in this load or an
 // earlier one); pods whose group is never defined form a gang of their own, with a warning.
 void ResolvePodGroups(std::vector<GroupPod> pods, Model& model, std::vector<Diagnostic>& out);

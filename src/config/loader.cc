@@ -1,6 +1,6 @@
 // The manifest loader's driver: splits the input into documents, parses each one with yaml-cpp,
-// dispatches on apiVersion/kind to the readers in nodes.cc, queues.cc and workloads.cc, and
-// commits what a document produced only when it had no error.
+// dispatches on apiVersion/kind to the readers in nodes.cc and queues.cc and to the job kinds'
+// plugins (kinds/registry.h), and commits what a document produced only when it had no error.
 #include "config/loader.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "config/kinds.h"
+#include "config/kinds/registry.h"
 #include "config/workload_meta.h"
 #include "config/yaml_events.h"
 #include "config/yaml_util.h"
@@ -67,6 +68,7 @@ struct KindSpec {
   std::string_view kind;
   Reader reader;  // nullptr: a well-known kind Tessera skips with a notice
   bool namespaced;
+  std::vector<std::string_view> versions = {};  // empty: the group's
 };
 
 struct GroupSpec {
@@ -77,15 +79,15 @@ struct GroupSpec {
 
 namespace ci = config_internal;
 
-// The groups Tessera reads. An unknown kind in one of these is an error (most likely a typo); an
-// object of any other group is skipped with a notice.
-const std::vector<GroupSpec>& Groups() {
-  static const auto* groups = new std::vector<GroupSpec>{
+// The groups of the cluster and queue kinds, and the well-known kinds Tessera skips; the job
+// kinds join them from config/kinds/registry.h in Groups().
+std::vector<GroupSpec>* BaseGroups() {
+  return new std::vector<GroupSpec>{
       {"",
        {"v1"},
        {{"Node", ci::ReadNode, false},
         {"Namespace", ci::ReadNamespace, false},
-        {"Pod", ci::ReadPod, true},
+        
         {"List", nullptr, false},  // handled by the loader itself
         {"ConfigMap", nullptr, true},
         {"Secret", nullptr, true},
@@ -101,11 +103,10 @@ const std::vector<GroupSpec>& Groups() {
         {"PodTemplate", nullptr, true},
         {"Binding", nullptr, true},
         {"ComponentStatus", nullptr, false}}},
-      {"batch", {"v1"}, {{"Job", ci::ReadJob, true}, {"CronJob", nullptr, true}}},
+      {"batch", {"v1"}, {{"CronJob", nullptr, true}}},
       {"apps",
        {"v1"},
-       {{"Deployment", ci::ReadDeployment, true},
-        {"StatefulSet", nullptr, true},
+       {{"StatefulSet", nullptr, true},
         {"DaemonSet", nullptr, true},
         {"ReplicaSet", nullptr, true},
         {"ControllerRevision", nullptr, true}}},
@@ -119,7 +120,6 @@ const std::vector<GroupSpec>& Groups() {
         {"WorkloadPriorityClass", ci::ReadWorkloadPriorityClass, false},
         {"Topology", ci::ReadTopology, false},
         {"AdmissionCheck", nullptr, false},
-        {"Workload", ci::ReadKueueWorkload, true},
         {"MultiKueueCluster", nullptr, false},
         {"MultiKueueConfig", nullptr, false},
         {"ProvisioningRequestConfig", nullptr, false}}},
@@ -137,18 +137,16 @@ const std::vector<GroupSpec>& Groups() {
         {"Topology", ci::ReadTopology, false}}},
       {"batch.volcano.sh",
        {"v1alpha1"},
-       {{"Job", ci::ReadVolcanoJob, true}, {"CronJob", nullptr, true}}},
+       {{"CronJob", nullptr, true}}},
       {"scheduling.x-k8s.io",
        {"v1alpha1"},
-       {{"PodGroup", ci::ReadPodGroup, true}, {"ElasticQuota", nullptr, true}}},
+       {{"ElasticQuota", nullptr, true}}},
       {"scheduling.sigs.k8s.io",
        {"v1alpha1"},
-       {{"PodGroup", ci::ReadPodGroup, true}, {"ElasticQuota", nullptr, true}}},
+       {{"ElasticQuota", nullptr, true}}},
       {"kubeflow.org",
        {"v1"},
-       {{"PyTorchJob", ci::ReadPyTorchJob, true},
-        {"TFJob", ci::ReadTFJob, true},
-        {"MPIJob", nullptr, true},
+       {{"MPIJob", nullptr, true},
         {"XGBoostJob", nullptr, true},
         {"PaddleJob", nullptr, true},
         {"JAXJob", nullptr, true},
@@ -160,6 +158,29 @@ const std::vector<GroupSpec>& Groups() {
         {"Profile", nullptr, false},
         {"PodDefault", nullptr, true}}},
   };
+}
+
+// The groups Tessera reads. An unknown kind in one of these is an error (most likely a typo); an
+// object of any other group is skipped with a notice. A job kind takes the place of a skipped
+// kind of its name.
+const std::vector<GroupSpec>& Groups() {
+  static const auto* groups = [] {
+    std::vector<GroupSpec>* gs = BaseGroups();
+    for (const ci::JobKind& jk : ci::JobKinds()) {
+      auto g = std::find_if(gs->begin(), gs->end(),
+                            [&](const GroupSpec& s) { return s.group == jk.group; });
+      if (g == gs->end()) g = gs->insert(gs->end(), GroupSpec{jk.group, jk.versions, {}});
+      auto k = std::find_if(g->kinds.begin(), g->kinds.end(),
+                            [&](const KindSpec& s) { return s.kind == jk.kind; });
+      KindSpec spec{jk.kind, jk.read, jk.namespaced, jk.versions};
+      if (k == g->kinds.end()) {
+        g->kinds.push_back(std::move(spec));
+      } else {
+        *k = std::move(spec);
+      }
+    }
+    return gs;
+  }();
   return *groups;
 }
 
@@ -429,12 +450,12 @@ class Loader {
                      });
       return;
     }
-    if (std::find(group->versions.begin(), group->versions.end(), meta.version) ==
-        group->versions.end()) {
+    const auto& versions = spec->versions.empty() ? group->versions : spec->versions;
+    if (std::find(versions.begin(), versions.end(), meta.version) == versions.end()) {
       ctx.Warning(Child(root, "apiVersion"), "apiVersion",
                   "version " + meta.version + " of " + group_name +
                       " is not one Tessera knows; reading it as " +
-                      std::string(group->versions.front()));
+                      std::string(versions.front()));
     }
     if (spec->reader == nullptr) {
       std::string name;

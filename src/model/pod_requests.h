@@ -1,6 +1,6 @@
 // A pod's effective request, by Kubernetes' rule (k8s.io/component-helpers resource.PodRequests,
 // with the API server's defaulting of container and pod-level requests applied first), shared by
-// `tessera sim` (config/workloads.cc) and `tessera serve` (k8s/controller/objects.cc):
+// `tessera sim` (config/pod_template.cc) and `tessera serve` (k8s/controller/objects.cc):
 //
 //   1. a container's request defaults to its limit for each resource with a limit only;
 //   2. the containers' aggregate: app containers and sidecars (init containers with
