@@ -107,6 +107,7 @@ json WorkloadJson(const ClusterView& v, const ViewWorkload& w, bool explain) {
     pods.push_back({{"name", p.name}, {"node", OrNull(p.node)}, {"gpuIndices", p.gpus}});
   json out = {{"namespace", w.ns},
               {"name", w.name},
+              {"owner", OrNull(w.owner)},
               {"localQueue", OrNull(w.local_queue)},
               {"clusterQueue", OrNull(w.cluster_queue)},
               {"priority", w.priority},

@@ -43,9 +43,10 @@ class ApiViewTest : public ::testing::Test {
     for (size_t s = 0; s < w.pod_sets.size(); ++s)
       for (int i = 0; i < w.pod_sets[s].count; ++i)
         names[s].push_back(fmt::format("default/{}-{}", w.name, i));
+    const std::string owner = "JobSet/" + w.name;
     WorkloadId id = engine_->AddWorkload(std::move(w));
     engine_->Submit(id, now);
-    in_.workloads.push_back({id, false, names});
+    in_.workloads.push_back({id, false, names, owner});
     return id;
   }
 
@@ -85,7 +86,8 @@ TEST_F(ApiViewTest, WorkloadsQueuesNodesCostAndTrends) {
   Submit(a1, 0);
   Submit(WL("b1").Queue("team-b").Pods(2, 3).Obj(), 0);
   Cycle(0);
-  in_.waiting.push_back({"default", "w1", "waiting for 2 more pods", 0, {"default/w1-0"}});
+  in_.waiting.push_back(
+      {"default", "w1", "waiting for 2 more pods", 0, {"default/w1-0"}, "LeaderWorkerSet/w"});
   Build(0);
   std::shared_ptr<const ClusterView> v = Build(3600);
 
@@ -102,6 +104,7 @@ TEST_F(ApiViewTest, WorkloadsQueuesNodesCostAndTrends) {
   ASSERT_EQ(workloads["items"].size(), 3u);
   const json& a = workloads["items"][0];
   EXPECT_EQ(a["name"], "a1");
+  EXPECT_EQ(a["owner"], "JobSet/a1");
   EXPECT_EQ(a["state"], "admitted");
   EXPECT_EQ(a["clusterQueue"], "team-a");
   EXPECT_EQ(a["localQueue"], "team-a");
@@ -128,6 +131,7 @@ TEST_F(ApiViewTest, WorkloadsQueuesNodesCostAndTrends) {
   const json& w = workloads["items"][2];
   EXPECT_EQ(w["state"], "waiting-for-pods");
   EXPECT_EQ(w["reason"], "waiting for 2 more pods");
+  EXPECT_EQ(w["owner"], "LeaderWorkerSet/w");
 
   EXPECT_EQ(WorkloadsJson(*v, "default", "admitted")["items"].size(), 1u);
   EXPECT_EQ(WorkloadsJson(*v, "other", "")["items"].size(), 0u);

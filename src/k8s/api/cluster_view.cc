@@ -38,6 +38,7 @@ ViewWorkload MakeWorkload(const ViewInput& in, const ViewInput::Tracked& t,
   ViewWorkload v;
   v.ns = w.ns;
   v.name = w.name;
+  v.owner = t.owner;
   v.local_queue = w.queue_name;
   if (st.cluster_queue >= 0) v.cluster_queue = m.cluster_queues[st.cluster_queue].name;
   v.priority = e.priority(t.id);
@@ -248,6 +249,7 @@ std::shared_ptr<const ClusterView> ViewBuilder::Build(const ViewInput& in) {
     ViewWorkload vw;
     vw.ns = w.ns;
     vw.name = w.name;
+    vw.owner = w.owner;
     vw.state = "waiting-for-pods";
     vw.reason = w.reason;
     vw.reason_category = "waiting-for-pods";

@@ -39,6 +39,7 @@ struct ViewPod {
 
 struct ViewWorkload {
   std::string ns, name;
+  std::string owner;  // "JobSet/train": the kind and name of the object its pods come from
   std::string local_queue, cluster_queue;  // empty: none
   int32_t priority = 0;
   std::string priority_class;   // empty: none
@@ -139,6 +140,7 @@ struct ViewInput {
     WorkloadId id = -1;
     bool foreign = false;  // bound pods of another scheduler: capacity only
     std::vector<std::vector<std::string>> pod_names;
+    std::string owner;  // "JobSet/train": the object its pods come from; empty: a lone pod
   };
   std::vector<Tracked> workloads;
   // A gang whose pods do not all exist yet (not in the engine).
@@ -146,6 +148,7 @@ struct ViewInput {
     std::string ns, name, reason;
     double created = -1;  // engine clock
     std::vector<std::string> pods;
+    std::string owner;
   };
   std::vector<Waiting> waiting;
   // GPU `index` of `node` as DCGM last read it (utilization, its workload underused); unset or

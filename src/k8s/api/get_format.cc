@@ -95,13 +95,15 @@ absl::StatusOr<std::string> FormatQueues(const json& queues) {
 absl::StatusOr<std::string> FormatWorkloads(const json& workloads, bool with_namespace,
                                             double now) {
   return Guard("workloads", [&] {
-    std::vector<std::string> header = {"NAME",   "QUEUE", "STATE",          "PRIORITY", "GPUS",
-                                       "FLAVOR", "WAIT",  "EXPECTED START", "REASON"};
+    std::vector<std::string> header = {"NAME", "OWNER", "QUEUE",          "STATE",
+                                       "PRIORITY", "GPUS", "FLAVOR", "WAIT", "EXPECTED START",
+                                       "REASON"};
     if (with_namespace) header.insert(header.begin(), "NAMESPACE");
     Table t(header);
     for (const json& w : workloads.at("items")) {
       const std::string state = w.at("state").get<std::string>();
       std::vector<std::string> row = {w.at("name").get<std::string>(),
+                                      Str(w, "owner"),
                                       Str(w, "clusterQueue", Str(w, "localQueue")),
                                       state,
                                       Num(w.at("priority").get<double>()),

@@ -86,15 +86,15 @@ TEST(GetFormat, WorkloadsLikeSqueueStart) {
   absl::StatusOr<std::string> s = FormatWorkloads(w, true, kNow);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(*s,
-            "NAMESPACE   NAME    QUEUE    STATE      PRIORITY   GPUS   FLAVOR   WAIT   "
+            "NAMESPACE   NAME    OWNER   QUEUE    STATE      PRIORITY   GPUS   FLAVOR   WAIT   "
             "EXPECTED START   REASON\n"
-            "ml          train   team-a   admitted   100        8      a100     2m     -"
+            "ml          train   -       team-a   admitted   100        8      a100     2m     -"
             "                -\n"
-            "ml          eval    team-a   pending    100        8      -        12m    in 5m"
+            "ml          eval    -       team-a   pending    100        8      -        12m    in 5m"
             "            needs 8 nvidia.com/gpu\n");
   s = FormatWorkloads(w, false, kNow);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->rfind("NAME    QUEUE", 0), 0u) << *s;
+  EXPECT_EQ(s->rfind("NAME    OWNER   QUEUE", 0), 0u) << *s;
   EXPECT_EQ(*FormatWorkloads(json{{"items", json::array()}}, true, kNow), "No workloads found.\n");
 }
 

@@ -72,6 +72,12 @@ void Controller::Impl::Start() {
   AddInformer("jobs", "/apis/batch/v1/jobs", true);
   AddInformer("podgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true);
   AddInformer("volcanopodgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", true);
+  // The job kinds whose controllers create the pods (owner_kinds.h), where their CRDs are
+  // installed, in the first version the server serves.
+  for (const OwnerKind& k : OwnerKinds()) {
+    AddInformer(k.resource, k.paths.front(), true);
+    if (k.paths.size() > 1) informers.back()->SetAlternatePaths({k.paths.begin() + 1, k.paths.end()});
+  }
   // The Workload API's PodGroups (Kubernetes 1.36+), in the newest version the server serves.
   AddInformer("workloadpodgroups", kWorkloadPodGroupPaths[0], true);
   informers.back()->SetAlternatePaths(

@@ -211,6 +211,13 @@ void Controller::Impl::Carry(const Decision& d) {
         g->admitted = true;
         g->admitted_at = Now();
         g->reason = {};
+        const int32_t cq = engine->status(d.workload).cluster_queue;
+        const auto& cqs = engine->model().cluster_queues;
+        OwnerEvent(*g, "Normal", "Admitted",
+                   fmt::format("gang {} of {} pods admitted{}", g->name, d.pods.size(),
+                               cq >= 0 && static_cast<size_t>(cq) < cqs.size()
+                                   ? " by ClusterQueue " + cqs[cq].name
+                                   : ""));
       }
       RememberRun(*g);
       for (const PodPlacement& pl : d.pods) {
@@ -241,6 +248,10 @@ void Controller::Impl::Carry(const Decision& d) {
         ++victims_on_node[*node];
         Evict(k, d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason);
       }
+      OwnerEvent(*g, "Normal", "Preempted",
+                 fmt::format("gang {}: {}", g->name,
+                             d.reason.empty() ? fmt::format("preempted by {}", preemptor)
+                                              : d.reason));
       engine->Finish(g->id, Now());
       g->id = -1;
       g->admitted = false;
@@ -324,6 +335,7 @@ void Controller::Impl::Publish(Group& g, const std::string& reason, double expec
     g.condition_reason = condition;
   }
   g.reason_at = now;
+  OwnerEvent(g, "Warning", "Pending", fmt::format("gang {}: {}", g.name, g.reason.text));
   for (const auto& k : g.pods) {
     auto it = pods.find(k);
     if (it == pods.end() || it->second.Bound() || assumed.count(k)) continue;
@@ -400,12 +412,33 @@ void Controller::Impl::SayTimeProblems(const Group& g) {
     ref.uid = w->second.uid;
     problems = &w->second.time_problems;
     SayUnread(g.key + kUnreadSuffix, ref, w->second.unread);
+  } else if (auto o = src.owner_gangs.find(g.key); o != src.owner_gangs.end()) {
+    ref.api_version = o->second.api_version;
+    ref.kind = o->second.kind;
+    ref.name = o->second.object_name;
+    ref.uid = o->second.uid;
+    problems = &o->second.time_problems;
+    SayUnread(g.key + kUnreadSuffix, ref, o->second.unread);
   }
   if (problems)
     say(g.key, fmt::format("{} {}", ref.kind, key), *problems,
         [&](const char* reason, const std::string& message) {
           status_writer->Event(ref, "Warning", reason, message);
         });
+}
+
+void Controller::Impl::OwnerEvent(const Group& g, const char* type, const char* reason,
+                                   const std::string& message) {
+  const auto& owners = cache.gang_sources().owner_gangs;
+  auto o = owners.find(g.key);
+  if (o == owners.end()) return;
+  ObjectRef ref;
+  ref.api_version = o->second.api_version;
+  ref.kind = o->second.kind;
+  ref.ns = o->second.ns;
+  ref.name = o->second.object_name;
+  ref.uid = o->second.uid;
+  status_writer->Event(ref, type, reason, message);
 }
 
 void Controller::Impl::SayUnread(const std::string& key, const ObjectRef& ref,

@@ -6,6 +6,15 @@
 
 namespace tessera::k8s {
 
+std::string Controller::Impl::OwnerOf(const Group& g) const {
+  const auto& owners = cache.gang_sources().owner_gangs;
+  if (auto o = owners.find(g.key); o != owners.end())
+    return o->second.kind + "/" + o->second.object_name;
+  if (g.kind == "Job") return "Job/" + g.name;
+  if (g.kind == "Pod" || g.foreign) return "";
+  return "PodGroup/" + g.name;  // of either API, Volcano's, or Kueue's plain-pod group
+}
+
 void Controller::Impl::MaybePublishView() {
   if (!synced) return;
   const auto now = Clock::now();
@@ -22,7 +31,7 @@ void Controller::Impl::MaybePublishView() {
   in.scheduler_name = options.scheduler_name;
   for (const auto& [key, g] : groups) {
     if (g.state == Group::State::kInEngine && g.id >= 0 && in.engine) {
-      in.workloads.push_back({g.id, g.foreign, g.sets});
+      in.workloads.push_back({g.id, g.foreign, g.sets, OwnerOf(g)});
     } else if (g.state == Group::State::kWaiting && !g.foreign) {
       ViewInput::Waiting w;
       w.ns = g.ns;
@@ -30,6 +39,7 @@ void Controller::Impl::MaybePublishView() {
       w.reason = g.reason.text;
       w.created = g.submitted;
       w.pods.assign(g.pods.begin(), g.pods.end());
+      w.owner = OwnerOf(g);
       in.waiting.push_back(std::move(w));
     }
   }

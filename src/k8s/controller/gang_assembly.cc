@@ -61,6 +61,32 @@ std::string GatedMessage(const PodInfo& pod) {
   return fmt::format("held by scheduling gates: {}", fmt::join(pod.scheduling_gates, ", "));
 }
 
+namespace {
+
+// A gang of an owner kind (owner_kinds.h) is as big as its object says; without the object
+// (not created yet, or refused) its pods wait for it, unless the kind is not served at all.
+int32_t OwnerMin(const OwnerKind& kind, const Gang& g, const GangSources& sources,
+                 std::string* wait_reason) {
+  const int32_t have = static_cast<int32_t>(g.members.size());
+  if (auto it = sources.owner_gangs.find(g.key); it != sources.owner_gangs.end())
+    return it->second.min_member;
+  // A LeaderWorkerSet's gang "lws-0" is refused as its object "lws".
+  std::string object = g.name;
+  if (!kind.index_label.empty()) object = object.substr(0, object.rfind('-'));
+  if (auto it = sources.refused.find(fmt::format("{}:{}/{}", g.kind, g.ns, object));
+      it != sources.refused.end()) {
+    *wait_reason = fmt::format("waiting for {} {}/{}, which is not used: {}", g.kind, g.ns, object,
+                               it->second);
+    return have + 1;
+  }
+  if (!sources.owner_kinds_served.count(g.kind)) return std::max(have, 1);
+  *wait_reason = fmt::format("waiting for {} {}/{} ({}; pods carry its label {})", g.kind, g.ns,
+                             object, kind.api_version, kind.name_label);
+  return have + 1;
+}
+
+}  // namespace
+
 int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_reason) {
   const int32_t have = static_cast<int32_t>(g.members.size());
   if (g.kind == kWorkloadPodGroupKind) return WorkloadPodGroupMin(g, sources, wait_reason);
@@ -112,6 +138,7 @@ int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_r
     }
     return std::max(total, 1);
   }
+  if (const OwnerKind* ok = OwnerKindNamed(g.kind)) return OwnerMin(*ok, g, sources, wait_reason);
   if (g.kind == "Job") {
     auto it = sources.jobs.find(g.ns + "/" + g.name);
     if (it != sources.jobs.end()) return it->second.GangSize();
@@ -133,8 +160,8 @@ std::string VolcanoQueue(const Gang& g, const GangSources& sources) {
 
 namespace {
 
-// The queue and priority of a gang: from its pods, else from the Job, the Volcano PodGroup or
-// (the priority) the Workload API's PodGroup.
+// The queue and priority of a gang: from its pods, else from the Job, the owner kind's object,
+// the Volcano PodGroup or (the priority) the Workload API's PodGroup.
 void SetQueueAndPriority(const Gang& g, const GangSources& sources, const PodInfo& first,
                          Workload& w) {
   w.queue_name = first.queue_name;
@@ -146,6 +173,12 @@ void SetQueueAndPriority(const Gang& g, const GangSources& sources, const PodInf
       if (w.workload_priority_class.empty())
         w.workload_priority_class = j->second.workload_priority_class;
     }
+  }
+  if (auto o = sources.owner_gangs.find(g.key); o != sources.owner_gangs.end()) {
+    if (w.queue_name.empty()) w.queue_name = o->second.queue_name;
+    if (w.priority_class.empty()) w.priority_class = o->second.priority_class;
+    if (w.workload_priority_class.empty())
+      w.workload_priority_class = o->second.workload_priority_class;
   }
   if (g.kind == kWorkloadPodGroupKind && w.priority_class.empty())
     if (auto p = sources.workload_podgroups.find(g.ns + "/" + g.name);
@@ -175,6 +208,8 @@ const TimeFields* GroupTime(const Gang& g, const GangSources& sources) {
   if (g.kind == kWorkloadPodGroupKind)
     if (auto it = sources.workload_podgroups.find(key); it != sources.workload_podgroups.end())
       return &it->second.time;
+  if (auto it = sources.owner_gangs.find(g.key); it != sources.owner_gangs.end())
+    return &it->second.time;
   return nullptr;
 }
 

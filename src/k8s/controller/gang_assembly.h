@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "k8s/controller/objects.h"
+#include "k8s/controller/owner_kinds.h"
 #include "k8s/controller/workload_api.h"
 #include "model/workload.h"
 
@@ -39,10 +40,14 @@ struct GangSources {
   // serves them (Kubernetes 1.36+ with the API turned on).
   std::map<std::string, WorkloadPodGroupInfo> workload_podgroups;
   bool workload_api_served = false;
+  // The gangs of the job kinds whose controllers create the pods (owner_kinds.h: JobSet,
+  // LeaderWorkerSet, RayCluster ...), by group key ("JobSet:ns/name"), and the kinds served.
+  std::map<std::string, OwnerGang> owner_gangs;
+  std::set<std::string> owner_kinds_served;
   std::set<std::string> local_queues;  // LocalQueues that exist
   // Objects the cache refused (a minMember out of range ...), by "PodGroup:ns/name",
-  // "Volcano:ns/name", "Job:ns/name", "WorkloadPodGroup:ns/name": why they are not used. Their
-  // pods wait and show it.
+  // "Volcano:ns/name", "Job:ns/name", "WorkloadPodGroup:ns/name", "JobSet:ns/name" (an owner
+  // kind's object, by its own name): why they are not used. Their pods wait and show it.
   std::map<std::string, std::string> refused;
 };
 

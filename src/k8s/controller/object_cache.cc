@@ -2,6 +2,7 @@
 
 #include "config/loader.h"
 #include "fmt/format.h"
+#include "k8s/controller/json_fields.h"
 #include "k8s/controller/node_policy.h"
 #include "k8s/controller/workload_api.h"
 #include "model/limits.h"
@@ -201,6 +202,8 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
       changes.sized_groups.push_back("Volcano:" + key);
     });
     if (ev.type == T::kReplace) ForgetOwnersNotSeen("Volcano:", seen);
+  } else if (const OwnerKind* kind = OwnerKindOfResource(r)) {
+    ApplyOwners(*kind, ev, changes);
   } else if (r == "jobs") {
     if (ev.type == T::kReplace) {
       gangs_.jobs.clear();
@@ -447,6 +450,63 @@ void ObjectCache::ReadOwnerMark(const ObjectRef& ref, const std::string& group_k
   said = problem;
   spdlog::warn("{} {}/{}: {}", ref.kind, ref.ns, ref.name, problem);
   mark_problems_.emplace_back(ref, std::move(problem));
+}
+
+void ObjectCache::ApplyOwners(const OwnerKind& kind, const WatchEvent& ev, Changes& changes) {
+  const std::string prefix = kind.kind + ":";
+  // Forgets what object `okey` made: its gangs must be sized again.
+  auto forget = [&](const std::string& okey) {
+    auto it = owner_objects_.find(okey);
+    if (it == owner_objects_.end()) return;
+    for (const std::string& gk : it->second) {
+      gangs_.owner_gangs.erase(gk);
+      changes.sized_groups.push_back(gk);
+    }
+    owner_objects_.erase(it);
+  };
+  if (ev.type == T::kReplace) {
+    for (auto it = owner_objects_.lower_bound(prefix);
+         it != owner_objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+      forget((it++)->first);
+    ClearRefused(gangs_, prefix);
+    if (ev.served) {
+      gangs_.owner_kinds_served.insert(kind.kind);
+    } else {
+      gangs_.owner_kinds_served.erase(kind.kind);
+    }
+  }
+  std::set<std::string> seen;
+  Each(ev, [&](const json& o, bool del) {
+    const std::string key = ObjectKey(o);
+    const std::string okey = prefix + key;
+    const size_t slash = key.find('/');
+    ObjectRef ref{json_fields::Str(o, "apiVersion"), kind.kind, key.substr(0, slash), key.substr(slash + 1),
+                  UidOf(o)};
+    if (auto it = owner_objects_.find(okey); del && it != owner_objects_.end())
+      for (const std::string& gk : it->second) ReadOwnerMark(ref, gk, o, true);
+    forget(okey);
+    gangs_.refused.erase(okey);
+    changes.sized_groups.push_back(okey);  // its pods may wait for it under this key
+    if (del) return;
+    auto read = ReadOwnerObject(kind, o);
+    if (!read.ok()) {
+      // Not used, as if absent: its pods wait and show why.
+      spdlog::warn("{} {}: {}; the object is not used", kind.kind, key,
+                   std::string(read.status().message()));
+      gangs_.refused[okey] = std::string(read.status().message());
+      return;
+    }
+    std::vector<std::string>& made = owner_objects_[okey];
+    for (OwnerGang& g : *read) {
+      const std::string gk = prefix + g.ns + "/" + g.name;
+      seen.insert(gk);
+      ReadOwnerMark(ref, gk, o, false);
+      made.push_back(gk);
+      changes.sized_groups.push_back(gk);
+      gangs_.owner_gangs[gk] = std::move(g);
+    }
+  });
+  if (ev.type == T::kReplace) ForgetOwnersNotSeen(prefix, seen);
 }
 
 void ObjectCache::ForgetOwnersNotSeen(const std::string& prefix,

@@ -1,6 +1,7 @@
 // ObjectCache: the controller's copy of the cluster objects other than pods, as the informers
-// hand them over (Nodes, PodGroups of either API, Volcano PodGroups, Jobs, PriorityClasses,
-// Namespaces and Tessera's queue kinds), and the engine's Model snapshot built from them.
+// hand them over (Nodes, PodGroups of either API, Volcano PodGroups, Jobs, the objects of the
+// job kinds whose controllers create the pods, PriorityClasses, Namespaces and Tessera's queue
+// kinds), and the engine's Model snapshot built from them.
 //
 // Apart from the loop because applying a watch event to these stores is bookkeeping that has
 // nothing to do with scheduling: Apply only says what the change means for the controller (the
@@ -68,6 +69,8 @@ class ObjectCache {
  private:
   void UpsertNode(const json& obj, Changes& changes);
   void ApplyNamespaces(const WatchEvent& ev, Changes& changes);
+  // "owners/...": the objects of a job kind whose controller creates the pods (owner_kinds.h).
+  void ApplyOwners(const OwnerKind& kind, const WatchEvent& ev, Changes& changes);
   // "workloadpodgroups": the Workload API's PodGroups (workload_api.h).
   void ApplyWorkloadPodGroups(const WatchEvent& ev, Changes& changes);
   void ReadInterruptibleMarks();
@@ -88,6 +91,8 @@ class ObjectCache {
   std::vector<std::pair<ObjectRef, std::string>> mark_problems_;  // not taken yet
   // "resource key" -> metadata.uid of the PriorityClasses and queue objects (for Events).
   std::map<std::string, std::string> uids_;
+  // "Kind:ns/name" of an owner kind's object -> the group keys of the gangs it makes.
+  std::map<std::string, std::vector<std::string>> owner_objects_;
   std::map<std::string, Labels> namespaces_;
   std::map<std::string, std::map<std::string, json>> queue_objects_;  // resource -> key -> obj
   std::map<std::string, json> local_queue_status_;                    // key -> status

@@ -8,6 +8,7 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "k8s/controller/json_fields.h"
+#include "k8s/controller/owner_kinds.h"
 #include "k8s/controller/node_policy.h"
 #include "model/limits.h"
 #include "model/pod_requests.h"
@@ -427,7 +428,12 @@ void ReadPodGroupRef(const json& md, const json& spec, PodInfo& p) {
     } else {
       p.group_total = n;
     }
+  } else if (LinkPodToOwner(p.labels, &p.group_kind, &p.group_name)) {
+    // A pod of a JobSet, LeaderWorkerSet, RayCluster ... (owner_kinds.h): the object's gang,
+    // not its batch Job's or StatefulSet's.
   } else {
+    p.group_kind.clear();
+    p.group_name.clear();
     if (const json& owners = At(md, "ownerReferences"); owners.is_array()) {
       for (const auto& o : owners) {
         if (Str(o, "kind") == "Job" && Str(o, "apiVersion").rfind("batch/", 0) == 0) {
