@@ -16,6 +16,11 @@
 namespace tessera::config_internal {
 namespace {
 
+// The labels Kubeflow's training-operator puts on the pods it creates (kubeflow/common's
+// constants): the job's name, and the controller's ("pytorchjob-controller", "tfjob-controller").
+constexpr std::string_view kJobNameLabel = "training.kubeflow.org/job-name";
+constexpr std::string_view kOperatorNameLabel = "training.kubeflow.org/operator-name";
+
 // Kubeflow's training jobs: one pod set per replica type, in the order the operators start them.
 void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
                      std::string_view specs_key, std::vector<std::string_view> order) {
@@ -100,6 +105,7 @@ JobKind PyTorchJobKind() {
   k.kind = "PyTorchJob";
   k.plural = "pytorchjobs";
   k.read = ReadPyTorch;
+  k.pods = {kJobNameLabel, "", kOperatorNameLabel, "pytorchjob-controller"};
   return k;
 }
 
@@ -110,6 +116,7 @@ JobKind TFJobKind() {
   k.kind = "TFJob";
   k.plural = "tfjobs";
   k.read = ReadTF;
+  k.pods = {kJobNameLabel, "", kOperatorNameLabel, "tfjob-controller"};
   return k;
 }
 

@@ -23,10 +23,14 @@ namespace tessera::config_internal {
 
 // How Kubernetes mode links a pod its controller created to the object: the pod carries the
 // object's name in `name_label`; when `index_label` is set, the object makes one workload per
-// value of that label, named "<object name>-<value>" (e.g. a LeaderWorkerSet's replicas).
+// value of that label, named "<object name>-<value>" (e.g. a LeaderWorkerSet's replicas). Where
+// several kinds' controllers use one name label (Kubeflow's training-operator and MPI operator),
+// `require_label` must also carry `require_value` (the operator's name).
 struct PodLink {
   std::string_view name_label;
   std::string_view index_label;
+  std::string_view require_label;
+  std::string_view require_value;
 };
 
 struct JobKind {

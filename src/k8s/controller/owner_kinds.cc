@@ -28,6 +28,8 @@ const std::vector<OwnerKind>& OwnerKinds() {
         k.paths.push_back(fmt::format("/apis/{}/{}/{}", jk.group, v, jk.plural));
       k.name_label = std::string(jk.pods.name_label);
       k.index_label = std::string(jk.pods.index_label);
+      k.require_label = std::string(jk.pods.require_label);
+      k.require_value = std::string(jk.pods.require_value);
       out->push_back(std::move(k));
     }
     return out;
@@ -96,6 +98,10 @@ bool LinkPodToOwner(const std::map<std::string, std::string>& labels, std::strin
   for (const OwnerKind& k : OwnerKinds()) {
     auto it = labels.find(k.name_label);
     if (it == labels.end() || it->second.empty()) continue;
+    if (!k.require_label.empty()) {
+      auto r = labels.find(k.require_label);
+      if (r == labels.end() || r->second != k.require_value) continue;
+    }
     *kind = k.kind;
     *gang_name = it->second;
     if (!k.index_label.empty()) {

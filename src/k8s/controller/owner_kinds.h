@@ -27,6 +27,7 @@ struct OwnerKind {
   std::vector<std::string> paths;  // list paths, newest version first
   std::string name_label;          // on each pod: the object's name
   std::string index_label;         // if set: one gang per value, "<object>-<value>"
+  std::string require_label, require_value;  // if set: a pod of this kind also carries these
 };
 
 // Every kind with a PodLink, in the order of config/kinds/registry.cc.
