@@ -25,12 +25,15 @@ namespace tessera::config_internal {
 // object's name in `name_label`; when `index_label` is set, the object makes one workload per
 // value of that label, named "<object name>-<value>" (e.g. a LeaderWorkerSet's replicas). Where
 // several kinds' controllers use one name label (Kubeflow's training-operator and MPI operator),
-// `require_label` must also carry `require_value` (the operator's name).
+// `require_label` must also carry `require_value` (the operator's name). A kind whose pods carry
+// no such label (a StatefulSet's) links them by `owner_reference`: the pod's controller
+// ownerReference is an object of this kind.
 struct PodLink {
   std::string_view name_label;
   std::string_view index_label;
   std::string_view require_label;
   std::string_view require_value;
+  bool owner_reference = false;
 };
 
 struct JobKind {
@@ -41,7 +44,9 @@ struct JobKind {
   bool namespaced = true;
   // Reads one object into workloads (appended to out.model.workloads) and diagnostics (ctx).
   void (*read)(DocContext& ctx, const ObjectMeta& meta, Staged& out) = nullptr;
-  // Empty name_label: Kubernetes mode links its pods otherwise (owner references, PodGroups).
+  // Neither a name_label nor owner_reference: Kubernetes mode links its pods otherwise (a batch
+  // Job's by their owner, PodGroups' by their label), or they are another kind's (a RayJob's are
+  // its RayCluster's).
   PodLink pods;
 };
 

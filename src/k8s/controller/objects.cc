@@ -428,7 +428,7 @@ void ReadPodGroupRef(const json& md, const json& spec, PodInfo& p) {
     } else {
       p.group_total = n;
     }
-  } else if (LinkPodToOwner(p.labels, &p.group_kind, &p.group_name)) {
+  } else if (LinkPodToOwner(p.labels, At(md, "ownerReferences"), &p.group_kind, &p.group_name)) {
     // A pod of a JobSet, LeaderWorkerSet, RayCluster ... (owner_kinds.h): the object's gang,
     // not its batch Job's or StatefulSet's.
   } else {

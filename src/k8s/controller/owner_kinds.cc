@@ -19,17 +19,22 @@ const std::vector<OwnerKind>& OwnerKinds() {
   static const auto* kinds = [] {
     auto* out = new std::vector<OwnerKind>;
     for (const config_internal::JobKind& jk : config_internal::JobKinds()) {
-      if (jk.pods.name_label.empty() || jk.plural.empty() || jk.group.empty()) continue;
+      if ((jk.pods.name_label.empty() && !jk.pods.owner_reference) || jk.plural.empty())
+        continue;
       OwnerKind k;
       k.kind = std::string(jk.kind);
-      k.api_version = fmt::format("{}/{}", jk.group, jk.versions.front());
+      k.api_version = jk.group.empty() ? std::string(jk.versions.front())
+                                       : fmt::format("{}/{}", jk.group, jk.versions.front());
       k.resource = fmt::format("owners/{}.{}", jk.plural, jk.group);
       for (std::string_view v : jk.versions)
-        k.paths.push_back(fmt::format("/apis/{}/{}/{}", jk.group, v, jk.plural));
+        k.paths.push_back(jk.group.empty() ? fmt::format("/api/{}/{}", v, jk.plural)
+                                           : fmt::format("/apis/{}/{}/{}", jk.group, v, jk.plural));
+      k.group = std::string(jk.group);
       k.name_label = std::string(jk.pods.name_label);
       k.index_label = std::string(jk.pods.index_label);
       k.require_label = std::string(jk.pods.require_label);
       k.require_value = std::string(jk.pods.require_value);
+      k.owner_reference = jk.pods.owner_reference;
       out->push_back(std::move(k));
     }
     return out;
@@ -93,9 +98,10 @@ absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind,
   return out;
 }
 
-bool LinkPodToOwner(const std::map<std::string, std::string>& labels, std::string* kind,
-                    std::string* gang_name) {
+bool LinkPodToOwner(const std::map<std::string, std::string>& labels, const nlohmann::json& owner_refs,
+                    std::string* kind, std::string* gang_name) {
   for (const OwnerKind& k : OwnerKinds()) {
+    if (k.name_label.empty()) continue;
     auto it = labels.find(k.name_label);
     if (it == labels.end() || it->second.empty()) continue;
     if (!k.require_label.empty()) {
@@ -111,6 +117,20 @@ bool LinkPodToOwner(const std::map<std::string, std::string>& labels, std::strin
       *gang_name += "-" + idx->second;
     }
     return true;
+  }
+  if (!owner_refs.is_array()) return false;
+  for (const nlohmann::json& o : owner_refs) {
+    if (!o.is_object() || !o.value("controller", false)) continue;
+    const std::string api_version = Str(o, "apiVersion");
+    const std::string group = api_version.substr(0, api_version.rfind('/'));
+    for (const OwnerKind& k : OwnerKinds()) {
+      if (!k.owner_reference || k.kind != Str(o, "kind")) continue;
+      if (group != k.group && !(k.group.empty() && api_version.find('/') == std::string::npos))
+        continue;
+      *kind = k.kind;
+      *gang_name = Str(o, "name");
+      return !gang_name->empty();
+    }
   }
   return false;
 }

@@ -22,12 +22,14 @@ namespace tessera::k8s {
 
 struct OwnerKind {
   std::string kind;         // "JobSet"; also the group kind of its pods (PodInfo::group_kind)
+  std::string group;        // "jobset.x-k8s.io"; "" for the core group
   std::string api_version;  // the version watched first: "jobset.x-k8s.io/v1alpha2"
   std::string resource;     // the informer's name: "owners/jobsets.jobset.x-k8s.io"
   std::vector<std::string> paths;  // list paths, newest version first
   std::string name_label;          // on each pod: the object's name
   std::string index_label;         // if set: one gang per value, "<object>-<value>"
   std::string require_label, require_value;  // if set: a pod of this kind also carries these
+  bool owner_reference = false;  // no label: the pod's controller ownerReference names it
 };
 
 // Every kind with a PodLink, in the order of config/kinds/registry.cc.
@@ -55,8 +57,10 @@ struct OwnerGang {
 // refuses (an error in it): the status says why; its pods then wait and show it.
 absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind, const nlohmann::json& obj);
 
-// The kind and gang name of a pod that carries a watched kind's label; false when none does.
-bool LinkPodToOwner(const std::map<std::string, std::string>& labels, std::string* kind,
-                    std::string* gang_name);
+// The kind and gang name of a pod that carries a watched kind's label, else whose controller
+// ownerReference (`owner_refs`: metadata.ownerReferences) is an object of a kind linked so;
+// false when none is.
+bool LinkPodToOwner(const std::map<std::string, std::string>& labels,
+                    const nlohmann::json& owner_refs, std::string* kind, std::string* gang_name);
 
 }  // namespace tessera::k8s

@@ -106,12 +106,12 @@ TEST(OwnerKinds, APodJoinsTheGangOfTheKindWhoseLabelsItCarries) {
   std::string kind, name;
   ASSERT_TRUE(LinkPodToOwner({{"training.kubeflow.org/job-name", "a"},
                               {"training.kubeflow.org/operator-name", "tfjob-controller"}},
-                             &kind, &name));
+                             json(), &kind, &name));
   EXPECT_EQ(kind, "TFJob");
   EXPECT_EQ(name, "a");
   // The name label alone is not enough where two operators share it.
-  EXPECT_FALSE(LinkPodToOwner({{"training.kubeflow.org/job-name", "a"}}, &kind, &name));
-  EXPECT_FALSE(LinkPodToOwner({{"app", "a"}}, &kind, &name));
+  EXPECT_FALSE(LinkPodToOwner({{"training.kubeflow.org/job-name", "a"}}, json(), &kind, &name));
+  EXPECT_FALSE(LinkPodToOwner({{"app", "a"}}, json(), &kind, &name));
   PodInfo p = OperatorPod("train-worker-0", "train");
   EXPECT_EQ(p.GroupKey(), "PyTorchJob:d/train");
 }
