@@ -89,7 +89,7 @@ class Converter {
     std::string& y = out_.yaml;
     if (nodes_.empty()) return std::move(out_);
     y += "# Converted by tessera convert from KAI Scheduler and Volcano queues "
-         "(docs/manifests.md, \"Converting KAI and Volcano queues\").\n";
+         "(docs/manifests.md, \"KAI and Volcano queues\").\n";
     if (options_.emit_flavor) {
       y += "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: " +
            Str(options_.flavor) + "\n";

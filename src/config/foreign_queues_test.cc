@@ -134,6 +134,42 @@ spec:
       << AllDiagnostics(r);
 }
 
+TEST(QueueMarkers, KubeflowTemplatesAfterSchedulingPolicy) {
+  LoadResult r = Load(R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata:
+          labels: {kai.scheduler/queue: team-a}
+        spec: {containers: [{name: pytorch}]}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt2}
+spec:
+  runPolicy:
+    schedulingPolicy: {queue: vq}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata:
+          labels: {kai.scheduler/queue: team-a}
+        spec: {containers: [{name: pytorch}]}
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(ByName(r.model, "pt")->queue_name, "team-a");
+  EXPECT_EQ(ByName(r.model, "pt2")->queue_name, "vq");
+  EXPECT_NE(Find(r, Sev::kWarning, "the pod template names queue team-a and the PyTorchJob names "
+                                   "queue vq"),
+            nullptr)
+      << AllDiagnostics(r);
+}
+
 TEST(QueueMarkers, VolcanoJobSpecQueueWinsOverTemplates) {
   LoadResult r = Load(R"(apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
