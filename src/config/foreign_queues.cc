@@ -26,6 +26,11 @@ namespace tessera {
 namespace {
 
 constexpr int64_t kUnlimitedUnits = 1000000;
+constexpr size_t kMaxDepth = 64;  // levels of queues above a queue
+
+std::string ParentPath(const ForeignQueue& q) {
+  return q.origin == ForeignQueue::Origin::kKai ? "spec.parentQueue" : "spec.parent";
+}
 constexpr int64_t kUnlimitedBytes = int64_t{1} << 50;  // 1Pi
 
 int64_t Unlimited(const std::string& resource) {
@@ -133,7 +138,7 @@ class Converter {
     }
     auto it = index.find(q.parent);
     if (it == index.end() || nodes_[it->second].q->origin != q.origin) {
-      Notice(q, q.origin == ForeignQueue::Origin::kKai ? "spec.parentQueue" : "spec.parent",
+      Notice(q, ParentPath(q),
              "parent queue " + q.parent + " is not in the input; it becomes a Cohort without "
              "quota under " + root);
       n.parent = q.parent;
@@ -141,18 +146,28 @@ class Converter {
       roots_[root];
       return;
     }
-    // A parent chain that comes back to this queue is broken here.
-    for (size_t p = it->second, steps = 0; steps <= nodes_.size(); ++steps) {
-      if (p == i) {
-        Notice(q, "spec.parent", "the parent chain comes back to this queue; Tessera puts it "
-                                 "under " + root);
-        roots_[root];
-        return;
-      }
+    // A parent chain that comes back to this queue, or goes deeper than kMaxDepth levels, is
+    // broken here (which also bounds the recursion of Totals).
+    bool top = false;
+    size_t p = it->second, steps = 0;
+    for (; steps < kMaxDepth; ++steps) {
+      if (p == i) break;
       const ForeignQueue& pq = *nodes_[p].q;
       auto next = index.find(pq.parent);
-      if (pq.parent.empty() || next == index.end()) break;
+      if (pq.parent.empty() || next == index.end()) {
+        top = true;
+        break;
+      }
       p = next->second;
+    }
+    if (!top) {
+      Notice(q, ParentPath(q),
+             p == i ? "the parent chain comes back to this queue; Tessera puts it under " + root
+                    : fmt::format("the parent chain is deeper than {} levels (or runs into a "
+                                  "cycle); Tessera puts this queue under {}",
+                                  kMaxDepth, root));
+      roots_[root];
+      return;
     }
     n.parent = q.parent;
     nodes_[it->second].children.push_back(i);

@@ -359,6 +359,34 @@ TEST(ForeignQueues, ConvertPrintsLocalQueuesPerNamespaceAndLoadsBack) {
   EXPECT_TRUE(CheckReferences(back.model).empty());
 }
 
+TEST(ForeignQueues, CyclesAndDeepChainsGoUnderTheRoot) {
+  std::string text = R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: a}
+spec: {parent: b}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: b}
+spec: {parent: a}
+)";
+  for (int i = 0; i < 200; ++i) {
+    text += "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q" +
+            std::to_string(i) + "}\n" +
+            (i ? "spec: {parentQueue: q" + std::to_string(i - 1) + "}\n" : "");
+  }
+  LoadResult r = Load(text);
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kNotice, "Volcano Queue a: spec.parent: the parent chain comes back"),
+            nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kNotice, "KAI Queue q199: spec.parentQueue: the parent chain is deeper "
+                                  "than 64 levels"),
+            nullptr);
+  for (const Diagnostic& d : CheckReferences(r.model))
+    EXPECT_NE(d.severity, Sev::kError) << d.ToString();
+}
+
 TEST(ForeignQueues, BadKaiAmountIsAnError) {
   LoadResult r = Load(R"(apiVersion: scheduling.run.ai/v2
 kind: Queue
