@@ -26,6 +26,20 @@ void ReportUnknown(const YAML::Node& spec, const std::set<std::string>& known,
   }
 }
 
+// The parent must be a Kubernetes object name: it becomes a Cohort's name in YAML.
+void CheckParent(DocContext& ctx, const YAML::Node& at, const std::string& path,
+                 ForeignQueue& q) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const std::string& s = q.parent;
+  bool ok = s.empty() || (s.size() <= 253 && alnum(s.front()) && alnum(s.back()));
+  for (char c : s) ok = ok && (alnum(c) || c == '-' || c == '.');
+  if (!ok) {
+    ctx.Error(at, path,
+              "\"" + s.substr(0, 100) + "\" is not a queue name (lowercase letters, digits, '-' "
+              "and '.', starting and ending with a letter or digit)");
+  }
+}
+
 ForeignQueue NewQueue(DocContext& ctx, const ObjectMeta& meta, ForeignQueue::Origin origin) {
   ForeignQueue q;
   q.origin = origin;
@@ -116,6 +130,10 @@ void ReadVolcanoList(DocContext& ctx, const YAML::Node& node, const std::string&
   }
 }
 
+YAML::Node AnnotationAt(const ObjectMeta& meta) {
+  return Child(Child(meta.metadata, "annotations"), "volcano.sh/hierarchy");
+}
+
 }  // namespace
 
 void ReadKaiQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
@@ -123,6 +141,7 @@ void ReadKaiQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   YAML::Node spec = Child(meta.root, "spec");
   if (!IsNullish(spec) && !ExpectMap(ctx, spec, "spec")) return;
   q.parent = GetString(ctx, spec, "parentQueue", "spec.parentQueue").value_or("");
+  CheckParent(ctx, Child(spec, "parentQueue"), "spec.parentQueue", q);
   YAML::Node resources = Child(spec, "resources");
   if (!IsNullish(resources) && ExpectMap(ctx, resources, "spec.resources")) {
     for (const char* key : {"gpu", "cpu", "memory"}) ReadKaiResource(ctx, resources, key, q);
@@ -142,6 +161,7 @@ void ReadVolcanoQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   YAML::Node spec = Child(meta.root, "spec");
   if (!IsNullish(spec) && !ExpectMap(ctx, spec, "spec")) return;
   q.parent = GetString(ctx, spec, "parent", "spec.parent").value_or("");
+  CheckParent(ctx, Child(spec, "parent"), "spec.parent", q);
   if (auto w = GetInt(ctx, spec, "weight", "spec.weight", 0, 65535)) q.weight = *w;
   ReadVolcanoList(ctx, Child(spec, "deserved"), "spec.deserved", &ForeignQueueResource::deserved,
                   q);
@@ -165,6 +185,7 @@ void ReadVolcanoQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
       q.unmapped.emplace_back(path, "spec.parent is set; the annotation is not used");
     } else if (levels.size() >= 2) {
       q.parent = levels[levels.size() - 2];
+      CheckParent(ctx, AnnotationAt(meta), path, q);
       q.unmapped.emplace_back(path, "read as spec.parent " + q.parent +
                                         "; the levels above it are not converted");
     }

@@ -401,6 +401,19 @@ spec:
       << AllDiagnostics(r);
 }
 
+TEST(ForeignQueues, AParentThatIsNoNameIsAnError) {
+  LoadResult r = Load(R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q}
+spec: {parent: "a\"\nkind: Evil"}
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(Find(r, Sev::kError, "spec.parent: \"a"), nullptr)
+      << AllDiagnostics(r);
+  EXPECT_NE(Find(r, Sev::kError, "is not a queue name"), nullptr);
+  EXPECT_TRUE(r.foreign_queues.empty());
+}
+
 // The upstream examples (tests/manifests/upstream README): each queue file converts and loads.
 TEST(ForeignQueues, UpstreamQueueFilesWhenPresent) {
   const char* env = std::getenv("TESSERA_UPSTREAM_MANIFESTS");
