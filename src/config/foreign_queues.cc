@@ -295,13 +295,13 @@ class Converter {
     for (const auto& [name, parent] : implicit_) {
       if (parent != root) continue;
       out_.yaml += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata:\n  name: " +
-                   Str(name) + "\nspec:\n  parentName: " + Str(root) + "\n";
+                   Str(name) + "\nspec:\n  parent: " + Str(root) + "\n";
     }
   }
 
   void EmitCohort(const Node& n) {
     out_.yaml += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata:\n  name: " +
-                 Str(n.q->name) + "\nspec:\n  parentName: " + Str(n.parent) + "\n";
+                 Str(n.q->name) + "\nspec:\n  parent: " + Str(n.parent) + "\n";
     EmitGroups(n.quotas);
     EmitWeight(*n.q);
   }
