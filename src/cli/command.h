@@ -28,5 +28,7 @@ Command AddGetCommand(CLI::App& app);
 Command AddExplainCommand(CLI::App& app);
 // `tessera report cost ...`: the cost report from the accounting store (src/accounting/cli.cc).
 Command AddReportCommand(CLI::App& app);
+// `tessera convert FILE...`: KAI and Volcano Queues as Kueue's queue kinds (src/cli/convert.cc).
+Command AddConvertCommand(CLI::App& app);
 
 }  // namespace tessera::cli

@@ -6,6 +6,7 @@
 //   tessera sim fgd ...                      the FGD fragmentation experiment (src/fgd)
 //   tessera sim replay ...                   replay a cluster trace (src/trace)
 //   tessera serve ...                        schedule a Kubernetes cluster (src/k8s)
+//   tessera convert FILE...                  KAI and Volcano Queues as Kueue's (cli/convert.cc)
 #include <unistd.h>
 
 #include <chrono>
@@ -198,7 +199,7 @@ int main(int argc, char** argv) {
       tessera::cli::AddFgdCommand(*sim),   tessera::cli::AddReplayCommand(*sim),
       tessera::cli::AddPlanCommand(*sim),  tessera::cli::AddServeCommand(app),
       tessera::cli::AddGetCommand(app),    tessera::cli::AddExplainCommand(app),
-      tessera::cli::AddReportCommand(app),
+      tessera::cli::AddReportCommand(app), tessera::cli::AddConvertCommand(app),
   };
 
   CLI11_PARSE(app, argc, argv);

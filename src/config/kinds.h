@@ -44,6 +44,7 @@ struct Staged {
   bool has_config = false;              // model.config was set by a SchedulerConfig
   std::vector<GroupPod> group_pods;     // resolved after every document is read
   std::vector<std::string> node_names;  // nodes' names, checked for duplicates across documents
+  std::vector<ForeignQueue> foreign_queues;  // converted after every document is read
 };
 
 // nodes.cc
@@ -60,6 +61,11 @@ void ReadWorkloadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& 
 void ReadTopology(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 void ReadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out);
+
+// foreign_queue_readers.cc: KAI's Queue (scheduling.run.ai/v2) and Volcano's Queue
+// (scheduling.volcano.sh/v1beta1), converted by config/foreign_queues.h.
+void ReadKaiQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out);
+void ReadVolcanoQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 
 // The job kinds are plugins: config/kinds/registry.h. kinds/pod_group.cc:
 // Attaches pending pods to their PodGroup workloads in `model` (defined in this load or an

@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "config/foreign_queues.h"
 #include "config/kinds.h"
 #include "config/kinds/registry.h"
 #include "config/workload_meta.h"
@@ -135,6 +136,15 @@ std::vector<GroupSpec>* BaseGroups() {
         {"Cohort", ci::ReadCohort, false},
         {"WorkloadPriorityClass", ci::ReadWorkloadPriorityClass, false},
         {"Topology", ci::ReadTopology, false}}},
+      {"scheduling.run.ai",  // KAI Scheduler: its Queue is converted (config/foreign_queues.h)
+       {"v2", "v2alpha2"},
+       {{"Queue", ci::ReadKaiQueue, false},
+        {"PodGroup", nullptr, true},
+        {"BindRequest", nullptr, true}}},
+      {"scheduling.volcano.sh",  // Volcano's Queue is converted too
+       {"v1beta1"},
+       {{"Queue", ci::ReadVolcanoQueue, false},
+        {"PodGroup", nullptr, true}}},
       {"batch.volcano.sh",
        {"v1alpha1"},
        {{"CronJob", nullptr, true}}},
@@ -336,6 +346,7 @@ class Loader {
   void Finish() {
     try {
       ci::ResolvePodGroups(std::move(group_pods_), into_.model, into_.diagnostics);
+      LoadForeignQueues(std::exchange(foreign_queues_, {}), into_);
       ci::ResolveCreationTimestamps(into_.model);
     } catch (const std::exception& e) {
       into_.diagnostics.push_back(
@@ -593,10 +604,12 @@ class Loader {
     append(m.workloads, s.workloads);
     for (auto& [ns, labels] : s.namespace_labels) m.namespace_labels[ns] = std::move(labels);
     append(group_pods_, staged.group_pods);
+    append(foreign_queues_, staged.foreign_queues);
   }
 
   LoadResult& into_;
   std::vector<GroupPod> group_pods_;
+  std::vector<ForeignQueue> foreign_queues_;
   int generated_names_ = 0;
   int64_t gpu_slots_ = 0;  // nvidia.com/gpu of the nodes committed so far
 };

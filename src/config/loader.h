@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/foreign_queue.h"
 #include "model/model.h"
 
 namespace tessera {
@@ -40,6 +41,10 @@ struct LoadResult {
   // Loader bookkeeping, so that several LoadManifestText calls into one result still find
   // duplicates: "group/Kind/namespace/name" (and "node:<name>") -> "file:line" of the first.
   std::map<std::string, std::string> object_sources;
+
+  // The KAI and Volcano Queues read (config/foreign_queues.h). Their ClusterQueues and Cohorts
+  // are in `model` already; `tessera convert` prints them.
+  std::vector<ForeignQueue> foreign_queues;
 };
 
 // Loads every file in order into one model. A file that cannot be read is an error. A directory

@@ -6,12 +6,11 @@
 #include <limits>
 
 #include "config/time_fields.h"
+#include "model/queue_markers.h"
 
 namespace tessera::config_internal {
 namespace {
 
-constexpr std::string_view kQueueLabel = "kueue.x-k8s.io/queue-name";
-constexpr std::string_view kTesseraQueueLabel = "tessera.dev/queue";
 constexpr std::string_view kWorkloadPriorityLabel = "kueue.x-k8s.io/priority-class";
 constexpr std::string_view kArrival = "tessera.dev/arrival";
 constexpr std::string_view kCreated = "tessera.dev/created";
@@ -94,11 +93,28 @@ std::string Lookup(const Labels& m, std::string_view key) {
 }
 
 std::string QueueOf(const Labels& labels, const Labels& annotations) {
-  for (const std::string& q : {Lookup(labels, kQueueLabel), Lookup(annotations, kQueueLabel),
-                               Lookup(labels, kTesseraQueueLabel)}) {
-    if (!q.empty()) return q;
+  return QueueFromMarkers(FindQueueMarkers(labels, annotations), nullptr);
+}
+
+std::string QueueOf(DocContext& ctx, const YAML::Node& at, const std::string& path,
+                    const Labels& labels, const Labels& annotations) {
+  std::string conflict;
+  std::string q = QueueFromMarkers(FindQueueMarkers(labels, annotations), &conflict);
+  if (!conflict.empty()) ctx.Warning(at, path, conflict);
+  return q;
+}
+
+void QueueFromTemplate(DocContext& ctx, const YAML::Node& at, const std::string& path,
+                       const Labels& labels, const Labels& annotations, Workload& w) {
+  std::string q = QueueOf(ctx, at, path, labels, annotations);
+  if (q.empty()) return;
+  if (w.queue_name.empty()) {
+    w.queue_name = q;
+  } else if (q != w.queue_name) {
+    ctx.Warning(at, path,
+                "the pod template names queue " + q + " and the " + w.kind + " names queue " +
+                    w.queue_name + "; Tessera uses " + w.queue_name);
   }
-  return "";
 }
 
 YAML::Node AnnotationNode(const ObjectMeta& meta, std::string_view key) {
@@ -114,7 +130,7 @@ Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) 
   w.kind = std::move(kind);
   w.source = meta.source;
   w.labels = meta.labels;
-  w.queue_name = QueueOf(meta.labels, meta.annotations);
+  w.queue_name = QueueOf(ctx, meta.metadata, "metadata", meta.labels, meta.annotations);
   w.workload_priority_class = Lookup(meta.labels, kWorkloadPriorityLabel);
   for (std::string_view key : {kArrival, kRuntime, kCreated}) {
     auto it = meta.annotations.find(std::string(key));

@@ -17,8 +17,16 @@ namespace tessera::config_internal {
 // The annotation key `key` of `meta`, as a value; "" when absent.
 std::string Lookup(const Labels& m, std::string_view key);
 
-// The queue a job names: Kueue's label, then Kueue's annotation, then Tessera's own label.
+// The queue a job names: Kueue's label, then Kueue's annotation, then Tessera's own label, then
+// KAI's label, then Volcano's annotation (model/queue_markers.h).
 std::string QueueOf(const Labels& labels, const Labels& annotations);
+// The same, with a warning at `at` (`path`) when two markers name different queues.
+std::string QueueOf(DocContext& ctx, const YAML::Node& at, const std::string& path,
+                    const Labels& labels, const Labels& annotations);
+// A pod template's markers (`path`: the template's metadata): the queue of `w` when it names
+// none itself; a warning when both name one and they differ.
+void QueueFromTemplate(DocContext& ctx, const YAML::Node& at, const std::string& path,
+                       const Labels& labels, const Labels& annotations, Workload& w);
 
 YAML::Node AnnotationNode(const ObjectMeta& meta, std::string_view key);
 std::string AnnotationPath(std::string_view key);

@@ -26,6 +26,8 @@ void Read(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   ReadActiveDeadline(ctx, spec, "spec", w);
   PodInfo pod;
   if (!ReadPodTemplate(ctx, spec, "spec.template", pod) || ctx.failed()) return;
+  QueueFromTemplate(ctx, Child(Child(spec, "template"), "metadata"), "spec.template.metadata",
+                    pod.labels, pod.set.annotations, w);
   int64_t count = parallelism.value_or(1);
   if (completions) count = std::min(count, *completions);
   pod.set.name = "main";

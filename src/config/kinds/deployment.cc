@@ -21,7 +21,8 @@ void Read(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (!ReadPodTemplate(ctx, spec, "spec.template", pod)) return;
   Workload base = NewWorkload(ctx, meta, "Deployment");
   if (ctx.failed()) return;
-  if (base.queue_name.empty()) base.queue_name = QueueOf(pod.labels, pod.set.annotations);
+  QueueFromTemplate(ctx, Child(Child(spec, "template"), "metadata"), "spec.template.metadata",
+                    pod.labels, pod.set.annotations, base);
   base.priority_class = pod.priority_class;
   pod.set.name = "main";
   base.pod_sets.push_back(std::move(pod.set));

@@ -56,6 +56,8 @@ void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
     return rank(replicas[a].type) < rank(replicas[b].type);
   });
   std::string template_priority;
+  PodInfo first_template;  // its queue markers count when the job names no queue
+  std::string first_template_path;
   for (size_t idx : order_idx) {
     const Replica& r = replicas[idx];
     if (!ExpectMap(ctx, r.node, r.path)) {
@@ -68,6 +70,11 @@ void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
     pod.set.name = Lower(r.type);
     pod.set.count = static_cast<int32_t>(count.value_or(1));
     if (template_priority.empty()) template_priority = pod.priority_class;
+    if (first_template_path.empty()) {
+      first_template_path = r.path + ".template.metadata";
+      first_template.labels = pod.labels;
+      first_template.set.annotations = pod.set.annotations;
+    }
     w.pod_sets.push_back(std::move(pod.set));
   }
   if (specs_key == "pytorchReplicaSpecs") ReadElasticPolicy(ctx, spec, w);
@@ -82,6 +89,10 @@ void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
         GetString(ctx, policy, "priorityClass", ppath + ".priorityClass").value_or("");
   }
   if (w.priority_class.empty()) w.priority_class = template_priority;
+  if (!first_template_path.empty()) {
+    QueueFromTemplate(ctx, spec, first_template_path, first_template.labels,
+                      first_template.set.annotations, w);
+  }
   ReadActiveDeadline(ctx, Child(spec, "runPolicy"), "spec.runPolicy", w);
   if (ctx.failed()) return;
   out.model.workloads.push_back(std::move(w));

@@ -45,6 +45,16 @@ void Read(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   });
   auto min = GetInt(ctx, spec, "minAvailable", "spec.minAvailable", 0, kMaxPods);
   if (w.queue_name.empty()) w.queue_name = GetString(ctx, spec, "queue", "spec.queue").value_or("");
+  // The tasks' templates name a queue only when the Job names none (Volcano reads spec.queue).
+  ForEachSeq(ctx, tasks, "spec.tasks", [&](size_t, const YAML::Node& t, const std::string& p) {
+    Labels labels, annotations;
+    YAML::Node md = Child(Child(t, "template"), "metadata");
+    if (!t.IsMap() || !md.IsMap()) return true;
+    ReadLabels(ctx, Child(md, "labels"), p + ".template.metadata.labels", labels);
+    ReadLabels(ctx, Child(md, "annotations"), p + ".template.metadata.annotations", annotations);
+    QueueFromTemplate(ctx, md, p + ".template.metadata", labels, annotations, w);
+    return true;
+  });
   w.priority_class =
       GetString(ctx, spec, "priorityClassName", "spec.priorityClassName").value_or("");
   if (w.priority_class.empty()) w.priority_class = template_priority;

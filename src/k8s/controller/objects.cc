@@ -13,6 +13,7 @@
 #include "model/limits.h"
 #include "model/pod_requests.h"
 #include "model/quantity.h"
+#include "model/queue_markers.h"
 #include "model/resources.h"
 
 namespace tessera::k8s {
@@ -484,11 +485,11 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   if (absl::Status st = ReadHostnameAntiAffinity(spec, p.labels, ps); !st.ok()) return st;
   if (absl::Status st = ReadPreferredNodeAffinity(spec, ps); !st.ok()) return st;
 
-  if (auto it = p.labels.find(kQueueLabel); it != p.labels.end()) {
-    p.queue_name = it->second;
-  } else if (auto it2 = p.labels.find(kTesseraQueueLabel); it2 != p.labels.end()) {
-    p.queue_name = it2->second;
-  }
+  // Kueue's, Tessera's, KAI's and Volcano's markers (model/queue_markers.h); a conflict is said
+  // as a Warning Event on the pod.
+  std::string conflict;
+  p.queue_name = QueueFromMarkers(FindQueueMarkers(p.labels, p.annotations), &conflict);
+  if (!conflict.empty()) p.time_problems.push_back(std::move(conflict));
   if (auto it = p.labels.find(kPriorityClassLabel); it != p.labels.end())
     p.workload_priority_class = it->second;
   ReadPodGroupRef(md, spec, p);
@@ -655,11 +656,16 @@ absl::StatusOr<JobInfo> ParseJob(const json& obj) {
   j.uid = Str(md, "uid");
   j.time = ReadTimeFields(labels, StrMap(At(md, "annotations")), At(spec, "activeDeadlineSeconds"),
                           &j.time_problems);
-  if (auto it = labels.find(kQueueLabel); it != labels.end()) {
-    j.queue_name = it->second;
-  } else if (auto it2 = labels.find(kTesseraQueueLabel); it2 != labels.end()) {
-    j.queue_name = it2->second;
+  // The Job's own markers, then its pod template's (KAI's quickstart labels the template).
+  std::string conflict;
+  j.queue_name =
+      QueueFromMarkers(FindQueueMarkers(labels, StrMap(At(md, "annotations"))), &conflict);
+  if (j.queue_name.empty()) {
+    const json& tmd = At(At(spec, "template"), "metadata");
+    j.queue_name = QueueFromMarkers(
+        FindQueueMarkers(StrMap(At(tmd, "labels")), StrMap(At(tmd, "annotations"))), &conflict);
   }
+  if (!conflict.empty()) j.time_problems.push_back(std::move(conflict));
   if (auto it = labels.find(kPriorityClassLabel); it != labels.end())
     j.workload_priority_class = it->second;
   return j;

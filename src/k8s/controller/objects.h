@@ -54,7 +54,7 @@ struct PodInfo {
   std::string priority_class;
   std::optional<int32_t> priority;      // spec.priority, filled in by the admission plugin
   int64_t grace_period = 30;            // spec.terminationGracePeriodSeconds
-  std::string queue_name;               // from kQueueLabel or kTesseraQueueLabel
+  std::string queue_name;               // its queue markers (model/queue_markers.h)
   std::string workload_priority_class;  // kPriorityClassLabel
   // How the pod joins a workload: kind "WorkloadPodGroup", "PodGroup", "Volcano", "KueuePodGroup",
   // "Job" or "Pod",

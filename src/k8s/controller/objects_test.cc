@@ -49,6 +49,44 @@ TEST(ParsePod, ReadsRequestsGroupQueueAndGpuIndices) {
   EXPECT_EQ(p->set.tolerations[0].op, TolerationOp::kExists);
 }
 
+// KAI's label and Volcano's annotation name the queue after Kueue's and Tessera's markers
+// (model/queue_markers.h); two that differ are a warning for the pod's Events.
+TEST(ParsePod, ReadsKaiAndVolcanoQueueMarkers) {
+  json pod = Pod();
+  pod["metadata"]["labels"].erase("kueue.x-k8s.io/queue-name");
+  pod["metadata"]["labels"]["kai.scheduler/queue"] = "team-q";
+  auto p = ParsePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->queue_name, "team-q");
+  EXPECT_TRUE(p->time_problems.empty());
+  pod["metadata"]["labels"].erase("kai.scheduler/queue");
+  pod["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] = "vq";
+  EXPECT_EQ(ParsePod(pod)->queue_name, "vq");
+  pod["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq";
+  p = ParsePod(pod);
+  EXPECT_EQ(p->queue_name, "lq");
+  ASSERT_EQ(p->time_problems.size(), 1u);
+  EXPECT_NE(p->time_problems[0].find("label kueue.x-k8s.io/queue-name=lq and annotation "
+                                     "scheduling.volcano.sh/queue-name=vq"),
+            std::string::npos)
+      << p->time_problems[0];
+}
+
+TEST(ParseJob, ReadsTheJobsQueueMarkersThenItsTemplates) {
+  auto j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns",
+      "annotations": {"scheduling.volcano.sh/queue-name": "vq"}}, "spec": {}})"));
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->queue_name, "vq");
+  j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns"},
+      "spec": {"template": {"metadata": {"labels": {"kai.scheduler/queue": "kq"}}}}})"));
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->queue_name, "kq");
+  j = ParseJob(json::parse(R"({"metadata": {"name": "j", "namespace": "ns",
+      "labels": {"tessera.dev/queue": "t", "kai.scheduler/queue": "k"}}, "spec": {}})"));
+  EXPECT_EQ(j->queue_name, "t");
+  EXPECT_EQ(j->time_problems.size(), 1u);
+}
+
 TEST(ParsePod, GroupsByVolcanoAnnotationThenJobThenAlone) {
   json pod = Pod();
   pod["metadata"]["labels"].erase("scheduling.x-k8s.io/pod-group");
