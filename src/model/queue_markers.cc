@@ -19,6 +19,8 @@ constexpr MarkerKey kMarkerKeys[] = {
     {"kai.scheduler/queue", false},
     {"runai/queue", false},  // KAI's (Run:ai's) older key
     {"scheduling.volcano.sh/queue-name", true},
+    // KubeRay's Volcano integration labels a RayCluster's pods with the queue so.
+    {"volcano.sh/queue-name", false},
 };
 
 }  // namespace
@@ -47,7 +49,7 @@ std::string QueueFromMarkers(const std::vector<QueueMarker>& markers, std::strin
         *conflict = DescribeMarker(markers[0]) + " and " + DescribeMarker(markers[i]) +
                     " name different queues; Tessera uses " + markers[0].queue +
                     " (precedence: Kueue's label, Kueue's annotation, tessera.dev/queue, "
-                    "kai.scheduler/queue, scheduling.volcano.sh/queue-name)";
+                    "kai.scheduler/queue, scheduling.volcano.sh/queue-name, volcano.sh/queue-name)";
       }
       break;
     }

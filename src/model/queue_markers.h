@@ -1,7 +1,8 @@
 // The labels and annotations by which a workload names its queue, in the order Tessera reads
 // them: Kueue's label and annotation (kueue.x-k8s.io/queue-name), Tessera's label
 // (tessera.dev/queue), KAI Scheduler's label (kai.scheduler/queue; the older runai/queue), and
-// Volcano's annotation (scheduling.volcano.sh/queue-name). Each names the LocalQueue of that name
+// Volcano's annotation (scheduling.volcano.sh/queue-name; KubeRay's Volcano integration uses the
+// label volcano.sh/queue-name). Each names the LocalQueue of that name
 // in the workload's namespace (docs/manifests.md, "Queue markers"). Shared by the manifest loader
 // and Kubernetes mode.
 //

@@ -14,6 +14,10 @@ const std::vector<JobKind>& JobKinds() {
       VolcanoJobKind(),
       PyTorchJobKind(),
       TFJobKind(),
+      RayClusterKind(),
+      RayJobKind(),
+      RayServiceKind(),
+      AppWrapperKind(),
       KueueWorkloadKind(),
   };
   return *kinds;

@@ -56,6 +56,7 @@ const std::vector<JobKind>& JobKinds();
 const JobKind* FindJobKind(std::string_view group, std::string_view kind);
 
 // One per file of config/kinds/.
+JobKind AppWrapperKind();
 JobKind BatchJobKind();
 JobKind DeploymentKind();
 JobKind KueueWorkloadKind();
@@ -63,6 +64,9 @@ JobKind PodKind();
 JobKind PodGroupKind();
 JobKind SigsPodGroupKind();
 JobKind PyTorchJobKind();
+JobKind RayClusterKind();
+JobKind RayJobKind();
+JobKind RayServiceKind();
 JobKind TFJobKind();
 JobKind VolcanoJobKind();
 
