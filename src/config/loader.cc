@@ -336,12 +336,14 @@ class Loader {
   void Finish() {
     try {
       ci::ResolvePodGroups(std::move(group_pods_), into_.model, into_.diagnostics);
+      ci::ResolveTrainJobs(std::move(train_parts_), into_.model, into_.diagnostics);
       ci::ResolveCreationTimestamps(into_.model);
     } catch (const std::exception& e) {
       into_.diagnostics.push_back(
           {Diagnostic::Severity::kError, "", 0, "", std::string("internal error: ") + e.what()});
     }
     group_pods_.clear();
+    train_parts_.clear();
   }
 
  private:
@@ -593,10 +595,12 @@ class Loader {
     append(m.workloads, s.workloads);
     for (auto& [ns, labels] : s.namespace_labels) m.namespace_labels[ns] = std::move(labels);
     append(group_pods_, staged.group_pods);
+    append(train_parts_, staged.train_parts);
   }
 
   LoadResult& into_;
   std::vector<GroupPod> group_pods_;
+  std::vector<std::shared_ptr<const ci::TrainPart>> train_parts_;
   int generated_names_ = 0;
   int64_t gpu_slots_ = 0;  // nvidia.com/gpu of the nodes committed so far
 };

@@ -14,6 +14,10 @@ const std::vector<JobKind>& JobKinds() {
       VolcanoJobKind(),
       PyTorchJobKind(),
       TFJobKind(),
+      MPIJobKind(),
+      TrainJobKind(),
+      TrainingRuntimeKind(),
+      ClusterTrainingRuntimeKind(),
       KueueWorkloadKind(),
   };
   return *kinds;

@@ -48,13 +48,17 @@ const JobKind* FindJobKind(std::string_view group, std::string_view kind);
 
 // One per file of config/kinds/.
 JobKind BatchJobKind();
+JobKind ClusterTrainingRuntimeKind();
 JobKind DeploymentKind();
 JobKind KueueWorkloadKind();
+JobKind MPIJobKind();
 JobKind PodKind();
 JobKind PodGroupKind();
 JobKind SigsPodGroupKind();
 JobKind PyTorchJobKind();
 JobKind TFJobKind();
+JobKind TrainingRuntimeKind();
+JobKind TrainJobKind();
 JobKind VolcanoJobKind();
 
 }  // namespace tessera::config_internal
