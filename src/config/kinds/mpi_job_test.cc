@@ -79,7 +79,7 @@ spec:
   EXPECT_NE(Find(r, Sev::kWarning, "minAvailable is larger than the job's 1 pods"), nullptr)
       << AllDiagnostics(r);
   EXPECT_NE(Find(r, Sev::kNotice,
-                 "t.yaml:6: notice: spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds"),
+                 "t.yaml:7: notice: spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds"),
             nullptr)
       << AllDiagnostics(r);
 }

@@ -92,7 +92,8 @@ void ReadReplicatedJob(DocContext& ctx, const YAML::Node& rj, const std::string&
                        TrainPart& part) {
   ReplicatedJob job;
   auto name = GetString(ctx, rj, "name", p + ".name");
-  if (!ctx.failed() && (!name || name->empty())) {
+  if (ctx.failed()) return;
+  if (!name || name->empty()) {
     ctx.Error(rj, p + ".name", "required field is missing");
     return;
   }
@@ -280,7 +281,7 @@ std::optional<Resources> MergedRequest(const ReplicatedJob& job, const YAML::Nod
     if (!c["resources"].IsMap()) c["resources"] = YAML::Node(YAML::NodeType::Map);
     YAML::Node res = c["resources"];
     for (const char* section : {"requests", "limits"}) {
-      YAML::Node from = rpn[section];
+      YAML::Node from = Child(rpn, section);
       if (!from.IsMap()) continue;
       if (!res[section].IsMap()) res[section] = YAML::Node(YAML::NodeType::Map);
       YAML::Node to = res[section];

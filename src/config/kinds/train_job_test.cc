@@ -274,18 +274,19 @@ spec:
       << AllDiagnostics(r);
   EXPECT_NE(Find(r, Sev::kError, "t.yaml:17: error: spec.trainer.numNodes"), nullptr)
       << AllDiagnostics(r);
-  EXPECT_NE(Find(r, Sev::kError, "t.yaml:23: error: spec.trainer.resourcesPerNode"), nullptr)
+  EXPECT_NE(Find(r, Sev::kError, "t.yaml:24: error: spec.trainer.resourcesPerNode: invalid quantity \"lots\""), nullptr)
       << AllDiagnostics(r);
   EXPECT_NE(Find(r, Sev::kError,
-                 "t.yaml:28: error: spec.template.spec.replicatedJobs: required field is "
+                 "t.yaml:29: error: spec.template.spec.replicatedJobs: required field is "
                  "missing"),
             nullptr)
       << AllDiagnostics(r);
   EXPECT_NE(Find(r, Sev::kError,
-                 "t.yaml:37: error: spec.template.spec.replicatedJobs[0].template: required"),
+                 "t.yaml:38: error: spec.template.spec.replicatedJobs[0].template: required"),
             nullptr)
       << AllDiagnostics(r);
-  EXPECT_NE(Find(r, Sev::kError, "TrainJob default/too-big has more than"), nullptr)
+  EXPECT_NE(Find(r, Sev::kError, "t.yaml:51: error: TrainJob default/too-big has more than"),
+            nullptr)
       << AllDiagnostics(r);
 }
 
