@@ -270,8 +270,8 @@ void ReadTrainJob(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
 
 // The job's pod request with `rpn` merged over the requests and limits of its "node" container;
 // nullopt when it has none.
-std::optional<Resources> MergedRequest(const ReplicatedJob& job, const YAML::Node& rpn,
-                                       const std::string& file) {
+std::optional<Resources> MergeInto(const ReplicatedJob& job, const YAML::Node& rpn,
+                                   const std::string& file) {
   YAML::Node spec = YAML::Clone(job.pod_spec);
   YAML::Node containers = spec["containers"];
   if (!containers.IsSequence()) return std::nullopt;
@@ -295,6 +295,17 @@ std::optional<Resources> MergedRequest(const ReplicatedJob& job, const YAML::Nod
     return r;
   }
   return std::nullopt;
+}
+
+// The template was read clean, so yaml-cpp should not throw here; if it does, the job keeps its
+// requests (with the caller's warning) rather than losing the whole load's resolution.
+std::optional<Resources> MergedRequest(const ReplicatedJob& job, const YAML::Node& rpn,
+                                       const std::string& file) {
+  try {
+    return MergeInto(job, rpn, file);
+  } catch (const YAML::Exception&) {
+    return std::nullopt;
+  }
 }
 
 Diagnostic At(const TrainPart& job, Diagnostic::Severity s, std::string message) {
