@@ -8,6 +8,7 @@
 // Internal to src/config. Thread-safety: pure functions over their arguments.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct GroupPod {
   bool kueue = false;  // kueue.x-k8s.io/pod-group-name: no PodGroup object is expected
 };
 
+// A TrainJob, or a (Cluster)TrainingRuntime it may name (kinds/train_job.cc).
+struct TrainPart;
+
 // What one document produces.
 struct Staged {
   Model model;
@@ -45,6 +49,7 @@ struct Staged {
   std::vector<GroupPod> group_pods;     // resolved after every document is read
   std::vector<std::string> node_names;  // nodes' names, checked for duplicates across documents
   std::vector<ForeignQueue> foreign_queues;  // converted after every document is read
+  std::vector<std::shared_ptr<const TrainPart>> train_parts;  // resolved after every document
 };
 
 // nodes.cc
@@ -71,6 +76,11 @@ void ReadVolcanoQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 // Attaches pending pods to their PodGroup workloads in `model` (defined in this load or an
 // earlier one); pods whose group is never defined form a gang of their own, with a warning.
 void ResolvePodGroups(std::vector<GroupPod> pods, Model& model, std::vector<Diagnostic>& out);
+
+// kinds/train_job.cc: builds the TrainJobs' workloads from the runtimes they name, wherever in the
+// input those came; a TrainJob without its runtime gets a warning.
+void ResolveTrainJobs(std::vector<std::shared_ptr<const TrainPart>> parts, Model& model,
+                      std::vector<Diagnostic>& out);
 
 // Splits "file:line" back into its parts (for diagnostics about model objects).
 void ParseSource(const std::string& source, std::string& file, int& line);

@@ -346,6 +346,7 @@ class Loader {
   void Finish() {
     try {
       ci::ResolvePodGroups(std::move(group_pods_), into_.model, into_.diagnostics);
+      ci::ResolveTrainJobs(std::move(train_parts_), into_.model, into_.diagnostics);
       LoadForeignQueues(std::exchange(foreign_queues_, {}), into_);
       ci::ResolveCreationTimestamps(into_.model);
     } catch (const std::exception& e) {
@@ -353,6 +354,7 @@ class Loader {
           {Diagnostic::Severity::kError, "", 0, "", std::string("internal error: ") + e.what()});
     }
     group_pods_.clear();
+    train_parts_.clear();
   }
 
  private:
@@ -605,11 +607,13 @@ class Loader {
     for (auto& [ns, labels] : s.namespace_labels) m.namespace_labels[ns] = std::move(labels);
     append(group_pods_, staged.group_pods);
     append(foreign_queues_, staged.foreign_queues);
+    append(train_parts_, staged.train_parts);
   }
 
   LoadResult& into_;
   std::vector<GroupPod> group_pods_;
   std::vector<ForeignQueue> foreign_queues_;
+  std::vector<std::shared_ptr<const ci::TrainPart>> train_parts_;
   int generated_names_ = 0;
   int64_t gpu_slots_ = 0;  // nvidia.com/gpu of the nodes committed so far
 };

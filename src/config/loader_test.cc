@@ -219,7 +219,7 @@ kind: Queue
 metadata: {name: q}
 ---
 apiVersion: kubeflow.org/v1
-kind: MPIJob
+kind: XGBoostJob
 metadata: {name: m}
 )");
   EXPECT_TRUE(r.ok()) << AllDiagnostics(r);
@@ -229,7 +229,7 @@ metadata: {name: m}
       << AllDiagnostics(r);
   EXPECT_NE(Find(r, Sev::kNotice, "t.yaml:5: notice: skipped DaemonSet ds (apps/v1)"), nullptr)
       << AllDiagnostics(r);
-  EXPECT_NE(Find(r, Sev::kNotice, "skipped MPIJob m"), nullptr);
+  EXPECT_NE(Find(r, Sev::kNotice, "skipped XGBoostJob m"), nullptr);
 }
 
 TEST(LoaderTest, TypoInGroupIsAWarningWithSuggestion) {

@@ -18,6 +18,10 @@ const std::vector<JobKind>& JobKinds() {
       RayJobKind(),
       RayServiceKind(),
       AppWrapperKind(),
+      MPIJobKind(),
+      TrainJobKind(),
+      TrainingRuntimeKind(),
+      ClusterTrainingRuntimeKind(),
       KueueWorkloadKind(),
   };
   return *kinds;

@@ -58,8 +58,10 @@ const JobKind* FindJobKind(std::string_view group, std::string_view kind);
 // One per file of config/kinds/.
 JobKind AppWrapperKind();
 JobKind BatchJobKind();
+JobKind ClusterTrainingRuntimeKind();
 JobKind DeploymentKind();
 JobKind KueueWorkloadKind();
+JobKind MPIJobKind();
 JobKind PodKind();
 JobKind PodGroupKind();
 JobKind SigsPodGroupKind();
@@ -68,6 +70,8 @@ JobKind RayClusterKind();
 JobKind RayJobKind();
 JobKind RayServiceKind();
 JobKind TFJobKind();
+JobKind TrainingRuntimeKind();
+JobKind TrainJobKind();
 JobKind VolcanoJobKind();
 
 }  // namespace tessera::config_internal

@@ -1,5 +1,7 @@
 // Volcano's Job (batch.volcano.sh/v1alpha1): one pod set per task, minAvailable, spec.queue,
-// networkTopology.
+// networkTopology. A task's dependsOn (Volcano creates its pods once the tasks it names run) is
+// not honoured: the simulator has no staged start within a gang, so every task's pods are
+// admitted and started together, with a notice.
 #include "config/kinds/registry.h"
 
 #include <algorithm>
@@ -28,6 +30,12 @@ void Read(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   }
   NoticeVolcanoJobFields(ctx, spec);
   std::string template_priority;
+  struct Dependency {
+    YAML::Node at;
+    std::string path;
+    std::vector<std::string> names;
+  };
+  std::vector<Dependency> dependencies;
   ForEachSeq(ctx, tasks, "spec.tasks", [&](size_t i, const YAML::Node& t, const std::string& p) {
     if (!ExpectMap(ctx, t, p)) {
       if (!ctx.failed()) ctx.Error(t, p, "expected a task, got null");
@@ -41,8 +49,37 @@ void Read(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     pod.set.count = static_cast<int32_t>(replicas.value_or(1));
     if (template_priority.empty()) template_priority = pod.priority_class;
     w.pod_sets.push_back(std::move(pod.set));
+    // dependsOn {name: [tasks], iteration: any|all}.
+    if (YAML::Node dep = Child(t, "dependsOn"); !IsNullish(dep)) {
+      const std::string dpath = p + ".dependsOn";
+      if (!ExpectMap(ctx, dep, dpath)) return false;
+      auto names = GetStringList(ctx, dep, "name", dpath + ".name");
+      auto iteration = GetString(ctx, dep, "iteration", dpath + ".iteration").value_or("any");
+      if (iteration != "any" && iteration != "all") {
+        ctx.Error(Child(dep, "iteration"), dpath + ".iteration",
+                  "unknown value \"" + iteration + "\"; allowed: any, all");
+      }
+      if (ctx.failed()) return false;
+      dependencies.push_back({dep, dpath, names.value_or(std::vector<std::string>{})});
+    }
     return true;
   });
+  for (const Dependency& d : dependencies) {
+    std::string list;
+    for (const std::string& n : d.names) {
+      if (std::none_of(w.pod_sets.begin(), w.pod_sets.end(),
+                       [&](const PodSet& ps) { return ps.name == n; })) {
+        ctx.Warning(Child(d.at, "name"), d.path + ".name",
+                    "no task is named \"" + n + "\" in this job");
+      }
+      list += (list.empty() ? "" : ", ") + n;
+    }
+    if (list.empty()) continue;  // names no task: Volcano starts the task at once
+    ctx.Notice(d.at, d.path,
+               "not honoured: the task's pods are admitted and started together with the tasks "
+               "it depends on (Volcano creates them only once " +
+                   list + " run)");
+  }
   auto min = GetInt(ctx, spec, "minAvailable", "spec.minAvailable", 0, kMaxPods);
   if (w.queue_name.empty()) w.queue_name = GetString(ctx, spec, "queue", "spec.queue").value_or("");
   // The tasks' templates name a queue only when the Job names none (Volcano reads spec.queue).
