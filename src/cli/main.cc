@@ -1,6 +1,6 @@
 // tessera: the command line. Thin: parses flags, calls the loader, engine and simulator.
 //
-//   tessera validate FILE...                 check manifests, print diagnostics
+//   tessera validate FILE... [--strict]      check manifests, print diagnostics
 //   tessera sim [FILE...] [--output table|json]   simulate a scenario (default: the embedded
 //                                            quickstart, examples/quickstart.yaml)
 //   tessera sim fgd ...                      the FGD fragmentation experiment (src/fgd)
@@ -20,21 +20,15 @@
 #include "accounting/sim_records.h"
 #include "cli/command.h"
 #include "cli/embedded_quickstart.h"
+#include "config/diagnostic_output.h"
 #include "config/loader.h"
 #include "engine/time/span.h"
 #include "fmt/format.h"
+#include "nlohmann/json.hpp"
 #include "sim/simulator.h"
 
 namespace tessera {
 namespace {
-
-// Prints diagnostics: errors and warnings on stderr, notices too unless quiet.
-void PrintDiagnostics(const std::vector<Diagnostic>& diags, bool notices) {
-  for (const auto& d : diags) {
-    if (d.severity == Diagnostic::Severity::kNotice && !notices) continue;
-    std::cerr << d.ToString() << "\n";
-  }
-}
 
 // The number of objects the loader read into `m` (every kind it keeps).
 size_t ObjectCount(const Model& m) {
@@ -43,18 +37,18 @@ size_t ObjectCount(const Model& m) {
          m.workloads.size();
 }
 
-int Validate(const std::vector<std::string>& files) {
+int Validate(const std::vector<std::string>& files, bool strict) {
   LoadResult r = LoadManifestFiles(files);
   if (r.ok() && ObjectCount(r.model) == 0) {
     // As kubectl apply says "no objects passed to apply": an empty file is a mistake, not "ok".
-    PrintDiagnostics(r.diagnostics, true);
+    PrintDiagnostics(r.diagnostics, true, std::cerr);
     std::cerr << "tessera validate: no objects in the input (empty files, or only comments and "
                  "kinds Tessera does not read)\n";
     return 1;
   }
   auto refs = CheckReferences(r.model);
   r.diagnostics.insert(r.diagnostics.end(), refs.begin(), refs.end());
-  PrintDiagnostics(r.diagnostics, true);
+  PrintDiagnostics(r.diagnostics, true, std::cerr);
   const Model& m = r.model;
   std::cout << fmt::format(
       "{}: {} nodes, {} flavors, {} cluster queues, {} cohorts, {} local queues, {} priority "
@@ -64,7 +58,16 @@ int Validate(const std::vector<std::string>& files) {
       m.priority_classes.size() + m.workload_priority_classes.size(), m.workloads.size(),
       r.count(Diagnostic::Severity::kError), r.count(Diagnostic::Severity::kWarning),
       r.count(Diagnostic::Severity::kNotice));
-  return r.ok() ? 0 : 1;
+  if (!r.ok()) return 1;
+  // --strict: nothing may pass by unread, and no warning may stand (a CI gate).
+  const int warnings = r.count(Diagnostic::Severity::kWarning);
+  if (strict && (warnings > 0 || r.skipped_objects > 0)) {
+    std::cerr << fmt::format(
+        "tessera validate: --strict: failed: {} warning{}, {} object{} skipped\n", warnings,
+        warnings == 1 ? "" : "s", r.skipped_objects, r.skipped_objects == 1 ? "" : "s");
+    return 1;
+  }
+  return 0;
 }
 
 // What `tessera sim` checks of the engine's invariants: after every cycle (--verify, slow on
@@ -92,18 +95,20 @@ std::function<void(const SimProgress&)> ProgressPrinter() {
 }
 
 int Sim(const std::vector<std::string>& files, const std::string& output, Verify verify,
-        double until, const std::string& accounting_db, const std::string& scale_up) {
+        double until, const std::string& accounting_db, const std::string& scale_up, bool quiet) {
   LoadResult r;
   if (files.empty()) {
     LoadManifestText(kEmbeddedQuickstart, "examples/quickstart.yaml (embedded)", r);
   } else {
     r = LoadManifestFiles(files);
   }
-  // What no split of the manifests can fix (a cohort cycle, two default PriorityClasses) is an
-  // error here too; names that point at nothing stay validate's warnings.
-  for (Diagnostic& d : CheckReferences(r.model))
-    if (d.severity == Diagnostic::Severity::kError) r.diagnostics.push_back(std::move(d));
-  PrintDiagnostics(r.diagnostics, false);
+  // The same diagnostics as validate: the references' too (a cohort cycle, two default
+  // PriorityClasses are errors; names that point at nothing, warnings), since a simulation has
+  // all of its input on the command line.
+  auto refs = CheckReferences(r.model);
+  r.diagnostics.insert(r.diagnostics.end(), refs.begin(), refs.end());
+  // Every one is printed (notices unless --quiet): nothing is skipped silently.
+  PrintDiagnostics(r.diagnostics, !quiet, std::cerr);
   if (!r.ok()) {
     std::cerr << "tessera sim: the input has errors; nothing was simulated\n";
     return 1;
@@ -144,7 +149,13 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
     std::cerr << "tessera sim: " << st.message() << "\n";
     return 2;
   }
-  std::cout << (output == "json" ? (*sim)->ToJson() : (*sim)->ToTable());
+  if (output == "json") {
+    nlohmann::json doc = (*sim)->JsonDocument();
+    doc["diagnostics"] = DiagnosticsJson(r.diagnostics);
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << (*sim)->ToTable();
+  }
   if (!accounting_db.empty()) {
     int64_t written = 0;
     if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written); !st.ok()) {
@@ -167,6 +178,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> validate_files;
   auto* validate = app.add_subcommand("validate", "Check manifests and print every problem");
   validate->add_option("files", validate_files, "YAML manifest files")->required();
+  bool strict = false;
+  validate->add_flag("--strict", strict,
+                     "exit 1 also when an object was skipped (a kind Tessera does not read) or "
+                     "any warning was given");
 
   std::vector<std::string> sim_files;
   std::string output = "table";
@@ -179,6 +194,10 @@ int main(int argc, char** argv) {
                 "check the engine's invariants after every cycle (slow on large scenarios; by "
                 "default they are checked once, at the end)");
   sim->add_flag("--no-verify", no_verify, "do not check the engine's invariants at all");
+  bool quiet = false;
+  sim->add_flag("--quiet,-q", quiet,
+                "leave out the loader's notices (skipped harmless kinds, ignored fields); errors "
+                "and warnings are always printed");
   std::string accounting_db;
   sim->add_option("--accounting-db", accounting_db,
                   "append a record per workload run to this SQLite accounting store "
@@ -206,13 +225,13 @@ int main(int argc, char** argv) {
   for (const auto& c : module_commands) {
     if (c.app->parsed()) return c.run();
   }
-  if (validate->parsed()) return tessera::Validate(validate_files);
+  if (validate->parsed()) return tessera::Validate(validate_files, strict);
   if (sim->parsed()) {
     using tessera::Verify;
     const Verify v = verify_every_cycle ? Verify::kEveryCycle
                      : no_verify        ? Verify::kNone
                                         : Verify::kAtEnd;
-    return tessera::Sim(sim_files, output, v, until, accounting_db, scale_up);
+    return tessera::Sim(sim_files, output, v, until, accounting_db, scale_up, quiet);
   }
   return 1;
 }

@@ -13,6 +13,7 @@
 #include "config/foreign_queues.h"
 #include "config/kinds.h"
 #include "config/kinds/registry.h"
+#include "config/pod_template_probe.h"
 #include "config/workload_meta.h"
 #include "config/yaml_events.h"
 #include "config/yaml_util.h"
@@ -428,10 +429,11 @@ class Loader {
       for (const auto& g : Groups())
         if (!g.group.empty()) names.push_back(g.group);
       std::string msg = "skipped " + meta.kind + " (" + *api_version + "): not a kind Tessera uses";
+      ++into_.skipped_objects;
       if (auto s = Suggest(meta.group, names); s && !meta.group.empty()) {
         ctx.Warning(Child(root, "apiVersion"), "apiVersion",
                     msg + "; did you mean " + std::string(*s) + "/" + meta.version + "?");
-      } else {
+      } else if (!SkippedWorkload(ctx, meta, *api_version)) {
         ctx.Notice(root, "", msg);
       }
       return;
@@ -471,6 +473,8 @@ class Loader {
                       std::string(versions.front()));
     }
     if (spec->reader == nullptr) {
+      ++into_.skipped_objects;
+      if (SkippedWorkload(ctx, meta, *api_version)) return;
       std::string name;
       if (auto n = ci::GetString(ctx, Child(root, "metadata"), "name", "metadata.name")) name = *n;
       ctx.Notice(
@@ -492,6 +496,18 @@ class Loader {
     std::string group_key =
         meta.group == "scheduling.sigs.k8s.io" ? "scheduling.x-k8s.io" : meta.group;
     Commit(ctx, group_key + "/" + meta.kind + "/" + meta.ns + "/" + meta.name, meta, staged);
+  }
+
+  // A skipped object with pod templates: a warning (true), as its pods will not be scheduled.
+  bool SkippedWorkload(DocContext& ctx, const ObjectMeta& meta, const std::string& api_version) {
+    auto at = ci::SkippedObjectPodTemplate(meta.group, meta.kind, meta.root);
+    if (!at) return false;
+    const std::string name = ci::LenientObjectName(meta.root);
+    ctx.Warning(meta.root, "",
+                fmt::format("skipped {}{} ({}): not a job kind Tessera reads, but it has pod "
+                            "templates (at {}): its pods will not be scheduled",
+                            meta.kind, name.empty() ? "" : " " + name, api_version, *at));
+    return true;
   }
 
   bool ReadMetadata(DocContext& ctx, ObjectMeta& meta, bool namespaced) {
@@ -618,6 +634,23 @@ class Loader {
   int64_t gpu_slots_ = 0;  // nvidia.com/gpu of the nodes committed so far
 };
 
+// A file that yields no object Tessera reads (only skipped kinds, or none at all) is most likely
+// the wrong file, or a kind Tessera does not read: said, naming the file. Not when the file has
+// errors, which say why already.
+void WarnIfNothingRead(LoadResult& result, const std::string& path, size_t objects_before,
+                       int skipped_before, size_t diagnostics_before) {
+  if (result.object_sources.size() != objects_before) return;  // something was committed
+  for (size_t i = diagnostics_before; i < result.diagnostics.size(); ++i)
+    if (result.diagnostics[i].severity == Diagnostic::Severity::kError) return;
+  const int skipped = result.skipped_objects - skipped_before;
+  result.diagnostics.push_back(
+      {Diagnostic::Severity::kWarning, path, 0, "",
+       skipped == 0 ? "no workload and no cluster object in this file (no objects in it)"
+                    : fmt::format("no workload and no cluster object in this file ({} object{} "
+                                  "skipped)",
+                                  skipped, skipped == 1 ? "" : "s")});
+}
+
 }  // namespace
 
 void LoadManifestText(std::string_view text, std::string_view filename, LoadResult& into) {
@@ -639,7 +672,11 @@ LoadResult LoadManifestFiles(const std::vector<std::string>& paths) {
       result.diagnostics.push_back({Diagnostic::Severity::kError, path, 0, "", message});
       return;
     }
+    const size_t objects = result.object_sources.size();
+    const int skipped = result.skipped_objects;
+    const size_t first_diag = result.diagnostics.size();
     loader.LoadText(*text, path);
+    WarnIfNothingRead(result, path, objects, skipped, first_diag);
   };
   for (const std::string& path : paths) {
     std::error_code ec;

@@ -3,7 +3,8 @@
 // Reads multi-document YAML of the kinds users already write (v1 Node, Kueue's queue kinds,
 // PriorityClass, batch Job, Volcano Job, PodGroup + Pods, PyTorchJob, TFJob, Pod, Deployment,
 // Tessera's NodePool and SchedulerConfig; docs/manifests.md lists every field). Objects of
-// groups Tessera does not read are skipped with a notice. Every error names file, line and field
+// groups Tessera does not read are skipped with a notice (a warning when they hold pod templates:
+// config/pod_template_probe.h). Every error names file, line and field
 // path; a document with an error is dropped whole, the rest of the input still loads.
 //
 // Thread-safety: pure functions.
@@ -35,6 +36,10 @@ struct LoadResult {
   Model model;
   std::vector<Diagnostic> diagnostics;
 
+  // Objects skipped because Tessera does not read their kind (each said with a notice, or with a
+  // warning when it has pod templates); `tessera validate --strict` fails on any.
+  int skipped_objects = 0;
+
   bool ok() const;  // no kError diagnostics
   int count(Diagnostic::Severity s) const;
 
@@ -48,7 +53,8 @@ struct LoadResult {
 };
 
 // Loads every file in order into one model. A file that cannot be read is an error. A directory
-// loads its *.yaml and *.yml files (not recursively) in name order.
+// loads its *.yaml and *.yml files (not recursively) in name order. A file that yields no object
+// Tessera reads (empty, or only skipped kinds) and has no error gets a warning naming the file.
 LoadResult LoadManifestFiles(const std::vector<std::string>& paths);
 // Loads YAML text; `filename` is used in diagnostics only. Appends to `into`. Pods of a pod group
 // are matched to their PodGroup within one call, or to a PodGroup loaded by an earlier call.

@@ -443,6 +443,10 @@ nlohmann::json PodsJson(const Model& m, const Workload& w, const std::vector<Pod
 }  // namespace
 
 std::string Simulator::ToJson() const {
+  return JsonDocument().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+nlohmann::json Simulator::JsonDocument() const {
   const Scheduler& s = *scheduler_;
   const Model& m = s.model();
   nlohmann::json events = nlohmann::json::array();
@@ -534,8 +538,7 @@ std::string Simulator::ToJson() const {
       summary["waitingGangGpuHours"] = summary_.waiting_gang_gpu_hours;
     }
   }
-  nlohmann::json doc = {{"events", events}, {"workloads", workloads}, {"summary", summary}};
-  return doc.dump(2) + "\n";
+  return {{"events", events}, {"workloads", workloads}, {"summary", summary}};
 }
 
 std::string Simulator::PodsText(const std::vector<PodPlacement>& pods) const {

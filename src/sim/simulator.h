@@ -16,6 +16,7 @@
 #include "cost/ledger.h"
 #include "engine/scheduler.h"
 #include "model/model.h"
+#include "nlohmann/json_fwd.hpp"
 #include "sim/autoscaler.h"
 
 namespace tessera {
@@ -116,8 +117,10 @@ class Simulator {
   const std::vector<SimEvent>& events() const { return events_; }
   const SimSummary& summary() const { return summary_; }
 
-  // The `tessera sim --output json` document.
+  // The `tessera sim --output json` document: JsonDocument() dumped (the CLI adds its
+  // "diagnostics" to the object before it prints it).
   std::string ToJson() const;
+  nlohmann::json JsonDocument() const;
   // A readable timeline and summary for a terminal.
   std::string ToTable() const;
 

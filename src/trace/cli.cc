@@ -13,6 +13,7 @@
 
 #include "accounting/store.h"
 #include "cli/command.h"
+#include "config/diagnostic_output.h"
 #include "config/loader.h"
 #include "fmt/format.h"
 #include "model/printable.h"
@@ -174,8 +175,8 @@ int RunReplayCommand(const ReplayFlags& f) {
   LoadResult manifests;
   if (!f.manifests.empty()) {
     manifests = LoadManifestFiles(f.manifests);
-    for (const auto& d : manifests.diagnostics)
-      if (d.severity != Diagnostic::Severity::kNotice) std::cerr << d.ToString() << "\n";
+    // Every diagnostic, as `tessera validate` prints it (notices unless --quiet).
+    PrintDiagnostics(manifests.diagnostics, !f.quiet, std::cerr);
     if (!manifests.ok()) {
       std::cerr << "tessera sim replay: the manifests have errors; nothing was replayed\n";
       return 1;
@@ -217,6 +218,7 @@ int RunReplayCommand(const ReplayFlags& f) {
     return 2;
   }
   result->notes.insert(result->notes.begin(), notes.begin(), notes.end());
+  result->diagnostics = std::move(manifests.diagnostics);
   if (log.skipped_rows > 0)
     result->notes.push_back(
         fmt::format("{} broken rows of the input were skipped", log.skipped_rows));
@@ -296,6 +298,9 @@ void AddTraceFlags(CLI::App& app_ref, ReplayFlags& flags_ref) {
             return e.ok() ? "" : std::string(e.status().message());
           },
           "MODE"));
+  app->add_flag("--quiet,-q", flags->quiet,
+                "leave out the --manifests' notices (skipped harmless kinds, ignored fields); "
+                "errors and warnings are always printed");
   app->add_flag("--unqueued", flags->unqueued, "no queues and no quota: placement only");
   app->add_flag("--no-preemption", flags->no_preemption,
                 "default queues without preemption policies");

@@ -50,6 +50,7 @@ struct ReplayFlags {
   bool verify = false;
   std::string accounting_db;
   std::string write_trace;  // replay: write the trace here instead of replaying it
+  bool quiet = false;       // --manifests' notices are not printed
 };
 
 // A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "config/diagnostic_output.h"
 #include "config/loader.h"
 #include "fmt/format.h"
 #include "model/printable.h"
@@ -96,8 +97,7 @@ bool ParseInputs(const PlanFlags& f, trace::PlanOptions& o) {
 bool LoadBase(const PlanFlags& f, Model& base) {
   if (f.trace.manifests.empty()) return true;
   LoadResult manifests = LoadManifestFiles(f.trace.manifests);
-  for (const auto& d : manifests.diagnostics)
-    if (d.severity != Diagnostic::Severity::kNotice) std::cerr << d.ToString() << "\n";
+  PrintDiagnostics(manifests.diagnostics, !f.trace.quiet, std::cerr);  // as validate does
   if (!manifests.ok()) {
     std::cerr << kCmd << "the manifests have errors; nothing was planned\n";
     return false;

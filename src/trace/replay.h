@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "accounting/record.h"
+#include "config/loader.h"
 #include "cost/ledger.h"
 #include "fgd/fragmentation.h"
 #include "model/model.h"
@@ -147,6 +148,8 @@ struct ReplayResult {
   BucketQuantiles admission_waits;
   std::vector<fgd::TypicalPod> typical;
   std::vector<std::string> notes;
+  // The --manifests' diagnostics (the CLI fills them in): report.json's "diagnostics".
+  std::vector<Diagnostic> diagnostics;
   // Cost in money (docs/cost.md), idle GPUs over [start, end]; only with SchedulerConfig
   // spec.pricing. No per-workload rows: a trace may hold a million jobs.
   std::optional<cost::CostReport> cost;

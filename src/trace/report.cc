@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/diagnostic_output.h"
 #include "cost/report_format.h"
 #include "fgd/grid.h"
 #include "fmt/format.h"
@@ -400,8 +401,10 @@ std::string ReportJson(const ReplayResult& r) {
       {"timeSeries",
        {{"bucketSeconds", JNum(r.series.width())}, {"columns", channels}, {"points", points}}},
       {"typicalPods", typical},
-      {"notes", r.notes}};
-  return doc.dump(2) + "\n";
+      {"notes", r.notes},
+      {"diagnostics", DiagnosticsJson(r.diagnostics)}};
+  // Diagnostics quote the input as written: bytes that are not UTF-8 are replaced, not a throw.
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r) {
