@@ -1,5 +1,6 @@
-// Wrapper module: builds the JobSet controller manager (sigs.k8s.io/jobset v0.11.0) from the Go module proxy for Tessera's integration
-// tests (scripts/k8s/build-controllers.sh is the recipe; nothing here is imported).
+// Wrapper module: builds the JobSet controller manager (sigs.k8s.io/jobset v0.11.0)
+// from the Go module proxy for Tessera's integration tests (scripts/k8s/build-controllers.sh is
+// the recipe; nothing here is imported).
 module tessera.dev/controllers/jobset
 
 go 1.26.0

@@ -1,5 +1,6 @@
-// Wrapper module: builds the KubeRay operator (github.com/ray-project/kuberay/ray-operator v1.5.0) from the Go module proxy for Tessera's integration
-// tests (scripts/k8s/build-controllers.sh is the recipe; nothing here is imported).
+// Wrapper module: builds the KubeRay operator (github.com/ray-project/kuberay/ray-operator v1.5.0)
+// from the Go module proxy for Tessera's integration tests (scripts/k8s/build-controllers.sh is
+// the recipe; nothing here is imported).
 module tessera.dev/controllers/kuberay
 
 go 1.26.0

@@ -1,5 +1,6 @@
-// Wrapper module: builds the LeaderWorkerSet controller manager (sigs.k8s.io/lws v0.8.0) from the Go module proxy for Tessera's integration
-// tests (scripts/k8s/build-controllers.sh is the recipe; nothing here is imported).
+// Wrapper module: builds the LeaderWorkerSet controller manager (sigs.k8s.io/lws v0.8.0)
+// from the Go module proxy for Tessera's integration tests (scripts/k8s/build-controllers.sh is
+// the recipe; nothing here is imported).
 module tessera.dev/controllers/lws
 
 go 1.26.0
