@@ -109,6 +109,16 @@ for f in files:
 PY
 }
 
+# webhooks_served DIR NAME PORT: every webhook path of DIR/NAME-webhooks.yaml answers (not 404).
+webhooks_served() {
+  local path code
+  for path in $(sed -n 's|.*url: https://127.0.0.1:[0-9]*\(/.*\)|\1|p' "$1/$2-webhooks.yaml"); do
+    code="$(curl -sk -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+      -d '{}' "https://127.0.0.1:$3$path")"
+    [ "$code" != 404 ] && [ "$code" != 000 ] || return 1
+  done
+}
+
 start() {
   local dir="$1" name="$2"
   [ -x "$BIN/$name" ] || { echo "job-controller: no $BIN/$name (run scripts/k8s/build-controllers.sh $name)" >&2; return 3; }
@@ -150,6 +160,13 @@ CFG
   echo "$pid" >"$dir/jobctl-$name.pid"
   for _ in $(seq 1 240); do
     if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$probe/readyz")" = 200 ]; then
+      # The manager reports ready once its webhook server listens, which can be before the
+      # webhooks' handlers are registered (they are set up in a goroutine): wait for those too.
+      if [ "$webhooks" = 1 ] && ! webhooks_served "$dir" "$name" "$wport"; then
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.25
+        continue
+      fi
       echo "job-controller: $name ready (pid $pid, probe 127.0.0.1:$probe, webhooks $webhooks)" >&2
       return 0
     fi

@@ -77,7 +77,7 @@ class JobControllers : public ::testing::Test {
               << "creation: " << timeline << "\n";
     json owners = md.value("ownerReferences", json::array());
     for (int depth = 0; depth < 3 && !owners.empty(); ++depth) {
-      const json& o = owners[0];
+      const json o = owners[0];
       json obj = {{"apiVersion", o["apiVersion"]},
                   {"kind", o["kind"]},
                   {"metadata", {{"namespace", kNs}}}};
