@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs a job controller built by build-controllers.sh (jobset, lws, kuberay) against a test
-# cluster started by cluster.sh, as the integration tests do (tests/k8s/test_cluster.h).
+# Runs a job controller built by build-controllers.sh (jobset, lws, kuberay, trainer,
+# mpi-operator) against a test cluster started by cluster.sh, as the integration tests do
+# (tests/k8s/test_cluster.h).
 #
 #   job-controller.sh crds NAME          print the paths of NAME's CRD files, read from the Go
 #                                        module cache (never copied into the repository)
@@ -39,6 +40,8 @@ crds() {
     jobset) ls "$d"/config/components/crd/bases/*.yaml ;;
     lws) ls "$d"/config/crd/bases/*.yaml ;;
     kuberay) ls "$d"/config/crd/bases/ray.io_rayclusters.yaml "$d"/config/crd/bases/ray.io_rayjobs.yaml ;;
+    trainer) ls "$d"/manifests/base/crds/trainer.kubeflow.org_*.yaml ;;
+    mpi-operator) ls "$d"/manifests/base/kubeflow.org_mpijobs.yaml ;;
     *) echo "job-controller: no CRDs known for '$1'" >&2; return 1 ;;
   esac
 }
@@ -90,14 +93,17 @@ apply_yaml() {
 import json, ssl, sys, urllib.error, urllib.request, yaml
 port, token, files = sys.argv[1], sys.argv[2], sys.argv[3:]
 ctx = ssl._create_unverified_context()
-paths = {"CustomResourceDefinition": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+paths = {"Namespace": "/api/v1/namespaces",
+         "Secret": "/api/v1/namespaces/{ns}/secrets",
+         "CustomResourceDefinition": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
          "MutatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
          "ValidatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"}
 for f in files:
     for doc in yaml.safe_load_all(open(f)):
         if not doc:
             continue
-        r = urllib.request.Request(f"https://127.0.0.1:{port}{paths[doc['kind']]}", method="POST",
+        path = paths[doc["kind"]].format(ns=doc["metadata"].get("namespace", ""))
+        r = urllib.request.Request(f"https://127.0.0.1:{port}{path}", method="POST",
                                    data=json.dumps(doc).encode(),
                                    headers={"Authorization": f"Bearer {token}",
                                             "Content-Type": "application/json"})
@@ -106,6 +112,28 @@ for f in files:
         except urllib.error.HTTPError as e:
             if e.code != 409:
                 sys.exit(f"job-controller: {doc['kind']} {doc['metadata']['name']}: HTTP {e.code}: {e.read()[:300]}")
+PY
+}
+
+# trainer_certs DIR: what the kubelet would do for the trainer's pod, which mounts the Secret its
+# cert rotator fills: write the Secret's keys to the fixed directory it reads them from.
+trainer_certs() {
+  # shellcheck disable=SC1091
+  source "$1/env"
+  python3 - "$API_PORT" "$TOKEN" <<'PY'
+import base64, json, os, ssl, sys, urllib.request
+port, token = sys.argv[1:3]
+r = urllib.request.Request(f"https://127.0.0.1:{port}/api/v1/namespaces/kubeflow-system/secrets/kubeflow-trainer-webhook-cert",
+                           headers={"Authorization": f"Bearer {token}"})
+data = json.load(urllib.request.urlopen(r, context=ssl._create_unverified_context())).get("data") or {}
+d = "/tmp/k8s-webhook-server/serving-certs"
+os.makedirs(d, exist_ok=True)
+for k, v in data.items():
+    path = os.path.join(d, k)
+    b = base64.b64decode(v)
+    if not os.path.exists(path) or open(path, "rb").read() != b:
+        open(path + ".tmp", "wb").write(b)
+        os.replace(path + ".tmp", path)
 PY
 }
 
@@ -149,6 +177,37 @@ CFG
             --enable-leader-election=false --log-stdout-encoder=console)
       webhooks=0
       ;;
+    trainer)
+      # Its cert rotator cannot be turned off: it keeps the Secret kubeflow-system/
+      # kubeflow-trainer-webhook-cert, writes /tmp/k8s-webhook-server/serving-certs and patches
+      # the caBundle of validator.trainer.kubeflow.org, which is registered without webhooks (a
+      # TrainJob is not validated). TrainJobs become JobSets: the jobset controller must run too.
+      cat >"$dir/trainer-setup.yaml" <<SETUP
+apiVersion: v1
+kind: Namespace
+metadata: {name: kubeflow-system}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: kubeflow-trainer-webhook-cert, namespace: kubeflow-system}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: validator.trainer.kubeflow.org}
+webhooks: []
+SETUP
+      apply_yaml "$dir" "$dir/trainer-setup.yaml"
+      args=(--metrics-bind-address=0 --health-probe-bind-address="127.0.0.1:$probe"
+            --leader-elect=false --webhook-server-port="$wport")
+      webhooks=0
+      ;;
+    mpi-operator)
+      # No webhooks and no metrics (--monitoring-port=0); leader election cannot be turned off
+      # (its Lease goes to the default namespace), and its health check listens on :8080, fixed:
+      # one mpi-operator per machine at a time. Ready when its log says "Started workers".
+      args=(--kubeConfig="$dir/kubeconfig" --lock-namespace=default --monitoring-port=0)
+      webhooks=0
+      ;;
     *) echo "job-controller: do not know how to run '$name'" >&2; return 1 ;;
   esac
   if [ "$webhooks" = 1 ]; then register_webhooks "$dir" "$name" "$wport"; fi
@@ -159,7 +218,13 @@ CFG
   local pid=$!
   echo "$pid" >"$dir/jobctl-$name.pid"
   for _ in $(seq 1 240); do
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$probe/readyz")" = 200 ]; then
+    if [ "$name" = trainer ]; then trainer_certs "$dir" || true; fi
+    if [ "$name" = mpi-operator ]; then
+      if grep -q "Started workers" "$dir/$name.log"; then
+        echo "job-controller: $name ready (pid $pid)" >&2
+        return 0
+      fi
+    elif [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$probe/readyz")" = 200 ]; then
       # The manager reports ready once its webhook server listens, which can be before the
       # webhooks' handlers are registered (they are set up in a goroutine): wait for those too.
       if [ "$webhooks" = 1 ] && ! webhooks_served "$dir" "$name" "$wport"; then

@@ -246,5 +246,62 @@ spec:
     }
 }
 
+// Kubeflow Trainer v2 makes a JobSet (named as the TrainJob, owned by it) from the runtime's
+// template; the jobset controller then makes the Jobs and the Jobs the pods.
+TEST_F(JobControllers, TrainJobBecomesAJobSetWhoseJobsMakePods) {
+  Start("jobset");
+  if (!ready_) return;
+  std::string why;
+  bool not_built = false;
+  if (!cluster_->StartJobController("trainer", &why, &not_built)) {
+    if (not_built) GTEST_SKIP() << why;
+    FAIL() << why;
+  }
+  cluster_->Apply(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-test}
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {numProcPerNode: auto}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                schedulerName: tessera
+                containers:
+                - name: node
+                  image: registry.invalid/torch
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: jobs}
+spec:
+  runtimeRef: {name: torch-test}
+  trainer:
+    numNodes: 2
+    resourcesPerNode: {limits: {nvidia.com/gpu: "1"}}
+)");
+  std::string timeline;
+  auto pods = WaitPods(2, 60, &timeline);
+  ASSERT_EQ(pods.size(), 2u) << timeline;
+  for (const auto& p : pods) {
+    EXPECT_EQ(Label(p, "jobset.sigs.k8s.io/jobset-name"), "tj");
+    EXPECT_EQ(Owner(p), "Job");
+    EXPECT_EQ(p["spec"].value("schedulerName", ""), "tessera");
+  }
+  json js = cluster_->Get("/apis/jobset.x-k8s.io/v1alpha2/namespaces/jobs/jobsets/tj");
+  ASSERT_TRUE(js.is_object());
+  EXPECT_EQ(js["metadata"]["ownerReferences"][0].value("kind", ""), "TrainJob");
+  Print("TrainJob", pods[0], timeline);
+}
+
 }  // namespace
 }  // namespace tessera::k8s::testing
