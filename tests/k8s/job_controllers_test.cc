@@ -303,5 +303,58 @@ spec:
   Print("TrainJob", pods[0], timeline);
 }
 
+// The MPI operator (MPIJob v2beta1) makes the worker pods itself and the launcher through a Job.
+TEST_F(JobControllers, MPIJobMakesWorkersAndALauncherJob) {
+  Start("mpi-operator");
+  if (!ready_) return;
+  cluster_->Apply(R"(
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: mpi, namespace: jobs}
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          schedulerName: tessera
+          containers: [{name: launcher, image: registry.invalid/mpi}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          schedulerName: tessera
+          containers:
+          - name: worker
+            image: registry.invalid/mpi
+            resources: {limits: {nvidia.com/gpu: "1"}}
+)");
+  std::string timeline;
+  auto pods = WaitPods(3, 60, &timeline);
+  ASSERT_EQ(pods.size(), 3u) << timeline;
+  int workers = 0;
+  for (const auto& p : pods) {
+    EXPECT_EQ(Label(p, "training.kubeflow.org/job-name"), "mpi");
+    EXPECT_EQ(Label(p, "training.kubeflow.org/operator-name"), "mpi-operator");
+    EXPECT_EQ(p["spec"].value("schedulerName", ""), "tessera");
+    const std::string role = Label(p, "training.kubeflow.org/job-role");
+    if (role == "worker") {
+      ++workers;
+      EXPECT_EQ(Owner(p), "MPIJob");
+    } else {
+      EXPECT_EQ(role, "launcher");
+      EXPECT_EQ(Owner(p), "Job");
+    }
+  }
+  EXPECT_EQ(workers, 2);
+  for (const auto& role : {"launcher", "worker"})
+    for (const auto& p : pods)
+      if (Label(p, "training.kubeflow.org/job-role") == role) {
+        Print(std::string("MPIJob (") + role + ")", p, timeline);
+        break;
+      }
+}
+
 }  // namespace
 }  // namespace tessera::k8s::testing
