@@ -47,7 +47,8 @@ k8s-apiserver:
 	done
 
 # The job controllers the integration tests run (tests/k8s/job_controllers_test.cc): JobSet,
-# LeaderWorkerSet and KubeRay managers built from Go modules (scripts/k8s/controllers/), cached in
+# LeaderWorkerSet, KubeRay, Kubeflow Trainer v2 and MPI operator managers built from Go modules
+# (scripts/k8s/controllers/), cached in
 # ~/.cache/tessera-k8s/controllers/bin. As for the control plane: CI=true fails when one cannot
 # be built; elsewhere their tests skip.
 k8s-controllers:

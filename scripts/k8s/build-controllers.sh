@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Builds the job controllers that Tessera's integration tests run against the test API server
-# (JobSet, LeaderWorkerSet, KubeRay), from the Go module proxy, at the versions pinned by the
-# wrapper modules scripts/k8s/controllers/<name>/go.mod (each declares the manager's main
-# package as a Go `tool`).
+# (JobSet, LeaderWorkerSet, KubeRay, Kubeflow Trainer v2, MPI operator), from the Go module
+# proxy, at the versions pinned by the wrapper modules scripts/k8s/controllers/<name>/go.mod
+# (each declares the manager's main package as a Go `tool`).
 #
 #   scripts/k8s/build-controllers.sh [name...]   (default: every directory under controllers/)
 #
 # Binaries land in $TESSERA_K8S_CACHE/controllers/bin/<name> (default
 # ~/.cache/tessera-k8s/controllers/bin) with a <name>.recipe stamp, and are reused until the
-# wrapper's go.mod/go.sum or this recipe (RECIPE_VERSION) change. The Go build cache is shared
-# with the control plane's ($TESSERA_K8S_CACHE/gocache). The CRDs are not copied: they are read
-# from the module cache (scripts/k8s/controller-crds.sh prints their paths).
+# wrapper's go.mod/go.sum or the recipe (RECIPE_VERSION: bump it) change. The Go build cache is
+# shared with the control plane's ($TESSERA_K8S_CACHE/gocache). The CRDs are not copied: they
+# are read from the module cache (scripts/k8s/job-controller.sh crds NAME prints their paths).
 #
 # Prints the bin directory on stdout. Exit status: 0 when every binary asked for is there,
 # non-zero (with the reason on stderr) otherwise.
@@ -26,7 +26,7 @@ NAMES=("$@")
 
 stamp() {
   local mod="$CTRL/$1"
-  echo "$(awk '$1=="tool"{print $2; exit}' "$mod/go.mod") recipe $RECIPE_VERSION $(cat "$mod/go.mod" "$mod/go.sum" "$0" | sha256sum | cut -c1-16)"
+  echo "$(awk '$1=="tool"{print $2; exit}' "$mod/go.mod") recipe $RECIPE_VERSION $(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-16)"
 }
 
 todo=()

@@ -1,8 +1,9 @@
-// The real job controllers (JobSet, LeaderWorkerSet, KubeRay; scripts/k8s/build-controllers.sh)
-// on the 1.37 test API server with kube-controller-manager: each creates the pods of its object
-// exactly as in production, and each test prints what a pod carries (labels, annotations,
-// ownerReferences, schedulerName) and when the pods appeared, since Tessera maps pods to their
-// owner object from exactly these. Nothing schedules the pods: they stay Pending.
+// The real job controllers (JobSet, LeaderWorkerSet, KubeRay, Kubeflow Trainer v2, MPI operator;
+// scripts/k8s/build-controllers.sh) on the 1.37 test API server with kube-controller-manager:
+// each creates the pods of its object exactly as in production, and each test prints what a pod
+// carries (labels, annotations, ownerReferences, schedulerName, the owner chain) and when the
+// pods appeared, since Tessera maps pods to their owner object from exactly these. Nothing
+// schedules the pods: they stay Pending.
 #include <chrono>
 #include <iostream>
 #include <map>
