@@ -9,7 +9,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 
-.PHONY: deps build demo test bench clean k8s-apiserver
+.PHONY: deps build demo test bench clean k8s-apiserver k8s-controllers
 
 deps:
 	@scripts/install-deps.sh
@@ -26,6 +26,7 @@ test: deps
 	  -DTESSERA_BENCH=OFF $(CMAKE_LAUNCHER) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@$(MAKE) --no-print-directory k8s-apiserver
+	@$(MAKE) --no-print-directory k8s-controllers
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 
 # The Kubernetes control plane of the integration tests: etcd, kube-apiserver,
@@ -44,6 +45,21 @@ k8s-apiserver:
 	  echo "*** integration tests on it will be SKIPPED.                            ***"; \
 	  echo "***************************************************************************"; \
 	done
+
+# The job controllers the integration tests run (tests/k8s/job_controllers_test.cc): JobSet,
+# LeaderWorkerSet, KubeRay, Kubeflow Trainer v2 and MPI operator managers built from Go modules
+# (scripts/k8s/controllers/), cached in
+# ~/.cache/tessera-k8s/controllers/bin. As for the control plane: CI=true fails when one cannot
+# be built; elsewhere their tests skip.
+k8s-controllers:
+	@if ! nice -n 5 scripts/k8s/build-controllers.sh >/dev/null; then \
+	  if [ "$$CI" = "true" ]; then \
+	    echo "make test: a job controller could not be built (see above)"; exit 1; fi; \
+	  echo "***************************************************************************"; \
+	  echo "*** A job controller could not be built (see above): its integration    ***"; \
+	  echo "*** tests will be SKIPPED.                                              ***"; \
+	  echo "***************************************************************************"; \
+	fi
 
 bench: deps
 	@cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON $(CMAKE_LAUNCHER) >/dev/null

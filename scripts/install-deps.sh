@@ -11,6 +11,8 @@ PACKAGES=(
   # scripts/k8s/build-apiserver.sh builds with the machine's Go (1.26, not Debian's) from the Go
   # module proxy; cluster.sh needs openssl, curl and python3. ccache keeps compiled objects.
   libcurl4-openssl-dev libcpp-httplib-dev ccache openssl ca-certificates curl python3
+  # scripts/k8s/job-controller.sh reads the job controllers' CRD and webhook YAML.
+  python3-yaml
   # The dashboard's browser test (src/k8s/integration/dashboard_browser_test.cc): headless
   # Chromium driven over WebDriver by chromedriver.
   chromium chromium-driver

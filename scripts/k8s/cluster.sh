@@ -8,7 +8,9 @@
 #                             DIR/env (ports, version, the API server's feature gates, which a
 #                             kube-scheduler of the same version needs too) and waits until the
 #                             server is ready
-#   cluster.sh stop DIR       stop both (SIGTERM, then SIGKILL) and keep DIR
+#   cluster.sh stop DIR       stop both (SIGTERM, then SIGKILL) and keep DIR, and the job
+#                             controllers job-controller.sh started there
+#   cluster.sh start-controller-manager DIR   start kube-controller-manager on a running cluster
 #   cluster.sh stop-apiserver DIR | start-apiserver DIR   restart only the API server (etcd and
 #                             its data stay: nothing is lost)
 #   cluster.sh restart-etcd DIR   kill etcd (SIGKILL) and start it again on its data, then wait
@@ -177,7 +179,14 @@ KC
     start_apiserver
     if [ "${TESSERA_K8S_CONTROLLERS:-0}" = "1" ]; then start_controller_manager; fi
     ;;
+  start-controller-manager)
+    # shellcheck disable=SC1091
+    source "$DIR/env"
+    [ -f "$DIR/controller-manager.pid" ] && kill -0 "$(cat "$DIR/controller-manager.pid")" 2>/dev/null \
+      || start_controller_manager
+    ;;
   stop)
+    for f in "$DIR"/jobctl-*.pid; do [ -e "$f" ] && stop_pid "$f"; done
     stop_pid "$DIR/controller-manager.pid"
     stop_pid "$DIR/apiserver.pid"
     stop_pid "$DIR/etcd.pid"

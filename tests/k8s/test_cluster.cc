@@ -168,6 +168,51 @@ bool TestCluster::StartApiServer() {
   return Script(fmt::format("start-apiserver '{}'", dir_)) == 0;
 }
 
+bool TestCluster::StartControllerManager(std::string* why) {
+  const std::string path = BinDir() + "/kube-controller-manager";
+  if (access(path.c_str(), X_OK) != 0) {
+    *why = fmt::format("{} is not built: run scripts/k8s/build-apiserver.sh", path);
+    return false;
+  }
+  if (Script(fmt::format("start-controller-manager '{}'", dir_)) != 0) {
+    *why = fmt::format("kube-controller-manager did not start; see {}/script.log", dir_);
+    return false;
+  }
+  return true;
+}
+
+std::string TestCluster::JobControllerBinDir() { return CacheDir() + "/controllers/bin"; }
+
+bool TestCluster::StartJobController(const std::string& name, std::string* why, bool* not_built) {
+  if (not_built) *not_built = false;
+  const std::string path = JobControllerBinDir() + "/" + name;
+  if (access(path.c_str(), X_OK) != 0) {
+    *why = fmt::format(
+        "the {} controller is not built ({} is missing): run scripts/k8s/build-controllers.sh "
+        "(make test does) to run its integration tests",
+        name, path);
+    const char* ci = std::getenv("CI");
+    if (not_built) *not_built = !(ci && std::string(ci) == "true");
+    return false;
+  }
+  const std::string script = RepoRoot() + "/scripts/k8s/job-controller.sh";
+  auto run = [&](const std::string& args) {
+    std::string cmd = fmt::format("'{}' {} >>'{}/script.log' 2>&1", script, args, dir_);
+    int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+  };
+  if (!run(fmt::format("apply-crds '{}' {}", dir_, name))) {
+    *why = fmt::format("the {} CRDs could not be applied; see {}/script.log", name, dir_);
+    return false;
+  }
+  if (!run(fmt::format("start '{}' {}", dir_, name))) {
+    *why = fmt::format("the {} controller did not become ready; see {}/{}.log and script.log",
+                       name, dir_, name);
+    return false;
+  }
+  return true;
+}
+
 bool TestCluster::WaitFor(const std::function<bool()>& cond, double timeout_s) {
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < end) {

@@ -53,6 +53,20 @@ class TestCluster {
   bool StopApiServer();
   bool StartApiServer();
 
+  // Starts kube-controller-manager on this cluster (cluster.sh start-controller-manager: the
+  // Job, ReplicaSet, Deployment, StatefulSet and garbage-collector controllers). false with the
+  // reason in `*why` when it is not built or does not start.
+  bool StartControllerManager(std::string* why);
+
+  // Where scripts/k8s/build-controllers.sh keeps the job controllers (jobset, lws, kuberay).
+  static std::string JobControllerBinDir();
+  // Applies the CRDs of job controller `name` (read from the Go module cache), starts its manager
+  // against this cluster through scripts/k8s/job-controller.sh (log DIR/NAME.log; stopped with
+  // the cluster) and waits until it is ready. false with the reason in `*why` otherwise;
+  // `*not_built` (when given) is true when its binary is not built and CI is not "true": the
+  // caller then skips, else fails.
+  bool StartJobController(const std::string& name, std::string* why, bool* not_built = nullptr);
+
   // `n` nodes named PREFIX-i with `gpus` nvidia.com/gpu each, Ready, with `labels` and taints.
   void CreateNodes(int n, int gpus, const std::string& prefix, const json& labels = json::object(),
                    const json& taints = json::array());
