@@ -7,7 +7,7 @@
 set -u
 . "$2/tests/cli_lib.sh"
 
-# A node, a Job, a JobSet (pod templates, unknown group) and a ConfigMap (harmless).
+# A node, a Job, a TrainingPipeline (pod templates, unknown group) and a ConfigMap (harmless).
 cat >"$tmp/mixed.yaml" <<'YAML'
 apiVersion: v1
 kind: Node
@@ -19,8 +19,8 @@ kind: Job
 metadata: {name: j}
 spec: {template: {spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}}}
 ---
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
+apiVersion: pipelines.example.com/v1
+kind: TrainingPipeline
 metadata: {name: trainer}
 spec:
   replicatedJobs:
@@ -32,23 +32,23 @@ kind: ConfigMap
 metadata: {name: settings}
 YAML
 # Only skipped kinds.
-cat >"$tmp/ray.yaml" <<'YAML'
-apiVersion: ray.io/v1
-kind: RayCluster
+cat >"$tmp/xgb.yaml" <<'YAML'
+apiVersion: kubeflow.org/v1
+kind: XGBoostJob
 metadata: {name: rc}
-spec: {headGroupSpec: {template: {spec: {containers: [{name: head}]}}}}
+spec: {xgbReplicaSpecs: {Master: {template: {spec: {containers: [{name: head}]}}}}}
 YAML
 
-warning="mixed.yaml:11: warning: skipped JobSet trainer (jobset.x-k8s.io/v1alpha2): not a job kind Tessera reads, but it has pod templates (at spec.replicatedJobs\[0\].template.spec.template): its pods will not be scheduled"
+warning="mixed.yaml:11: warning: skipped TrainingPipeline trainer (pipelines.example.com/v1): not a job kind Tessera reads, but it has pod templates (at spec.replicatedJobs\[0\].template.spec.template): its pods will not be scheduled"
 notice="mixed.yaml:19: notice: skipped ConfigMap settings (v1)"
 
 # sim: the warning and the notice on stderr; --quiet leaves out the notice only.
 "$tessera" sim "$tmp/mixed.yaml" >"$tmp/out" 2>"$tmp/err" || fail "sim exit $?"
-grep -q "$warning" "$tmp/err" || { fail "sim: no JobSet warning on stderr"; cat "$tmp/err"; }
+grep -q "$warning" "$tmp/err" || { fail "sim: no TrainingPipeline warning on stderr"; cat "$tmp/err"; }
 grep -q "$notice" "$tmp/err" || { fail "sim: no ConfigMap notice on stderr"; cat "$tmp/err"; }
-grep -q "warning: skipped JobSet" "$tmp/out" && fail "sim: a diagnostic on stdout"
+grep -q "warning: skipped TrainingPipeline" "$tmp/out" && fail "sim: a diagnostic on stdout"
 "$tessera" sim --quiet "$tmp/mixed.yaml" >"$tmp/out" 2>"$tmp/err" || fail "sim --quiet exit $?"
-grep -q "$warning" "$tmp/err" || fail "sim --quiet: no JobSet warning"
+grep -q "$warning" "$tmp/err" || fail "sim --quiet: no TrainingPipeline warning"
 grep -q "notice:" "$tmp/err" && fail "sim --quiet: a notice was printed"
 
 # sim --output json: a "diagnostics" array next to what was there.
@@ -64,13 +64,13 @@ assert sev == ["notice", "warning"], d
 w = [x for x in d if x["severity"] == "warning"][0]
 assert set(w) == {"severity", "file", "line", "path", "message"}, w
 assert w["file"].endswith("mixed.yaml") and w["line"] == 11, w
-assert "JobSet trainer" in w["message"] and "pod templates" in w["message"], w
+assert "TrainingPipeline trainer" in w["message"] and "pod templates" in w["message"], w
 PY
 
 # sim replay --manifests: the same lines.
 "$tessera" sim replay --manifests "$tmp/mixed.yaml" >"$tmp/out" 2>"$tmp/err" ||
   fail "sim replay --manifests exit $?"
-grep -q "$warning" "$tmp/err" || { fail "replay: no JobSet warning"; cat "$tmp/err"; }
+grep -q "$warning" "$tmp/err" || { fail "replay: no TrainingPipeline warning"; cat "$tmp/err"; }
 grep -q "$notice" "$tmp/err" || fail "replay: no ConfigMap notice"
 "$tessera" sim replay --quiet --manifests "$tmp/mixed.yaml" --report "$tmp/rep" >"$tmp/out" \
   2>"$tmp/err" || fail "sim replay --report exit $?"
@@ -84,18 +84,18 @@ assert sev == ["notice", "warning"], doc["diagnostics"]
 PY
 
 # A file with nothing Tessera reads says so, in validate and sim alike.
-nothing="ray.yaml: warning: no workload and no cluster object in this file (1 object skipped)"
-"$tessera" sim "$tmp/mixed.yaml" "$tmp/ray.yaml" >"$tmp/out" 2>"$tmp/err" || fail "sim 2 files"
+nothing="xgb.yaml: warning: no workload and no cluster object in this file (1 object skipped)"
+"$tessera" sim "$tmp/mixed.yaml" "$tmp/xgb.yaml" >"$tmp/out" 2>"$tmp/err" || fail "sim 2 files"
 grep -q "$nothing" "$tmp/err" || { fail "sim: no per-file warning"; cat "$tmp/err"; }
-grep -q "ray.yaml:1: warning: skipped RayCluster rc (ray.io/v1)" "$tmp/err" ||
-  fail "sim: no RayCluster warning"
+grep -q "xgb.yaml:1: warning: skipped XGBoostJob rc (kubeflow.org/v1)" "$tmp/err" ||
+  fail "sim: no XGBoostJob warning"
 
 # validate: exit 0 as before; --strict: exit 1, with the reason last.
-"$tessera" validate "$tmp/mixed.yaml" "$tmp/ray.yaml" >"$tmp/out" 2>"$tmp/err" ||
+"$tessera" validate "$tmp/mixed.yaml" "$tmp/xgb.yaml" >"$tmp/out" 2>"$tmp/err" ||
   fail "validate without --strict exit $? (want 0)"
-grep -q "$warning" "$tmp/err" || fail "validate: no JobSet warning"
+grep -q "$warning" "$tmp/err" || fail "validate: no TrainingPipeline warning"
 grep -q "$nothing" "$tmp/err" || fail "validate: no per-file warning"
-"$tessera" validate --strict "$tmp/mixed.yaml" "$tmp/ray.yaml" >"$tmp/out" 2>"$tmp/err"
+"$tessera" validate --strict "$tmp/mixed.yaml" "$tmp/xgb.yaml" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 1 ] || fail "validate --strict exit $rc (want 1)"
 last=$(tail -1 "$tmp/err")

@@ -96,8 +96,8 @@ TEST(PodTemplateProbeTest, DepthAndVisitsAreBounded) {
 }
 
 TEST(PodTemplateProbeTest, SkippedWorkloadIsAWarningNamingKindObjectAndTemplate) {
-  LoadResult r = Load(R"(apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
+  LoadResult r = Load(R"(apiVersion: pipelines.example.com/v1
+kind: TrainingPipeline
 metadata: {name: trainer}
 spec:
   replicatedJobs:
@@ -105,14 +105,14 @@ spec:
     template: {spec: {template: {spec: {containers: [{name: c, image: x}]}}}}
 ---
 apiVersion: apps/v1
-kind: StatefulSet
+kind: DaemonSet
 metadata: {name: db}
 spec: {template: {spec: {containers: [{name: c}]}}}
 ---
-apiVersion: ray.io/v1
-kind: RayCluster
+apiVersion: kubeflow.org/v1
+kind: XGBoostJob
 metadata: {name: [not, a, string]}
-spec: {headGroupSpec: {template: {spec: {containers: [{name: h}]}}}}
+spec: {xgbReplicaSpecs: {Master: {template: {spec: {containers: [{name: h}]}}}}}
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -129,18 +129,18 @@ metadata: {name: np}
   EXPECT_EQ(r.count(Sev::kWarning), 3) << all;
   EXPECT_EQ(r.count(Sev::kNotice), 2) << all;
   EXPECT_NE(Find(r, Sev::kWarning,
-                 "t.yaml:1: warning: skipped JobSet trainer (jobset.x-k8s.io/v1alpha2): not a job "
+                 "t.yaml:1: warning: skipped TrainingPipeline trainer (pipelines.example.com/v1): not a job "
                  "kind Tessera reads, but it has pod templates (at "
                  "spec.replicatedJobs[0].template.spec.template): its pods will not be scheduled"),
             nullptr)
       << all;
   EXPECT_NE(Find(r, Sev::kWarning,
-                 "t.yaml:9: warning: skipped StatefulSet db (apps/v1): not a job kind Tessera "
+                 "t.yaml:9: warning: skipped DaemonSet db (apps/v1): not a job kind Tessera "
                  "reads, but it has pod templates (at spec.template)"),
             nullptr)
       << all;
   // A name that is not a string is left out, not an error: the object is skipped anyway.
-  EXPECT_NE(Find(r, Sev::kWarning, "skipped RayCluster (ray.io/v1): not a job kind"), nullptr)
+  EXPECT_NE(Find(r, Sev::kWarning, "skipped XGBoostJob (kubeflow.org/v1): not a job kind"), nullptr)
       << all;
   EXPECT_NE(Find(r, Sev::kNotice, "t.yaml:19: notice: skipped ConfigMap cm (v1)"), nullptr) << all;
   EXPECT_NE(Find(r, Sev::kNotice, "skipped NetworkPolicy (networking.k8s.io/v1)"), nullptr)
