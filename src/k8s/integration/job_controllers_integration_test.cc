@@ -1,0 +1,98 @@
+// Tessera with the real job controllers (scripts/k8s/build-controllers.sh: KubeRay, JobSet,
+// LeaderWorkerSet) on the 1.37 test API server with kube-controller-manager: the controllers
+// create the pods exactly as in production, and Tessera binds each gang whole or not at all,
+// sized by the object (k8s/controller/owner_kinds.h), never by the pods seen so far.
+#include <string>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "k8s/controller/controller.h"
+#include "k8s/integration/queue_cluster_test.h"
+#include "tests/k8s/test_cluster.h"
+
+namespace tessera::k8s::testing_queues {
+namespace {
+
+constexpr double kTimeout = 90;
+
+// One GPU, tessera's: the template every object below uses for its pods.
+json GpuTemplate(const std::string& container = "main") {
+  return {{"spec",
+           {{"schedulerName", "tessera"},
+            {"terminationGracePeriodSeconds", 0},
+            {"containers",
+             {{{"name", container},
+               {"image", "x"},
+               {"resources",
+                {{"requests", {{"cpu", "100m"}, {"nvidia.com/gpu", "1"}}},
+                 {"limits", {{"nvidia.com/gpu", "1"}}}}}}}}}}};
+}
+
+class K8sJobControllers : public QueueClusterTest {
+ protected:
+  // kube-controller-manager and the job controller `name`; the test is skipped (not built,
+  // outside CI) or failed when they do not start: check IsSkipped() || HasFailure().
+  void StartControllers(const std::string& name) {
+    std::string why;
+    bool not_built = false;
+    if (!cluster_->StartControllerManager(&why)) {
+      ADD_FAILURE() << why;
+      return;
+    }
+    if (!cluster_->StartJobController(name, &why, &not_built)) {
+      if (not_built) GTEST_SKIP() << why;
+      ADD_FAILURE() << why;
+    }
+  }
+
+  // Pods of "default" that exist and whose name starts with `prefix`.
+  int Existing(const std::string& prefix) {
+    int n = 0;
+    for (const json& p : cluster_->Pods("default"))
+      if (p["metadata"].value("name", "").rfind(prefix, 0) == 0) ++n;
+    return n;
+  }
+
+  // A RayCluster: a head and `workers` workers of one group, one GPU each.
+  json RayCluster(const std::string& name, int workers) {
+    return {{"apiVersion", "ray.io/v1"},
+            {"kind", "RayCluster"},
+            {"metadata", {{"name", name}, {"namespace", "default"}}},
+            {"spec",
+             {{"headGroupSpec",
+               {{"rayStartParams", json::object()}, {"template", GpuTemplate("ray-head")}}},
+              {"workerGroupSpecs",
+               {{{"groupName", "gpu"},
+                 {"replicas", workers},
+                 {"minReplicas", workers},
+                 {"maxReplicas", workers},
+                 {"rayStartParams", json::object()},
+                 {"template", GpuTemplate("ray-worker")}}}}}}};
+  }
+};
+
+TEST_F(K8sJobControllers, RayClusterIsBoundWholeAndOneTooBigIsNotBoundAtAll) {
+  StartControllers("kuberay");
+  if (IsSkipped() || HasFailure()) return;
+  cluster_->CreateNodes(1, 8, "gpu");
+  StartTessera();
+  // Nine GPUs on a node of eight: KubeRay creates all nine pods; none may be bound.
+  cluster_->Create(RayCluster("big", 8));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Existing("big-") == 9; }, kTimeout))
+      << Existing("big-") << " pods of RayCluster big";
+  // Three that fit: bound, all of them.
+  cluster_->Create(RayCluster("small", 2));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "small-") == 3; }, kTimeout))
+      << Bound("default", "small-") << " of 3 bound";
+  EXPECT_EQ(Bound("default", "big-"), 0);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return !EventsOf("default", "small", "Admitted").empty(); }, kTimeout));
+  EXPECT_EQ(EventsOf("default", "small", "Admitted").front()["involvedObject"]["kind"],
+            "RayCluster");
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return !EventsOf("default", "big", "Pending").empty(); }, kTimeout));
+  ExpectNoDoubleBooking({"default"}, 8);
+}
+
+}  // namespace
+}  // namespace tessera::k8s::testing_queues
