@@ -172,10 +172,10 @@ TEST(FileWithNothingReadTest, IsAWarningNamingTheFile) {
 kind: ConfigMap
 metadata: {name: a}
 ---
-apiVersion: ray.io/v1
-kind: RayJob
+apiVersion: pipelines.example.com/v1
+kind: TrainingPipeline
 metadata: {name: b}
-spec: {rayClusterSpec: {headGroupSpec: {template: {spec: {containers: [{name: h}]}}}}}
+spec: {steps: [{template: {spec: {containers: [{name: h}]}}}]}
 )");
   const std::string empty = WriteFile("tessera_empty.yaml", "# nothing\n---\n");
   const std::string good = WriteFile("tessera_good.yaml", R"(apiVersion: v1

@@ -58,6 +58,9 @@ const JobKind* FindJobKind(std::string_view group, std::string_view kind);
 // One per file of config/kinds/.
 JobKind AppWrapperKind();
 JobKind BatchJobKind();
+JobKind JobSetKind();
+JobKind LeaderWorkerSetKind();
+JobKind StatefulSetKind();
 JobKind ClusterTrainingRuntimeKind();
 JobKind DeploymentKind();
 JobKind KueueWorkloadKind();
