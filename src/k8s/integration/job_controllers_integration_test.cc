@@ -2,7 +2,9 @@
 // LeaderWorkerSet) on the 1.37 test API server with kube-controller-manager: the controllers
 // create the pods exactly as in production, and Tessera binds each gang whole or not at all,
 // sized by the object (k8s/controller/owner_kinds.h), never by the pods seen so far.
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -92,6 +94,86 @@ TEST_F(K8sJobControllers, RayClusterIsBoundWholeAndOneTooBigIsNotBoundAtAll) {
   ASSERT_TRUE(TestCluster::WaitFor(
       [&] { return !EventsOf("default", "big", "Pending").empty(); }, kTimeout));
   ExpectNoDoubleBooking({"default"}, 8);
+}
+
+// A JobSet of `jobs` Jobs of `parallelism` one-GPU pods each.
+json JobSet(const std::string& name, int jobs, int parallelism) {
+  return {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+          {"kind", "JobSet"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec",
+           {{"replicatedJobs",
+             {{{"name", "w"},
+               {"replicas", jobs},
+               {"template",
+                {{"spec",
+                  {{"parallelism", parallelism},
+                   {"completions", parallelism},
+                   {"backoffLimit", 0},
+                   {"template", [] {
+                      json t = GpuTemplate();
+                      t["spec"]["restartPolicy"] = "Never";
+                      return t;
+                    }()}}}}}}}}}}};
+}
+
+TEST_F(K8sJobControllers, JobSetIsBoundWholeAndOneTooBigIsNotBoundAtAll) {
+  StartControllers("jobset");
+  if (IsSkipped() || HasFailure()) return;
+  cluster_->CreateNodes(1, 8, "gpu");
+  StartTessera();
+  // Ten pods (two Jobs of five) on eight GPUs: none bound, though eight would fit.
+  cluster_->Create(JobSet("big", 2, 5));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Existing("big-") == 10; }, kTimeout))
+      << Existing("big-") << " pods of JobSet big";
+  // Four (two Jobs of two): all bound.
+  cluster_->Create(JobSet("small", 2, 2));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "small-") == 4; }, kTimeout))
+      << Bound("default", "small-") << " of 4 bound";
+  EXPECT_EQ(Bound("default", "big-"), 0);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return !EventsOf("default", "small", "Admitted").empty(); }, kTimeout));
+  EXPECT_EQ(EventsOf("default", "small", "Admitted").front()["involvedObject"]["kind"], "JobSet");
+  ExpectNoDoubleBooking({"default"}, 8);
+}
+
+// Each group of a LeaderWorkerSet is its own gang: with room for one group and a bit, one group
+// is bound whole and the other not at all, though its leader alone would fit. The controller
+// creates the leaders first and each group's workers after (a StatefulSet per group).
+TEST_F(K8sJobControllers, LeaderWorkerSetGroupsAreGangsOfTheirOwn) {
+  StartControllers("lws");
+  if (IsSkipped() || HasFailure()) return;
+  cluster_->CreateNodes(1, 5, "gpu");
+  StartTessera();
+  cluster_->Create({{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+                    {"kind", "LeaderWorkerSet"},
+                    {"metadata", {{"name", "serve"}, {"namespace", "default"}}},
+                    {"spec",
+                     {{"replicas", 2},
+                      {"leaderWorkerTemplate",
+                       {{"size", 3}, {"workerTemplate", GpuTemplate()}}}}}});
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Existing("serve-") == 6; }, kTimeout))
+      << Existing("serve-") << " pods of LeaderWorkerSet serve";
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "serve-") == 3; }, kTimeout))
+      << Bound("default", "serve-") << " bound";
+  // Some seconds more: the other group stays whole, unbound (2 GPUs left, 3 needed).
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(Bound("default", "serve-"), 3);
+  int bound_groups = 0;
+  for (const char* g : {"0", "1"}) {
+    int bound = 0, pods = 0;
+    for (const json& p : cluster_->Pods("default")) {
+      if (p["metadata"]["labels"].value("leaderworkerset.sigs.k8s.io/group-index", "") != g)
+        continue;
+      ++pods;
+      if (!p["spec"].value("nodeName", "").empty()) ++bound;
+    }
+    EXPECT_EQ(pods, 3) << "group " << g;
+    EXPECT_TRUE(bound == 0 || bound == 3) << "group " << g << ": " << bound << " of 3 bound";
+    if (bound == 3) ++bound_groups;
+  }
+  EXPECT_EQ(bound_groups, 1);
+  ExpectNoDoubleBooking({"default"}, 5);
 }
 
 }  // namespace
