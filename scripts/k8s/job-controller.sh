@@ -214,9 +214,31 @@ SETUP
   # lws reads ENABLE_WEBHOOKS (false: no webhook server at all); kuberay ENABLE_WEBHOOKS=true.
   local ew=true; [ "$webhooks" = 1 ] || ew=false
   [ "$name" = kuberay ] && ew=false
-  KUBECONFIG="$dir/kubeconfig" ENABLE_WEBHOOKS="$ew" "$BIN/$name" "${args[@]}" >>"$dir/$name.log" 2>&1 &
+  # The trainer (its fixed certificate directory) and the MPI operator (its fixed port 8080) run
+  # one at a time on a machine: each holds a lock for its life, taken before it starts (the
+  # subshell takes it, then becomes the controller), so a second test waits for the first's to
+  # stop (ctest -j runs the test binaries side by side).
+  local lock=""
+  case "$name" in trainer | mpi-operator) lock="/tmp/tessera-jobctl-$name.lock" ;; esac
+  (
+    if [ -n "$lock" ]; then
+      exec 9>"$lock"
+      flock 9
+    fi
+    KUBECONFIG="$dir/kubeconfig" ENABLE_WEBHOOKS="$ew" exec "$BIN/$name" "${args[@]}"
+  ) >>"$dir/$name.log" 2>&1 &
   local pid=$!
   echo "$pid" >"$dir/jobctl-$name.pid"
+  local waited=0
+  while [ -n "$lock" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != "${name:0:15}" ]; do
+    kill -0 "$pid" 2>/dev/null || break
+    waited=$((waited + 1))
+    if [ "$waited" -gt 1200 ]; then
+      echo "job-controller: $name waited 5 minutes for $lock" >&2
+      return 1
+    fi
+    sleep 0.25
+  done
   for _ in $(seq 1 240); do
     if [ "$name" = trainer ]; then trainer_certs "$dir" || true; fi
     if [ "$name" = mpi-operator ]; then

@@ -1,5 +1,5 @@
 // Tessera with the real job controllers (scripts/k8s/build-controllers.sh: KubeRay, JobSet,
-// LeaderWorkerSet) on the 1.37 test API server with kube-controller-manager: the controllers
+// LeaderWorkerSet, Kubeflow Trainer) on the 1.37 test API server with kube-controller-manager: the controllers
 // create the pods exactly as in production, and Tessera binds each gang whole or not at all,
 // sized by the object (k8s/controller/owner_kinds.h), never by the pods seen so far.
 #include <chrono>
@@ -174,6 +174,66 @@ TEST_F(K8sJobControllers, LeaderWorkerSetGroupsAreGangsOfTheirOwn) {
   }
   EXPECT_EQ(bound_groups, 1);
   ExpectNoDoubleBooking({"default"}, 5);
+}
+
+// Kubeflow Trainer v2 (with the JobSet controller it builds on): a TrainJob becomes a JobSet of
+// its name, whose pods Tessera gangs as the JobSet's. numNodes 5 on four GPUs: none bound;
+// numNodes 3: all three.
+TEST_F(K8sJobControllers, TrainJobIsBoundWholeThroughTheJobSetTheTrainerMakes) {
+  StartControllers("jobset");
+  if (IsSkipped() || HasFailure()) return;
+  std::string why;
+  bool not_built = false;
+  if (!cluster_->StartJobController("trainer", &why, &not_built)) {
+    if (not_built) GTEST_SKIP() << why;
+    FAIL() << why;
+  }
+  cluster_->CreateNodes(1, 4, "gpu");
+  StartTessera();
+  cluster_->Apply(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-gpu}
+spec:
+  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                schedulerName: tessera
+                terminationGracePeriodSeconds: 0
+                containers: [{name: node, image: registry.invalid/torch}]
+)");
+  auto train_job = [](const std::string& name, int nodes) {
+    return fmt::format(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: {}, namespace: default}}
+spec:
+  runtimeRef: {{name: torch-gpu}}
+  trainer:
+    numNodes: {}
+    resourcesPerNode: {{limits: {{nvidia.com/gpu: "1"}}}}
+)",
+                       name, nodes);
+  };
+  cluster_->Apply(train_job("big", 5));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Existing("big-") == 5; }, kTimeout))
+      << Existing("big-") << " pods of TrainJob big";
+  cluster_->Apply(train_job("small", 3));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "small-") == 3; }, kTimeout))
+      << Bound("default", "small-") << " of 3 bound";
+  EXPECT_EQ(Bound("default", "big-"), 0);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return !EventsOf("default", "small", "Admitted").empty(); }, kTimeout));
+  EXPECT_EQ(EventsOf("default", "small", "Admitted").front()["involvedObject"]["kind"], "JobSet");
+  ExpectNoDoubleBooking({"default"}, 4);
 }
 
 }  // namespace
