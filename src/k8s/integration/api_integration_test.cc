@@ -223,10 +223,12 @@ class K8sApi : public testing_queues::QueueClusterTest {
     std::cout << "$ tessera get workloads -n team-a\n" << out;  // docs/observability.md's example
     EXPECT_EQ(code, 0) << out;
     EXPECT_TRUE(std::regex_search(
-        out, std::regex(R"(\na1 +team-a +admitted +0 +8 +default +\S+ +- +- *\n)")))
+        out, std::regex(R"(\na1 +PodGroup/a1 +team-a +admitted +0 +8 +default +\S+ +- +- *\n)")))
         << out;
     EXPECT_TRUE(std::regex_search(
-        out, std::regex(R"(\na2 +team-a +pending +0 +4 +- +\S+ +\S+ +needs 4 nvidia.com/gpu)")))
+        out, std::regex(
+                 R"(\na2 +PodGroup/a2 +team-a +pending +0 +4 +- +\S+ +\S+ )"
+                 R"(+needs 4 nvidia.com/gpu)")))
         << out;
     out = Tessera("get workloads -o json" + flags, &code);
     EXPECT_EQ(code, 0);
