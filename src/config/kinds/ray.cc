@@ -81,7 +81,8 @@ bool ReadRayClusterSpec(DocContext& ctx, const YAML::Node& spec, const std::stri
     if (!name) return false;
     std::string ps_name = Lower(*name);
     if (ps_name == "head") {
-      ctx.Error(Child(g, "groupName"), gp + ".groupName", "\"head\" is reserved for the head group");
+      ctx.Error(Child(g, "groupName"), gp + ".groupName",
+                "\"head\" is reserved for the head group");
       return false;
     }
     if (!names.insert(ps_name).second) {

@@ -76,7 +76,8 @@ void Controller::Impl::Start() {
   // installed, in the first version the server serves.
   for (const OwnerKind& k : OwnerKinds()) {
     AddInformer(k.resource, k.paths.front(), true);
-    if (k.paths.size() > 1) informers.back()->SetAlternatePaths({k.paths.begin() + 1, k.paths.end()});
+    if (k.paths.size() > 1)
+      informers.back()->SetAlternatePaths({k.paths.begin() + 1, k.paths.end()});
   }
   // The Workload API's PodGroups (Kubernetes 1.36+), in the newest version the server serves.
   AddInformer("workloadpodgroups", kWorkloadPodGroupPaths[0], true);

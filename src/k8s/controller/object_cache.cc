@@ -480,8 +480,8 @@ void ObjectCache::ApplyOwners(const OwnerKind& kind, const WatchEvent& ev, Chang
     const std::string key = ObjectKey(o);
     const std::string okey = prefix + key;
     const size_t slash = key.find('/');
-    ObjectRef ref{json_fields::Str(o, "apiVersion"), kind.kind, key.substr(0, slash), key.substr(slash + 1),
-                  UidOf(o)};
+    ObjectRef ref{json_fields::Str(o, "apiVersion"), kind.kind, key.substr(0, slash),
+                  key.substr(slash + 1), UidOf(o)};
     if (auto it = owner_objects_.find(okey); del && it != owner_objects_.end())
       for (const std::string& gk : it->second) ReadOwnerMark(ref, gk, o, true);
     forget(okey);

@@ -62,7 +62,8 @@ absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind,
   // the plugin knows; status and managedFields are not read.
   nlohmann::json doc = obj;
   doc.erase("status");
-  if (doc.contains("metadata") && doc["metadata"].is_object()) doc["metadata"].erase("managedFields");
+  if (doc.contains("metadata") && doc["metadata"].is_object())
+    doc["metadata"].erase("managedFields");
   LoadResult r;
   LoadManifestText(doc.dump(), fmt::format("{} {}/{}", kind.kind, ns, name), r);
   std::vector<std::string> unread, errors;
@@ -98,8 +99,8 @@ absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind,
   return out;
 }
 
-bool LinkPodToOwner(const std::map<std::string, std::string>& labels, const nlohmann::json& owner_refs,
-                    std::string* kind, std::string* gang_name) {
+bool LinkPodToOwner(const std::map<std::string, std::string>& labels,
+                    const nlohmann::json& owner_refs, std::string* kind, std::string* gang_name) {
   for (const OwnerKind& k : OwnerKinds()) {
     if (k.name_label.empty()) continue;
     auto it = labels.find(k.name_label);

@@ -55,7 +55,8 @@ struct OwnerGang {
 
 // Reads `obj` (as the API server sends it) through the kind's plugin. An object the plugin
 // refuses (an error in it): the status says why; its pods then wait and show it.
-absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind, const nlohmann::json& obj);
+absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind,
+                                                       const nlohmann::json& obj);
 
 // The kind and gang name of a pod that carries a watched kind's label, else whose controller
 // ownerReference (`owner_refs`: metadata.ownerReferences) is an object of a kind linked so;
