@@ -1,5 +1,6 @@
 // Kubeflow's training-operator v1 jobs (kubeflow.org/v1): PyTorchJob and TFJob, one pod set per
 // replica type, in the order the operator starts them.
+#include "config/kinds/kubeflow.h"
 #include "config/kinds/registry.h"
 
 #include <algorithm>
@@ -78,22 +79,12 @@ void ReadKubeflowJob(DocContext& ctx, const ObjectMeta& meta, Staged& out,
     w.pod_sets.push_back(std::move(pod.set));
   }
   if (specs_key == "pytorchReplicaSpecs") ReadElasticPolicy(ctx, spec, w);
-  YAML::Node policy = Child(Child(spec, "runPolicy"), "schedulingPolicy");
-  const std::string ppath = "spec.runPolicy.schedulingPolicy";
-  if (ExpectMap(ctx, Child(spec, "runPolicy"), "spec.runPolicy") && ExpectMap(ctx, policy, ppath)) {
-    if (auto min = GetInt(ctx, policy, "minAvailable", ppath + ".minAvailable", 0, kMaxPods))
-      w.min_count = static_cast<int32_t>(*min);
-    if (w.queue_name.empty())
-      w.queue_name = GetString(ctx, policy, "queue", ppath + ".queue").value_or("");
-    w.priority_class =
-        GetString(ctx, policy, "priorityClass", ppath + ".priorityClass").value_or("");
-  }
+  w.priority_class = ReadRunPolicy(ctx, spec, w);
   if (w.priority_class.empty()) w.priority_class = template_priority;
   if (!first_template_path.empty()) {
     QueueFromTemplate(ctx, spec, first_template_path, first_template.labels,
                       first_template.set.annotations, w);
   }
-  ReadActiveDeadline(ctx, Child(spec, "runPolicy"), "spec.runPolicy", w);
   if (ctx.failed()) return;
   out.model.workloads.push_back(std::move(w));
 }
@@ -108,6 +99,28 @@ void ReadTF(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
 }
 
 }  // namespace
+
+// schedulingPolicy and activeDeadlineSeconds of spec.runPolicy into `w`; returns the priority
+// class schedulingPolicy names ("" when none).
+std::string ReadRunPolicy(DocContext& ctx, const YAML::Node& spec, Workload& w) {
+  YAML::Node run = Child(spec, "runPolicy");
+  if (!ExpectMap(ctx, run, "spec.runPolicy")) return "";
+  ReadActiveDeadline(ctx, run, "spec.runPolicy", w);
+  YAML::Node policy = Child(run, "schedulingPolicy");
+  const std::string ppath = "spec.runPolicy.schedulingPolicy";
+  if (!ExpectMap(ctx, policy, ppath)) return "";
+  if (auto min = GetInt(ctx, policy, "minAvailable", ppath + ".minAvailable", 0, kMaxPods);
+      min && *min > 0) {
+    w.min_count = static_cast<int32_t>(*min);
+  }
+  if (w.queue_name.empty())
+    w.queue_name = GetString(ctx, policy, "queue", ppath + ".queue").value_or("");
+  if (!IsNullish(Child(policy, "scheduleTimeoutSeconds"))) {
+    ctx.Notice(Child(policy, "scheduleTimeoutSeconds"), ppath + ".scheduleTimeoutSeconds",
+               "not honoured: Tessera holds the gang until all of it fits, without a timeout");
+  }
+  return GetString(ctx, policy, "priorityClass", ppath + ".priorityClass").value_or("");
+}
 
 JobKind PyTorchJobKind() {
   JobKind k;

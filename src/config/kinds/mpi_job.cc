@@ -17,34 +17,13 @@
 
 #include <string>
 
+#include "config/kinds/kubeflow.h"
 #include "config/pod_template.h"
 #include "config/time_fields.h"
 #include "config/workload_meta.h"
 
 namespace tessera::config_internal {
 namespace {
-
-// schedulingPolicy and activeDeadlineSeconds of spec.runPolicy into `w`; returns the priority
-// class schedulingPolicy names ("" when none).
-std::string ReadRunPolicy(DocContext& ctx, const YAML::Node& spec, Workload& w) {
-  YAML::Node run = Child(spec, "runPolicy");
-  if (!ExpectMap(ctx, run, "spec.runPolicy")) return "";
-  ReadActiveDeadline(ctx, run, "spec.runPolicy", w);
-  YAML::Node policy = Child(run, "schedulingPolicy");
-  const std::string ppath = "spec.runPolicy.schedulingPolicy";
-  if (!ExpectMap(ctx, policy, ppath)) return "";
-  if (auto min = GetInt(ctx, policy, "minAvailable", ppath + ".minAvailable", 0, kMaxPods);
-      min && *min > 0) {
-    w.min_count = static_cast<int32_t>(*min);
-  }
-  if (w.queue_name.empty())
-    w.queue_name = GetString(ctx, policy, "queue", ppath + ".queue").value_or("");
-  if (!IsNullish(Child(policy, "scheduleTimeoutSeconds"))) {
-    ctx.Notice(Child(policy, "scheduleTimeoutSeconds"), ppath + ".scheduleTimeoutSeconds",
-               "not honoured: Tessera holds the gang until all of it fits, without a timeout");
-  }
-  return GetString(ctx, policy, "priorityClass", ppath + ".priorityClass").value_or("");
-}
 
 void Read(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   Workload w = NewWorkload(ctx, meta, "MPIJob");

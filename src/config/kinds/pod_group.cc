@@ -179,13 +179,10 @@ JobKind PodGroupKind() {
   return k;
 }
 
+// The coscheduling plugin's older API group, the same kind.
 JobKind SigsPodGroupKind() {
-  JobKind k;
+  JobKind k = PodGroupKind();
   k.group = "scheduling.sigs.k8s.io";
-  k.versions = {"v1alpha1"};
-  k.kind = "PodGroup";
-  k.plural = "podgroups";
-  k.read = Read;
   return k;
 }
 

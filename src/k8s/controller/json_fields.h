@@ -36,4 +36,17 @@ inline std::map<std::string, std::string> StrMap(const json& obj) {
   return out;
 }
 
+// Keeps what the manifest loader reads of an API object: everything but status and the
+// server's metadata (resourceVersion, managedFields, ... would only be noise).
+inline json StripForLoader(const json& obj) {
+  json out = obj;
+  out.erase("status");
+  json md;
+  const json& in_md = At(obj, "metadata");
+  for (const char* k : {"name", "namespace", "labels", "annotations"})
+    if (in_md.contains(k)) md[k] = in_md[k];
+  out["metadata"] = md;
+  return out;
+}
+
 }  // namespace tessera::k8s::json_fields

@@ -43,19 +43,6 @@ void ClearRefused(GangSources& gangs, const std::string& prefix) {
     it = gangs.refused.erase(it);
 }
 
-// Keeps what the manifest loader reads of an API object: everything but status and the
-// server's metadata (resourceVersion, managedFields, ... would only be noise).
-json StripForLoader(const json& obj) {
-  json out = obj;
-  out.erase("status");
-  json md;
-  const json& in_md = obj.contains("metadata") ? obj["metadata"] : json::object();
-  for (const char* k : {"name", "namespace", "labels", "annotations"})
-    if (in_md.contains(k)) md[k] = in_md[k];
-  out["metadata"] = md;
-  return out;
-}
-
 // metadata.annotations, its string values.
 std::map<std::string, std::string> AnnotationsOf(const json& obj) {
   std::map<std::string, std::string> out;
@@ -278,7 +265,7 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
         return;
       }
       uids_[r + " " + key] = UidOf(o);
-      json stripped = StripForLoader(o);
+      json stripped = json_fields::StripForLoader(o);
       auto it = store.find(key);
       if (it != store.end() && it->second == stripped) return;
       store[key] = std::move(stripped);

@@ -58,14 +58,11 @@ absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind,
                                                        const nlohmann::json& obj) {
   const nlohmann::json& md = At(obj, "metadata");
   const std::string ns = Str(md, "namespace"), name = Str(md, "name");
-  // The object as the plugin reads a manifest: the server's apiVersion may be another version
-  // the plugin knows; status and managedFields are not read.
-  nlohmann::json doc = obj;
-  doc.erase("status");
-  if (doc.contains("metadata") && doc["metadata"].is_object())
-    doc["metadata"].erase("managedFields");
+  // The object as the plugin reads a manifest (the server's apiVersion may be another version
+  // the plugin knows).
   LoadResult r;
-  LoadManifestText(doc.dump(), fmt::format("{} {}/{}", kind.kind, ns, name), r);
+  LoadManifestText(json_fields::StripForLoader(obj).dump(),
+                   fmt::format("{} {}/{}", kind.kind, ns, name), r);
   std::vector<std::string> unread, errors;
   for (const Diagnostic& d : r.diagnostics) {
     std::string text = d.path.empty() ? d.message : d.path + ": " + d.message;
