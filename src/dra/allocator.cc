@@ -1,0 +1,287 @@
+#include "dra/allocator.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera::dra {
+
+bool DeviceTolerated(const NodeDevice& device, const std::vector<Toleration>* tolerations) {
+  for (const DeviceTaintSpec& t : device.taints) {
+    if (t.taint.effect == TaintEffect::kPreferNoSchedule) continue;
+    bool ok = false;
+    if (tolerations != nullptr)
+      for (const Toleration& tol : *tolerations) ok = ok || Tolerates(tol, t.taint);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Upstream's AllocationResultsMaxSize: the devices one claim's allocation may list.
+constexpr int64_t kMaxDevicesPerClaim = 32;
+
+using Counters = std::map<std::string, std::map<std::string, int64_t>>;
+
+class Search {
+ public:
+  Search(const std::vector<ClaimInput>& claims, const NodeView& node, const MatchFn& matches)
+      : claims_(claims), node_(node), matches_(matches),
+        taken_(node.devices->devices.size(), false) {
+    if (node.counters_used != nullptr) counters_ = *node.counters_used;
+    results_.resize(claims.size());
+    for (size_t c = 0; c < claims.size(); ++c) {
+      results_[c].requests.resize(claims[c].requests.size());
+      values_.emplace_back(claims[c].constraints.size());
+    }
+  }
+
+  AllocateOutcome Run() {
+    AllocateOutcome out;
+    out.ok = Request(0, 0);
+    if (out.ok) {
+      out.claims = std::move(results_);
+    } else {
+      out.reason = Reason();
+    }
+    return out;
+  }
+
+ private:
+  // The value of a constraint's attribute, set by the first device added under it.
+  using Value = std::optional<AttributeValue>;
+
+  // Allocates claim c's requests from r on, then the following claims.
+  bool Request(size_t c, size_t r) {
+    if (c == claims_.size()) return true;
+    if (r == claims_[c].requests.size()) return Request(c + 1, 0);
+    const RequestInput& req = claims_[c].requests[r];
+    for (size_t a = 0; a < req.alternatives.size(); ++a) {
+      const AltInput& alt = req.alternatives[a];
+      RequestResult& res = results_[c].requests[r];
+      res.alternative = static_cast<int32_t>(a);
+      res.devices.clear();
+      if (alt.all) {
+        if (AllDevices(c, r, alt)) return true;
+      } else if (alt.count > kMaxDevicesPerClaim - ClaimDevices(c)) {
+        Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt), ": ",
+                          alt.count, " devices, more than the ", kMaxDevicesPerClaim,
+                          " one claim may hold"));
+      } else if (Pick(c, r, alt, 0)) {
+        return true;
+      }
+      if (gave_up_ || error_) return false;
+    }
+    return false;
+  }
+
+  // Picks the remaining devices of an ExactCount alternative, from device index `from` on.
+  bool Pick(size_t c, size_t r, const AltInput& alt, size_t from) {
+    std::vector<int32_t>& picked = results_[c].requests[r].devices;
+    if (static_cast<int64_t>(picked.size()) == alt.count) return Request(c, r + 1);
+    const size_t n = node_.devices->devices.size();
+    for (size_t d = from; d < n; ++d) {
+      if (++steps_ > kMaxAllocationSteps) {
+        gave_up_ = true;
+        return false;
+      }
+      if (!Usable(c, r, alt, static_cast<int32_t>(d))) continue;
+      if (error_) return false;
+      std::vector<std::pair<size_t, Value>> undo;
+      if (!Add(c, r, static_cast<int32_t>(d), undo)) continue;
+      if (Pick(c, r, alt, d + 1)) return true;
+      Remove(c, r, static_cast<int32_t>(d), undo);
+      if (gave_up_ || error_) return false;
+    }
+    return false;
+  }
+
+  // allocationMode All: every device of the node that the alternative selects, all of them free.
+  bool AllDevices(size_t c, size_t r, const AltInput& alt) {
+    std::vector<int32_t> all;
+    for (size_t d = 0; d < node_.devices->devices.size(); ++d) {
+      Match m = matches_(alt.filter, static_cast<int32_t>(d));
+      if (m == Match::kError) return Fail(alt.filter, static_cast<int32_t>(d));
+      if (m == Match::kYes && DeviceTolerated(node_.devices->devices[d], alt.tolerations))
+        all.push_back(static_cast<int32_t>(d));
+    }
+    const RequestInput& req = claims_[c].requests[r];
+    if (all.empty()) {
+      Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt),
+                        ": allocationMode All, and no device of the node matches"));
+      return false;
+    }
+    std::vector<std::pair<size_t, Value>> undo;
+    std::vector<int32_t> added;
+    bool ok = static_cast<int64_t>(all.size()) <= kMaxDevicesPerClaim - ClaimDevices(c);
+    for (int32_t d : all) {
+      if (!ok) break;
+      ok = !Busy(d) && Add(c, r, d, undo);
+      if (ok) added.push_back(d);
+    }
+    if (ok && Request(c, r + 1)) return true;
+    for (auto it = added.rbegin(); it != added.rend(); ++it) Remove(c, r, *it, undo);
+    results_[c].requests[r].devices.clear();
+    if (!ok)
+      Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt),
+                        ": allocationMode All needs every matching device (", all.size(),
+                        "), and not all of them are free"));
+    return false;
+  }
+
+  bool Busy(int32_t d) const {
+    return taken_[d] || (node_.in_use != nullptr && (*node_.in_use)[d]);
+  }
+
+  // Free, selected by the alternative's filter and tolerated; a CEL error sets error_.
+  bool Usable(size_t, size_t, const AltInput& alt, int32_t d) {
+    if (Busy(d)) return false;
+    Match m = matches_(alt.filter, d);
+    if (m == Match::kError) return Fail(alt.filter, d);
+    if (m == Match::kNo) return false;
+    ++selected_;
+    return DeviceTolerated(node_.devices->devices[d], alt.tolerations);
+  }
+
+  bool Fail(int32_t filter, int32_t d) {
+    error_ = true;
+    error_filter_ = filter;
+    error_device_ = d;
+    return false;
+  }
+
+  // Adds device d to request r of claim c if the constraints and counters allow it.
+  bool Add(size_t c, size_t r, int32_t d, std::vector<std::pair<size_t, Value>>& undo) {
+    const NodeDevice& dev = node_.devices->devices[d];
+    const size_t undo_from = undo.size();
+    const auto& constraints = claims_[c].constraints;
+    for (size_t k = 0; k < constraints.size(); ++k) {
+      if (!Covers(constraints[k], r)) continue;
+      auto it = dev.device.attributes.find(constraints[k].match_attribute);
+      bool ok = it != dev.device.attributes.end() &&
+                (!values_[c][k].has_value() || *values_[c][k] == it->second);
+      if (!ok) {
+        ++constraint_misses_;
+        RestoreValues(c, undo, undo_from);
+        return false;
+      }
+      if (!values_[c][k].has_value()) {
+        undo.emplace_back(k, std::nullopt);
+        values_[c][k] = it->second;
+      }
+    }
+    if (!DrawCounters(dev, +1)) {
+      ++counter_misses_;
+      RestoreValues(c, undo, undo_from);
+      return false;
+    }
+    taken_[d] = true;
+    results_[c].requests[r].devices.push_back(d);
+    undo_marks_.push_back(undo_from);
+    return true;
+  }
+
+  void Remove(size_t c, size_t r, int32_t d, std::vector<std::pair<size_t, Value>>& undo) {
+    const size_t from = undo_marks_.back();
+    undo_marks_.pop_back();
+    RestoreValues(c, undo, from);
+    DrawCounters(node_.devices->devices[d], -1);
+    taken_[d] = false;
+    results_[c].requests[r].devices.pop_back();
+  }
+
+  void RestoreValues(size_t c, std::vector<std::pair<size_t, Value>>& undo, size_t from) {
+    while (undo.size() > from) {
+      values_[c][undo.back().first] = std::move(undo.back().second);
+      undo.pop_back();
+    }
+  }
+
+  static bool Covers(const ConstraintInput& k, size_t r) {
+    if (k.requests.empty()) return true;
+    for (int32_t x : k.requests)
+      if (static_cast<size_t>(x) == r) return true;
+    return false;
+  }
+
+  // Draws (sign +1) or gives back (-1) what device `dev` consumes of its counter sets; false
+  // (nothing drawn) when some counter would go over its capacity.
+  bool DrawCounters(const NodeDevice& dev, int sign) {
+    if (dev.consumes.empty()) return true;
+    const auto& sets = node_.devices->counter_sets;
+    if (sign > 0) {
+      for (const CounterUse& u : dev.consumes) {
+        auto set = sets.find(u.counter_set);
+        if (set == sets.end()) return false;
+        for (const auto& [name, amount] : u.counters) {
+          auto cap = set->second.counters.find(name);
+          if (cap == set->second.counters.end()) return false;
+          if (counters_[u.counter_set][name] + amount > cap->second) return false;
+        }
+      }
+    }
+    for (const CounterUse& u : dev.consumes)
+      for (const auto& [name, amount] : u.counters) counters_[u.counter_set][name] += sign * amount;
+    return true;
+  }
+
+  int64_t ClaimDevices(size_t c) const {
+    int64_t n = 0;
+    for (const auto& r : results_[c].requests) n += static_cast<int64_t>(r.devices.size());
+    return n;
+  }
+
+  static std::string Path(const RequestInput& req, const AltInput& alt) {
+    return req.alternatives.size() > 1 || alt.name != req.name ? req.name + "/" + alt.name
+                                                                : req.name;
+  }
+
+  void Note(std::string s) {
+    if (note_.empty()) note_ = std::move(s);
+  }
+
+  std::string Reason() const {
+    const auto& devices = node_.devices->devices;
+    if (error_)
+      return absl::StrCat("CEL runtime error on device ", devices[error_device_].device.name,
+                          " (filter ", error_filter_, ")");
+    if (gave_up_)
+      return absl::StrCat("the device search gave up after ", kMaxAllocationSteps, " tries");
+    if (!note_.empty()) return note_;
+    std::string why = absl::StrCat(devices.size(), " device(s) on the node");
+    if (selected_ == 0) return why + ", none selected by the request and its device class";
+    if (constraint_misses_ > 0) return why + ", none that meet the claim's matchAttribute";
+    if (counter_misses_ > 0) return why + ", not enough left of their shared counters";
+    return why + ", not enough of the selected ones free or tolerated";
+  }
+
+  const std::vector<ClaimInput>& claims_;
+  const NodeView& node_;
+  const MatchFn& matches_;
+  std::vector<bool> taken_;
+  Counters counters_;
+  std::vector<ClaimResult> results_;
+  std::vector<std::vector<Value>> values_;  // per claim, per constraint
+  std::vector<size_t> undo_marks_;
+  int64_t steps_ = 0, selected_ = 0, constraint_misses_ = 0, counter_misses_ = 0;
+  bool gave_up_ = false, error_ = false;
+  int32_t error_filter_ = -1, error_device_ = -1;
+  std::string note_;
+};
+
+}  // namespace
+
+AllocateOutcome Allocate(const std::vector<ClaimInput>& claims, const NodeView& node,
+                         const MatchFn& matches) {
+  if (node.devices == nullptr) {
+    AllocateOutcome out;
+    out.ok = claims.empty();
+    if (!out.ok) out.reason = "the node publishes no devices";
+    return out;
+  }
+  return Search(claims, node, matches).Run();
+}
+
+}  // namespace tessera::dra

@@ -1,0 +1,128 @@
+// What a manifest set says about Dynamic Resource Allocation (resource.k8s.io/v1): the device
+// classes, the devices every node's ResourceSlices publish, the ResourceClaims and
+// ResourceClaimTemplates, and Kueue's mapping of device classes to a quota resource.
+// docs/dra.md says what is read and how it is allocated.
+//
+// Thread-safety: value types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dra/device.h"
+#include "model/labels.h"
+
+namespace tessera::dra {
+
+// A CEL selector as written, with where it was written ("file:line" and field path).
+struct CelSelector {
+  std::string expression;
+  std::string source;
+};
+
+struct DeviceClass {
+  std::string name;
+  std::vector<CelSelector> selectors;
+  std::string source;
+};
+
+// A device taint (resource.k8s.io/v1 DeviceTaint, stable in 1.37): a NoSchedule or NoExecute
+// taint keeps the device from every request that does not tolerate it.
+struct DeviceTaintSpec {
+  Taint taint;
+};
+
+// One device request, or one subrequest of a firstAvailable list.
+struct ExactRequest {
+  std::string name;  // the request's (or subrequest's) name
+  std::string device_class;
+  std::vector<CelSelector> selectors;
+  bool all = false;   // allocationMode: All (every matching device of the node)
+  int64_t count = 1;  // allocationMode: ExactCount
+  std::vector<Toleration> tolerations;
+};
+
+struct DeviceRequest {
+  std::string name;
+  // `exactly`, as a list of one; a firstAvailable list in its order of preference.
+  std::vector<ExactRequest> alternatives;
+  bool first_available = false;
+};
+
+// constraints[]: every device allocated for `requests` (all requests when empty) has the same
+// value of attribute `match_attribute` (fully qualified "domain/id").
+struct Constraint {
+  std::vector<std::string> requests;
+  std::string match_attribute;
+};
+
+struct ClaimSpec {
+  std::vector<DeviceRequest> requests;
+  std::vector<Constraint> constraints;
+};
+
+// A ResourceClaim or a ResourceClaimTemplate (whose claims are one per pod).
+struct Claim {
+  std::string ns;
+  std::string name;
+  ClaimSpec spec;
+  std::string source;
+};
+
+// A counter set a slice shares among its devices (partitionable devices: the MIG partitions of
+// one GPU draw on that GPU's memory and multiprocessor counters).
+struct CounterSet {
+  std::string name;
+  std::map<std::string, int64_t> counters;  // counter -> capacity in thousandths
+};
+
+// What one device draws from its slice's counter sets.
+struct CounterUse {
+  std::string counter_set;
+  std::map<std::string, int64_t> counters;  // in thousandths
+};
+
+// A device of a node, with what the allocator needs beyond its attributes.
+struct NodeDevice {
+  Device device;
+  std::vector<DeviceTaintSpec> taints;
+  std::vector<CounterUse> consumes;
+  std::string source;
+};
+
+// Every device a node's ResourceSlices publish (slices with spec.nodeName), and their counter
+// sets (keyed by "pool/counterSet").
+struct NodeDevices {
+  std::vector<NodeDevice> devices;
+  std::map<std::string, CounterSet> counter_sets;
+};
+
+// Kueue's Configuration resources.deviceClassMappings: devices of these classes count, one per
+// allocated device, as resource `resource` in ClusterQueue quota.
+struct DeviceClassMapping {
+  std::string resource;
+  std::vector<std::string> device_classes;
+};
+
+struct DraModel {
+  std::map<std::string, DeviceClass> classes;
+  std::map<std::string, NodeDevices> nodes;  // by node name
+  std::vector<Claim> claims;                 // ResourceClaims
+  std::vector<Claim> templates;              // ResourceClaimTemplates
+  std::vector<DeviceClassMapping> mappings;
+  bool empty() const {
+    return classes.empty() && nodes.empty() && claims.empty() && templates.empty();
+  }
+};
+
+// A pod's spec.resourceClaims entry, resolved against the claims and templates of DraModel.
+struct PodClaim {
+  std::string name;  // the entry's name, which containers' resources.claims refer to
+  int32_t claim = -1;     // index in DraModel::claims (resourceClaimName): shared with other pods
+  int32_t template_ = -1;  // index in DraModel::templates (resourceClaimTemplateName): one per pod
+};
+
+}  // namespace tessera::dra
