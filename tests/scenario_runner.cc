@@ -9,7 +9,8 @@
 //         [preemptor=NS/NAME] [grace=SECONDS] [reason~"..."]
 // (gpus= lists each pod's GPU device indices on its node, joined by '+', in the order of
 // nodes=; '-' for a pod without GPUs; present when some pod has GPUs. A MIG instance on a node
-// whose layout Tessera chooses shows as DEVICE@FIRST_SLICE.)
+// whose layout Tessera chooses shows as DEVICE@FIRST_SLICE. devices= lists each pod's DRA
+// devices by name the same way, present when some pod has DRA claims.)
 //   state NAMESPACE/NAME STATE [queue=Q] [reason~"..."]
 //   cost ROLLUP NAME [gpuHours=H] [allocatedDollars=D] [dollars=D]
 //   pool NAME [nodeHours=H] [idleNodeHours=H] [peakNodes=N] [nodesAtEnd=N] [cost=D] [idleCost=D]
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "engine/dra_state.h"
 #include "fmt/format.h"
 #include "sim/simulator.h"
 
@@ -95,6 +97,17 @@ std::vector<Actual> ActualEvents(const Simulator& sim) {
       gpus += fmt::format("{}{}", gpus.empty() ? "" : ",", one.empty() ? "-" : one);
     }
     if (any_gpu) a.keys["gpus"] = gpus;
+    std::string devices;
+    bool any_device = false;
+    for (const auto& p : e.pods) {
+      std::string one;
+      for (const DraAllocation& claim : p.dra)
+        for (int32_t d : claim.devices)
+          one += (one.empty() ? "" : "+") + DraDevices(m)[d].second->name;
+      any_device = any_device || !one.empty();
+      devices += fmt::format("{}{}", devices.empty() ? "" : ",", one.empty() ? "-" : one);
+    }
+    if (any_device) a.keys["devices"] = devices;
     if (e.preemptor >= 0) a.keys["preemptor"] = m.workloads[e.preemptor].Key();
     if (e.grace_seconds > 0) a.keys["grace"] = fmt::format("{}", e.grace_seconds);
     if (!e.reason.empty()) a.keys["reason"] = e.reason;

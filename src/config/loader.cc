@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "config/dra_objects.h"
 #include "config/foreign_queues.h"
 #include "config/kinds.h"
 #include "config/kinds/registry.h"
@@ -113,6 +114,16 @@ std::vector<GroupSpec>* BaseGroups() {
         {"ReplicaSet", nullptr, true},
         {"ControllerRevision", nullptr, true}}},
       {"scheduling.k8s.io", {"v1"}, {{"PriorityClass", ci::ReadPriorityClass, false}}},
+      {"resource.k8s.io",  // Dynamic Resource Allocation (config/dra_objects.h)
+       {"v1", "v1beta2"},
+       {{"DeviceClass", ci::ReadDeviceClass, false},
+        {"ResourceSlice", ci::ReadResourceSlice, false},
+        {"ResourceClaim", ci::ReadResourceClaim, true},
+        {"ResourceClaimTemplate", ci::ReadResourceClaimTemplate, true},
+        {"DeviceTaintRule", nullptr, false}}},
+      {"config.kueue.x-k8s.io",
+       {"v1beta1", "v1beta2"},
+       {{"Configuration", ci::ReadKueueConfiguration, false}}},
       {"kueue.x-k8s.io",
        {"v1beta1", "v1beta2", "v1alpha1"},
        {{"ResourceFlavor", ci::ReadResourceFlavor, false},
@@ -348,6 +359,7 @@ class Loader {
     try {
       ci::ResolvePodGroups(std::move(group_pods_), into_.model, into_.diagnostics);
       ci::ResolveTrainJobs(std::move(train_parts_), into_.model, into_.diagnostics);
+      ci::ResolveDra(into_.model, into_.diagnostics);
       LoadForeignQueues(std::exchange(foreign_queues_, {}), into_);
       ci::ResolveCreationTimestamps(into_.model);
     } catch (const std::exception& e) {
@@ -512,6 +524,10 @@ class Loader {
 
   bool ReadMetadata(DocContext& ctx, ObjectMeta& meta, bool namespaced) {
     YAML::Node md = Child(meta.root, "metadata");
+    if (IsNullish(md) && meta.group == "config.kueue.x-k8s.io") {
+      meta.name = "kueue-configuration";  // a file of Kueue's manager: no metadata
+      return true;
+    }
     if (IsNullish(md)) {
       ctx.Error(meta.root, "metadata", "required field is missing");
       return false;
@@ -620,6 +636,7 @@ class Loader {
     append(m.priority_classes, s.priority_classes);
     append(m.workload_priority_classes, s.workload_priority_classes);
     append(m.workloads, s.workloads);
+    ci::MergeDra(m.dra, s.dra);
     for (auto& [ns, labels] : s.namespace_labels) m.namespace_labels[ns] = std::move(labels);
     append(group_pods_, staged.group_pods);
     append(foreign_queues_, staged.foreign_queues);

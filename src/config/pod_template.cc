@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/dra_objects.h"
 #include "config/duration.h"
 #include "config/gpu_fields.h"
 #include "config/pod_resources.h"
@@ -37,6 +38,7 @@ bool ReadPodSpec(DocContext& ctx, const YAML::Node& spec, const std::string& pat
                 "scheduling gates are not simulated (nothing would remove them): the pod is "
                 "scheduled as if its gates were gone");
 
+  ReadPodClaims(ctx, spec, path, ps);
   ReadLabels(ctx, Child(spec, "nodeSelector"), path + ".nodeSelector", ps.node_selector);
   ReadTolerations(ctx, Child(spec, "tolerations"), path + ".tolerations", ps.tolerations);
   out.priority_class =

@@ -69,6 +69,8 @@ class Search {
         Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt), ": ",
                           alt.count, " devices, more than the ", kMaxDevicesPerClaim,
                           " one claim may hold"));
+      } else if (!EnoughFree(c, req, alt)) {
+        if (error_) return false;
       } else if (Pick(c, r, alt, 0)) {
         return true;
       }
@@ -128,6 +130,28 @@ class Search {
       Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt),
                         ": allocationMode All needs every matching device (", all.size(),
                         "), and not all of them are free"));
+    return false;
+  }
+
+  // Whether the node has `alt.count` devices the alternative selects that are free; if not,
+  // says how many it selects and how many of those are free.
+  bool EnoughFree(size_t c, const RequestInput& req, const AltInput& alt) {
+    int64_t selected = 0, free = 0;
+    for (size_t d = 0; d < node_.devices->devices.size(); ++d) {
+      Match m = matches_(alt.filter, static_cast<int32_t>(d));
+      if (m == Match::kError) return Fail(alt.filter, static_cast<int32_t>(d));
+      if (m != Match::kYes || !DeviceTolerated(node_.devices->devices[d], alt.tolerations))
+        continue;
+      ++selected;
+      if (!Busy(static_cast<int32_t>(d))) ++free;
+    }
+    selected_ += selected;
+    if (free >= alt.count) return true;
+    Note(absl::StrCat(claims_[c].name, ", request ", Path(req, alt), ": asks for ", alt.count,
+                      " device(s); the node has ", selected,
+                      selected == 0 ? " that its device class and selectors select"
+                                    : absl::StrCat(" that its device class and selectors select (",
+                                                   free, " of them free)")));
     return false;
   }
 

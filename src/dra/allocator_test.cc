@@ -57,14 +57,14 @@ TEST(DraAllocator, NotEnoughFreeDevicesSaysSo) {
   f.in_use[1] = true;
   auto out = f.Run({Exact(2)});
   EXPECT_FALSE(out.ok);
-  EXPECT_NE(out.reason.find("not enough"), std::string::npos) << out.reason;
+  EXPECT_NE(out.reason.find("has 2 that its device class and selectors select (1 of them free)"), std::string::npos) << out.reason;
 }
 
 TEST(DraAllocator, ASelectorThatMatchesNothingSaysSo) {
   Fixture f(4);
   auto out = f.Run({Exact(1, /*filter=*/2)});
   EXPECT_FALSE(out.ok);
-  EXPECT_NE(out.reason.find("none selected"), std::string::npos) << out.reason;
+  EXPECT_NE(out.reason.find("has 0 that its device class and selectors select"), std::string::npos) << out.reason;
 }
 
 TEST(DraAllocator, ACelRuntimeErrorFailsTheAllocation) {

@@ -20,7 +20,8 @@ namespace tessera::dra {
 // A CEL selector as written, with where it was written ("file:line" and field path).
 struct CelSelector {
   std::string expression;
-  std::string source;
+  std::string source;  // "file:line"
+  std::string path;    // the field path of the expression
 };
 
 struct DeviceClass {
@@ -121,8 +122,11 @@ struct DraModel {
 // A pod's spec.resourceClaims entry, resolved against the claims and templates of DraModel.
 struct PodClaim {
   std::string name;  // the entry's name, which containers' resources.claims refer to
-  int32_t claim = -1;     // index in DraModel::claims (resourceClaimName): shared with other pods
-  int32_t template_ = -1;  // index in DraModel::templates (resourceClaimTemplateName): one per pod
+  std::string claim_name;     // resourceClaimName: a ResourceClaim shared with other pods
+  std::string template_name;  // resourceClaimTemplateName: a claim of its own for each pod
+  int32_t claim = -1;      // index in DraModel::claims, once resolved
+  int32_t template_ = -1;  // index in DraModel::templates, once resolved
+  std::string source;      // "file:line" of the entry
 };
 
 }  // namespace tessera::dra

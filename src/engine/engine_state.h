@@ -18,6 +18,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "engine/cluster_state.h"
+#include "engine/dra_state.h"
 #include "engine/quota_tree.h"
 #include "engine/scheduler.h"
 #include "model/model.h"
@@ -149,6 +150,7 @@ struct EngineState {
   std::vector<ResolvedQueue> queues;
   std::unique_ptr<QuotaTree> quota;
   std::unique_ptr<ClusterState> cluster;
+  std::unique_ptr<DraState> dra;  // devices of Dynamic Resource Allocation (docs/dra.md)
   std::vector<std::vector<NodeId>> pools;  // pool 0: all schedulable nodes; f+1: flavor f
   // Nodes that take no new pods (a spot node under its interruption notice, docs/autoscaling.md);
   // empty until the first is cordoned.

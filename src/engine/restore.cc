@@ -129,6 +129,20 @@ absl::Status ChargeNodes(EngineState& s, WorkloadId id, std::vector<PodPlacement
     } else {
       s.cluster->AssignExact(p.node, req, p.gpus, id, p.mig_starts);
     }
+    // DRA claims are allocated again on the pod's node (docs/dra.md).
+    if (w.pod_sets[p.pod_set].claims.empty()) continue;
+    std::string why = s.dra->Reason(w, p.pod_set, p.node);
+    if (why.empty()) pods[i].dra = s.dra->Allocate(w, p.pod_set, p.node);
+    if (pods[i].dra.empty()) {
+      for (size_t j = i + 1; j-- > 0;) {
+        s.cluster->Release(pods[j].node, w.pod_sets[pods[j].pod_set].requests, pods[j].gpus,
+                           pods[j].mig_starts);
+        if (!pods[j].dra.empty()) s.dra->Release(w, pods[j].pod_set, pods[j].dra);
+      }
+      return absl::FailedPreconditionError(
+          fmt::format("{}: the DRA claims of pod {} of {} cannot be allocated on node {}: {}",
+                      w.Key(), i, w.pod_sets[p.pod_set].name, s.model.nodes[p.node].name, why));
+    }
   }
   return absl::OkStatus();
 }

@@ -186,6 +186,7 @@ absl::Status SchedulerImpl::Init() {
         s_.pools[f + 1].push_back(static_cast<NodeId>(n));
   }
   s_.cluster = std::make_unique<ClusterState>(s_.model.nodes, s_.pools);
+  s_.dra = std::make_unique<DraState>(s_.model);
   for (size_t n = 0; n < s_.model.nodes.size(); ++n)
     if (!s_.model.nodes[n].provisioned) s_.cluster->SetOnline(static_cast<NodeId>(n), false);
   const int num_cqs = static_cast<int>(s_.model.cluster_queues.size());

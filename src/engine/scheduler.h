@@ -19,6 +19,12 @@
 namespace tessera {
 
 // Where one pod of a workload runs.
+// The devices of one of a pod's DRA claims (PodSet::claims), as DraState allocated them.
+struct DraAllocation {
+  std::vector<int32_t> devices;        // DraState's device ids
+  std::vector<std::string> requests;   // per device: its request ("gpu", or "gpu/sub")
+};
+
 struct PodPlacement {
   int32_t pod_set = 0;
   int32_t index = 0;  // ordinal of the pod inside its pod set
@@ -28,6 +34,8 @@ struct PodPlacement {
   // profiles gets one entry in `gpus` per instance and here the first memory slice of each (0-7,
   // NVIDIA's placement start), largest profile first; empty otherwise.
   std::vector<int8_t> mig_starts = {};
+  // One per PodSet::claims entry; empty when the pod set has no DRA claims.
+  std::vector<DraAllocation> dra = {};
 };
 
 enum class WorkloadState {

@@ -33,6 +33,8 @@ void Statement::PlacePod(WorkloadId id, int ps, NodeChoice choice, const Combo& 
     p.placement.gpus.clear();
     p.placement.gpus = s_.cluster->Assign(node, req, id, &p.placement.mig_starts);
   }
+  const Workload& w = s_.model.workloads[id];
+  if (!w.pod_sets[ps].claims.empty()) p.placement.dra = s_.dra->Allocate(w, ps, node);
   p.quota = e_.flavors.QuotaFor(id, combo, ps, req);
   for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, q);
   rec.gpus_placed += req[kGpu];
@@ -45,6 +47,8 @@ void Statement::Unaccount(WorkloadId id, const PlacedPod& p) {
   WorkloadRec& rec = s_.recs[id];
   const Resources& req = s_.model.workloads[id].pod_sets[p.placement.pod_set].requests;
   s_.cluster->Release(p.placement.node, req, p.placement.gpus, p.placement.mig_starts);
+  if (!p.placement.dra.empty())
+    s_.dra->Release(s_.model.workloads[id], p.placement.pod_set, p.placement.dra);
   for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, -q);
   rec.gpus_placed -= req[kGpu];
   if (rec.spread_group >= 0) --s_.group_nodes[rec.spread_group][p.placement.node];
@@ -82,6 +86,9 @@ void Statement::Reinstate(WorkloadId id, std::vector<PlacedPod> pods) {
   for (const auto& p : pods) {
     const Resources& req = s_.model.workloads[id].pod_sets[p.placement.pod_set].requests;
     s_.cluster->AssignExact(p.placement.node, req, p.placement.gpus, id, p.placement.mig_starts);
+    if (!p.placement.dra.empty())
+      s_.dra->Take(s_.model.workloads[id], p.placement.pod_set, p.placement.node,
+                   p.placement.dra);
     for (const auto& [fr, q] : p.quota) s_.quota->AddUsage(rec.cq, fr, q);
     rec.gpus_placed += req[kGpu];
     if (rec.spread_group >= 0) ++s_.group_nodes[rec.spread_group][p.placement.node];

@@ -32,6 +32,15 @@ absl::Status CountPods(const EngineState& s, Counts& c) {
     if (admitted && static_cast<int>(rec.placed.size()) < w.MinPods())
       return absl::InternalError(fmt::format("gang {} partly placed: {} of minimum {}", w.Key(),
                                              rec.placed.size(), w.MinPods()));
+    // Every placed pod holds a device for each request of each of its DRA claims.
+    for (const PlacedPod& p : rec.placed) {
+      const auto& claims = w.pod_sets[p.placement.pod_set].claims;
+      bool held = p.placement.dra.size() == claims.size();
+      for (const DraAllocation& a : p.placement.dra) held = held && !a.devices.empty();
+      if (!claims.empty() && !held)
+        return absl::InternalError(fmt::format("a pod of {} is placed without the devices of "
+                                               "its DRA claims", w.Key()));
+    }
     // A preemptor that waits for its victims holds its claim (Terminations::Claim).
     for (const auto& [fr, q] : rec.claim) usage[rec.cq][fr] += q;
     for (const Room& room : rec.claim_room) {
@@ -255,6 +264,7 @@ absl::Status VerifyEngine(const Engine& e) {
   if (auto st = CountPods(s, c); !st.ok()) return st;
   if (auto st = CheckTopology(e); !st.ok()) return st;
   if (auto st = CheckNodes(s, c); !st.ok()) return st;
+  if (std::string dra = s.dra->Check(); !dra.empty()) return absl::InternalError(dra);
   return CheckQuota(s, c);
 }
 

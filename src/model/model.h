@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dra/model.h"
 #include "model/node.h"
 #include "model/node_pool.h"
 #include "model/pricing.h"
@@ -120,6 +121,7 @@ struct Model {
   std::vector<Workload> workloads;
   std::map<std::string, Labels> namespace_labels;  // from v1 Namespace objects
   SchedulerConfig config;
+  dra::DraModel dra;  // Dynamic Resource Allocation (docs/dra.md)
 };
 
 }  // namespace tessera

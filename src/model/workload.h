@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dra/model.h"
 #include "model/labels.h"
 #include "model/resources.h"
 
@@ -67,6 +68,8 @@ struct PodSet {
   // manifest loader fills in Kubernetes' default (30) where the template says nothing; a pod set
   // built in code, or from a trace, has none (0).
   double termination_grace = 0;
+  // spec.resourceClaims: DRA claims every pod of the set needs allocated on its node.
+  std::vector<dra::PodClaim> claims;
 };
 
 struct Workload {

@@ -113,6 +113,18 @@ std::string Admission::CanEverFit(WorkloadId id) const {
                                     FlavorTolerations(id, combo, static_cast<int>(ps)));
           !why.empty())
         return fmt::format("pod set {}: no node can ever take a pod; {}", w.pod_sets[ps].name, why);
+      // Nodes that would take the pod but for its DRA claims: why the first cannot.
+      for (NodeId n : s_.pools[e_.flavors.PoolFor(id, combo, static_cast<int>(ps))]) {
+        if (w.pod_sets[ps].claims.empty()) break;
+        if (!w.pod_sets[ps].requests.FitsIn(s_.model.nodes[n].allocatable) ||
+            !e_.placer.NodeEligible(id, static_cast<int>(ps), combo, n, false, true,
+                                    /*devices=*/false))
+          continue;
+        return fmt::format("pod set {}: its DRA claims can never be allocated on any node (on "
+                           "node {}: {})",
+                           w.pod_sets[ps].name, s_.model.nodes[n].name,
+                           s_.dra->Reason(w, static_cast<int>(ps), n, /*empty_node=*/true));
+      }
       Resources shown = w.pod_sets[ps].requests;
       shown[kPods] = 0;  // every pod asks for one; saying so adds nothing
       return fmt::format("pod set {} needs {} per pod and no node can ever hold that",

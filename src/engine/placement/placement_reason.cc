@@ -25,13 +25,21 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
     const int pool = e_.flavors.PoolFor(id, combo, static_cast<int>(ps));
     const std::string where = where_of(pool);
     const int g = static_cast<int>(set.requests[kGpu]);
-    int fit_pods = 0, max_free_gpus = -1;
+    int fit_pods = 0, max_free_gpus = -1, dra_blocked = 0;
+    std::string dra_why;  // why the first eligible node cannot allocate the pod's DRA claims
     for (int k = s_.cluster->max_gpus_per_node(); k >= 0 && fit_pods < target; --k) {
       if (k < g && max_free_gpus >= 0) break;
       for (NodeId n : s_.cluster->Bucket(pool, k)) {
-        if (!NodeEligible(id, static_cast<int>(ps), combo, n)) continue;
+        if (!NodeEligible(id, static_cast<int>(ps), combo, n, false, false, /*devices=*/false))
+          continue;
         max_free_gpus = std::max(max_free_gpus, k);
         if (k < g) break;
+        if (!set.claims.empty() && !s_.dra->Feasible(w, static_cast<int>(ps), n)) {
+          if (dra_blocked++ == 0)
+            dra_why = fmt::format("node {}: {}", s_.model.nodes[n].name,
+                                  s_.dra->Reason(w, static_cast<int>(ps), n));
+          continue;
+        }
         const Resources& free = s_.cluster->free(n);
         int64_t fits = target;
         for (int r = 0; r < kMaxResources; ++r)
@@ -59,6 +67,9 @@ std::string Placer::PlacementReason(WorkloadId id, const std::vector<int32_t>& c
     }
     std::string s =
         fmt::format("{} of {} pods of {} fit on nodes of {}", fit_pods, target, set.name, where);
+    if (dra_blocked > 0)
+      s += fmt::format("; {} eligible node(s) cannot allocate its DRA claims ({})", dra_blocked,
+                       dra_why);
     if (g > 0 && max_free_gpus < g) {
       s += fmt::format("; largest free on any eligible node is {} of {} nvidia.com/gpu per pod",
                        max_free_gpus, g);

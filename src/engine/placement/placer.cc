@@ -15,7 +15,15 @@ void Placer::Init(PlacementPolicy policy) {
 }
 
 bool Placer::NodeEligible(WorkloadId id, int ps, const Combo& combo, NodeId n,
-                          bool avoid_group_nodes, bool empty_cluster) const {
+                          bool avoid_group_nodes, bool empty_cluster, bool devices) const {
+  if (!NodeEligibleByRules(id, ps, combo, n, avoid_group_nodes, empty_cluster)) return false;
+  // The pod's DRA claims last: the allocator is the dearest check (docs/dra.md).
+  const Workload& w = s_.model.workloads[id];
+  return !devices || w.pod_sets[ps].claims.empty() || s_.dra->Feasible(w, ps, n, empty_cluster);
+}
+
+bool Placer::NodeEligibleByRules(WorkloadId id, int ps, const Combo& combo, NodeId n,
+                                 bool avoid_group_nodes, bool empty_cluster) const {
   const Node& node = s_.model.nodes[n];
   const PodSet& set = s_.model.workloads[id].pod_sets[ps];
   if (!empty_cluster && !s_.cordoned.empty() && s_.cordoned[n]) return false;

@@ -35,7 +35,8 @@ class Placer {
   // first pass of preferred anti-affinity). `empty_cluster`: only what would hold with nothing
   // placed (no hostname anti-affinity, no spread counts), for CanEverFit.
   bool NodeEligible(WorkloadId id, int ps, const Combo& combo, NodeId n,
-                    bool avoid_group_nodes = false, bool empty_cluster = false) const;
+                    bool avoid_group_nodes = false, bool empty_cluster = false,
+                    bool devices = true) const;
   // A node for one more pod through the plugin; with preferred node affinity or ScheduleAnyway
   // spread, first among the nodes that can take the pod and score best by them.
   NodeChoice FindNode(WorkloadId id, int ps, const Combo& combo);
@@ -55,6 +56,10 @@ class Placer {
   std::string PlacementReason(WorkloadId id, const Combo& combo) const;
 
  private:
+  // NodeEligible without the DRA claims.
+  bool NodeEligibleByRules(WorkloadId id, int ps, const Combo& combo, NodeId n,
+                           bool avoid_group_nodes, bool empty_cluster) const;
+
   Engine& e_;
   EngineState& s_;
   std::unique_ptr<NodeScorer> scorer_;

@@ -1,0 +1,219 @@
+#include "engine/dra_state.h"
+
+#include <utility>
+
+#include "fmt/format.h"
+
+namespace tessera {
+namespace {
+
+dra::ClaimInput MakeInput(const dra::Claim& c, const std::string& what, dra::FilterBank& bank) {
+  dra::ClaimInput in;
+  in.name = what + " " + c.ns + "/" + c.name;
+  for (const dra::DeviceRequest& r : c.spec.requests) {
+    dra::RequestInput req;
+    req.name = r.name;
+    for (const dra::ExactRequest& e : r.alternatives)
+      req.alternatives.push_back(
+          {e.name, bank.Register(e.device_class, e.selectors), e.all, e.count, &e.tolerations});
+    in.requests.push_back(std::move(req));
+  }
+  for (const dra::Constraint& k : c.spec.constraints) {
+    dra::ConstraintInput ci;
+    ci.match_attribute = k.match_attribute;
+    for (const std::string& name : k.requests)
+      for (size_t i = 0; i < c.spec.requests.size(); ++i)
+        if (c.spec.requests[i].name == name) ci.requests.push_back(static_cast<int32_t>(i));
+    in.constraints.push_back(std::move(ci));
+  }
+  return in;
+}
+
+}  // namespace
+
+std::vector<std::pair<NodeId, const dra::Device*>> DraDevices(const Model& model) {
+  std::vector<std::pair<NodeId, const dra::Device*>> out;
+  for (size_t n = 0; n < model.nodes.size(); ++n) {
+    auto it = model.dra.nodes.find(model.nodes[n].name);
+    if (it == model.dra.nodes.end()) continue;
+    for (const dra::NodeDevice& d : it->second.devices)
+      out.emplace_back(static_cast<NodeId>(n), &d.device);
+  }
+  return out;
+}
+
+DraState::DraState(const Model& model, dra::SelectorCompiler compiler) : model_(model) {
+  nodes_.resize(model.nodes.size());
+  for (size_t n = 0; n < model.nodes.size(); ++n) {
+    NodeIndex& ni = nodes_[n];
+    ni.first = static_cast<int32_t>(devices_.size());
+    auto it = model.dra.nodes.find(model.nodes[n].name);
+    if (it == model.dra.nodes.end()) continue;
+    ni.devices = &it->second;
+    ni.in_use.assign(it->second.devices.size(), false);
+    for (const dra::NodeDevice& d : it->second.devices) {
+      devices_.push_back(&d.device);
+      device_node_.push_back(static_cast<NodeId>(n));
+    }
+  }
+  holders_.assign(devices_.size(), 0);
+  bank_ = std::make_unique<dra::FilterBank>(model.dra, devices_, std::move(compiler));
+  for (const dra::Claim& c : model.dra.claims)
+    claim_inputs_.push_back(MakeInput(c, "ResourceClaim", *bank_));
+  for (const dra::Claim& c : model.dra.templates)
+    template_inputs_.push_back(MakeInput(c, "the claim of ResourceClaimTemplate", *bank_));
+  shared_.resize(model.dra.claims.size());
+}
+
+bool DraState::Inputs(const Workload& w, int ps, NodeId n, std::vector<dra::ClaimInput>& in,
+                      std::vector<int32_t>& which, std::string* why) const {
+  const auto& claims = w.pod_sets[ps].claims;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const dra::PodClaim& pc = claims[i];
+    if (pc.template_ >= 0) {
+      in.push_back(template_inputs_[pc.template_]);
+    } else if (pc.claim >= 0) {
+      const SharedClaim& sc = shared_[pc.claim];
+      if (sc.pods > 0) {
+        if (sc.node == n) continue;  // allocated on this node already
+        if (why != nullptr)
+          *why = fmt::format("ResourceClaim {}/{} is allocated on node {}, which its other pods "
+                             "use",
+                             w.ns, pc.claim_name, model_.nodes[sc.node].name);
+        return false;
+      }
+      in.push_back(claim_inputs_[pc.claim]);
+    } else {
+      if (why != nullptr)
+        *why = fmt::format("{} {}/{} does not exist",
+                           pc.claim_name.empty() ? "ResourceClaimTemplate" : "ResourceClaim",
+                           w.ns, pc.claim_name.empty() ? pc.template_name : pc.claim_name);
+      return false;
+    }
+    which.push_back(static_cast<int32_t>(i));
+  }
+  return true;
+}
+
+dra::AllocateOutcome DraState::Run(const std::vector<dra::ClaimInput>& in, NodeId n,
+                                   bool empty_node) {
+  const NodeIndex& ni = nodes_[n];
+  if (in.empty()) {
+    dra::AllocateOutcome ok;
+    ok.ok = true;
+    return ok;
+  }
+  std::vector<bool> none;
+  if (empty_node) none.assign(ni.in_use.size(), false);
+  dra::NodeView view{ni.devices, empty_node ? &none : &ni.in_use,
+                     empty_node ? nullptr : &ni.counters};
+  const int32_t first = ni.first;
+  return dra::Allocate(in, view, [&](int32_t filter, int32_t d) {
+    return bank_->Matches(filter, first + d);
+  });
+}
+
+bool DraState::Feasible(const Workload& w, int ps, NodeId n, bool empty_node) {
+  if (w.pod_sets[ps].claims.empty()) return true;
+  std::vector<dra::ClaimInput> in;
+  std::vector<int32_t> which;
+  if (!Inputs(w, ps, n, in, which, nullptr)) return false;
+  return Run(in, n, empty_node).ok;
+}
+
+std::string DraState::Reason(const Workload& w, int ps, NodeId n, bool empty_node) {
+  std::vector<dra::ClaimInput> in;
+  std::vector<int32_t> which;
+  std::string why;
+  if (!Inputs(w, ps, n, in, which, &why)) return why;
+  for (const dra::ClaimInput& c : in)
+    for (const dra::RequestInput& r : c.requests)
+      for (const dra::AltInput& a : r.alternatives)
+        if (!bank_->error(a.filter).empty()) return c.name + ": " + bank_->error(a.filter);
+  dra::AllocateOutcome out = Run(in, n, empty_node);
+  return out.ok ? "" : out.reason;
+}
+
+std::vector<DraAllocation> DraState::Allocate(const Workload& w, int ps, NodeId n) {
+  const auto& claims = w.pod_sets[ps].claims;
+  if (claims.empty()) return {};
+  std::vector<dra::ClaimInput> in;
+  std::vector<int32_t> which;
+  if (!Inputs(w, ps, n, in, which, nullptr)) return {};
+  dra::AllocateOutcome out = Run(in, n, false);
+  if (!out.ok) return {};
+  std::vector<DraAllocation> result(claims.size());
+  for (size_t k = 0; k < which.size(); ++k) {
+    DraAllocation& a = result[which[k]];
+    for (size_t r = 0; r < out.claims[k].requests.size(); ++r) {
+      const dra::RequestResult& rr = out.claims[k].requests[r];
+      const dra::RequestInput& req = in[k].requests[r];
+      std::string name = req.name;
+      if (req.alternatives.size() > 1 || req.alternatives[0].name != req.name)
+        name += "/" + req.alternatives[rr.alternative].name;
+      for (int32_t d : rr.devices) {
+        a.devices.push_back(nodes_[n].first + d);
+        a.requests.push_back(name);
+      }
+    }
+  }
+  // Shared claims allocated before: the pod lists their devices too.
+  for (size_t i = 0; i < claims.size(); ++i)
+    if (claims[i].claim >= 0 && shared_[claims[i].claim].pods > 0)
+      result[i] = shared_[claims[i].claim].devices;
+  Take(w, ps, n, result);
+  return result;
+}
+
+void DraState::Mark(NodeId n, const DraAllocation& a, bool take) {
+  NodeIndex& ni = nodes_[n];
+  for (int32_t id : a.devices) {
+    const int32_t local = id - ni.first;
+    ni.in_use[local] = take;
+    holders_[id] += take ? 1 : -1;
+    for (const dra::CounterUse& u : ni.devices->devices[local].consumes)
+      for (const auto& [name, amount] : u.counters)
+        ni.counters[u.counter_set][name] += take ? amount : -amount;
+  }
+}
+
+void DraState::Take(const Workload& w, int ps, NodeId n, const std::vector<DraAllocation>& a) {
+  const auto& claims = w.pod_sets[ps].claims;
+  for (size_t i = 0; i < claims.size() && i < a.size(); ++i) {
+    if (claims[i].claim >= 0) {
+      SharedClaim& sc = shared_[claims[i].claim];
+      if (sc.pods++ > 0) continue;
+      sc.node = n;
+      sc.devices = a[i];
+    }
+    Mark(n, a[i], true);
+  }
+}
+
+void DraState::Release(const Workload& w, int ps, const std::vector<DraAllocation>& a) {
+  const auto& claims = w.pod_sets[ps].claims;
+  for (size_t i = 0; i < claims.size() && i < a.size(); ++i) {
+    if (a[i].devices.empty()) continue;
+    const NodeId n = device_node_[a[i].devices.front()];
+    if (claims[i].claim >= 0) {
+      SharedClaim& sc = shared_[claims[i].claim];
+      if (--sc.pods > 0) continue;
+      sc = SharedClaim{};
+    }
+    Mark(n, a[i], false);
+  }
+}
+
+std::string DraState::Check() const {
+  for (size_t d = 0; d < holders_.size(); ++d) {
+    if (holders_[d] > 1)
+      return fmt::format("device {} of node {} is allocated to {} claims", devices_[d]->name,
+                         model_.nodes[device_node_[d]].name, holders_[d]);
+    if (holders_[d] < 0)
+      return fmt::format("device {} of node {} was freed more often than allocated",
+                         devices_[d]->name, model_.nodes[device_node_[d]].name);
+  }
+  return "";
+}
+
+}  // namespace tessera
