@@ -127,6 +127,9 @@ struct PodClaim {
   int32_t claim = -1;      // index in DraModel::claims, once resolved
   int32_t template_ = -1;  // index in DraModel::templates, once resolved
   std::string source;      // "file:line" of the entry
+  // Set where the claim cannot be allocated at all, and why (tessera serve does not allocate
+  // DRA claims yet): the pod waits with this reason.
+  std::string unsupported;
 };
 
 }  // namespace tessera::dra

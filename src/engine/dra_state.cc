@@ -1,11 +1,23 @@
 #include "engine/dra_state.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "fmt/format.h"
 
 namespace tessera {
 namespace {
+
+int64_t MinDevices(const dra::ClaimInput& in) {
+  int64_t n = 0;
+  for (const dra::RequestInput& r : in.requests) {
+    int64_t least = INT64_MAX;
+    for (const dra::AltInput& a : r.alternatives) least = std::min(least, a.all ? 1 : a.count);
+    n += least == INT64_MAX ? 0 : least;
+  }
+  return n;
+}
 
 dra::ClaimInput MakeInput(const dra::Claim& c, const std::string& what, dra::FilterBank& bank) {
   dra::ClaimInput in;
@@ -51,6 +63,7 @@ DraState::DraState(const Model& model, dra::SelectorCompiler compiler) : model_(
     if (it == model.dra.nodes.end()) continue;
     ni.devices = &it->second;
     ni.in_use.assign(it->second.devices.size(), false);
+    ni.free = static_cast<int64_t>(it->second.devices.size());
     for (const dra::NodeDevice& d : it->second.devices) {
       devices_.push_back(&d.device);
       device_node_.push_back(static_cast<NodeId>(n));
@@ -63,6 +76,17 @@ DraState::DraState(const Model& model, dra::SelectorCompiler compiler) : model_(
   for (const dra::Claim& c : model.dra.templates)
     template_inputs_.push_back(MakeInput(c, "the claim of ResourceClaimTemplate", *bank_));
   shared_.resize(model.dra.claims.size());
+  for (const auto& in : claim_inputs_) claim_min_.push_back(MinDevices(in));
+  for (const auto& in : template_inputs_) template_min_.push_back(MinDevices(in));
+}
+
+int64_t DraState::Demand(const Workload& w, int ps) const {
+  int64_t n = 0;
+  for (const dra::PodClaim& pc : w.pod_sets[ps].claims) {
+    if (pc.template_ >= 0) n += template_min_[pc.template_];
+    if (pc.claim >= 0 && shared_[pc.claim].pods == 0) n += claim_min_[pc.claim];
+  }
+  return n;
 }
 
 bool DraState::Inputs(const Workload& w, int ps, NodeId n, std::vector<dra::ClaimInput>& in,
@@ -70,6 +94,10 @@ bool DraState::Inputs(const Workload& w, int ps, NodeId n, std::vector<dra::Clai
   const auto& claims = w.pod_sets[ps].claims;
   for (size_t i = 0; i < claims.size(); ++i) {
     const dra::PodClaim& pc = claims[i];
+    if (!pc.unsupported.empty()) {
+      if (why != nullptr) *why = pc.unsupported;
+      return false;
+    }
     if (pc.template_ >= 0) {
       in.push_back(template_inputs_[pc.template_]);
     } else if (pc.claim >= 0) {
@@ -115,6 +143,9 @@ dra::AllocateOutcome DraState::Run(const std::vector<dra::ClaimInput>& in, NodeI
 
 bool DraState::Feasible(const Workload& w, int ps, NodeId n, bool empty_node) {
   if (w.pod_sets[ps].claims.empty()) return true;
+  const NodeIndex& ni = nodes_[n];
+  const int64_t have = empty_node ? static_cast<int64_t>(ni.in_use.size()) : ni.free;
+  if (Demand(w, ps) > have) return false;
   std::vector<dra::ClaimInput> in;
   std::vector<int32_t> which;
   if (!Inputs(w, ps, n, in, which, nullptr)) return false;
@@ -170,6 +201,7 @@ void DraState::Mark(NodeId n, const DraAllocation& a, bool take) {
   for (int32_t id : a.devices) {
     const int32_t local = id - ni.first;
     ni.in_use[local] = take;
+    ni.free += take ? -1 : 1;
     holders_[id] += take ? 1 : -1;
     for (const dra::CounterUse& u : ni.devices->devices[local].consumes)
       for (const auto& [name, amount] : u.counters)

@@ -57,6 +57,7 @@ class DraState {
     const dra::NodeDevices* devices = nullptr;  // null: the node publishes none
     int32_t first = 0;                          // its first device id
     std::vector<bool> in_use;
+    int64_t free = 0;  // devices not in use
     std::map<std::string, std::map<std::string, int64_t>> counters;
   };
   struct SharedClaim {
@@ -79,6 +80,10 @@ class DraState {
   std::unique_ptr<dra::FilterBank> bank_;
   // Per claim (DraModel::claims) and template (DraModel::templates): its allocator input.
   std::vector<dra::ClaimInput> claim_inputs_, template_inputs_;
+  // The fewest devices each can be allocated with (a quick bound before the allocator runs).
+  std::vector<int64_t> claim_min_, template_min_;
+  // The fewest devices pod set `ps` needs on a node now (its claims not allocated yet).
+  int64_t Demand(const Workload& w, int ps) const;
   std::vector<SharedClaim> shared_;  // per DraModel::claims entry
   std::vector<int32_t> holders_;     // per device: claims holding it (0 or 1)
 };

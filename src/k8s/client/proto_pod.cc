@@ -198,6 +198,17 @@ bool SchedulingGroup(std::string_view b, json& out, Err& err) {
   });
 }
 
+// A PodResourceClaim (spec.resourceClaims[], DRA): its name and the claim or template it names.
+bool ResourceClaim(std::string_view b, json& out, Err& err) {
+  return Fields(b, "PodResourceClaim", err, [&](const Field& f) {
+    if (!IsBytes(f)) return true;
+    if (f.number == 1) out["name"] = Str(f);
+    if (f.number == 3) out["resourceClaimName"] = Str(f);
+    if (f.number == 4) out["resourceClaimTemplateName"] = Str(f);
+    return true;
+  });
+}
+
 bool SchedulingGate(std::string_view b, json& out, Err& err) {
   return Fields(b, "PodSchedulingGate", err, [&](const Field& f) {
     if (IsBytes(f) && f.number == 1) out["name"] = Str(f);
@@ -255,6 +266,9 @@ bool PodSpec(std::string_view b, json& out, Err& err) {
         break;
       case 38:
         if (!Append(out, "schedulingGates", f.bytes, err, SchedulingGate)) return false;
+        break;
+      case 39:
+        if (!Append(out, "resourceClaims", f.bytes, err, ResourceClaim)) return false;
         break;
       case 40: {  // pod-level resources (Kubernetes 1.34+)
         json& res = out["resources"] = json::object();

@@ -494,6 +494,19 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
     p.workload_priority_class = it->second;
   ReadPodGroupRef(md, spec, p);
   ReadOwnerAndDevices(md, p);
+  // DRA claims (docs/dra.md): serve does not allocate them yet, so such a pod is never bound
+  // without its devices; its reason says why.
+  if (const json& claims = At(spec, "resourceClaims"); claims.is_array())
+    for (const json& c : claims) {
+      dra::PodClaim pc;
+      pc.name = Str(c, "name");
+      pc.claim_name = Str(c, "resourceClaimName");
+      pc.template_name = Str(c, "resourceClaimTemplateName");
+      pc.unsupported = "the pod has DRA claims (spec.resourceClaims), which tessera serve does "
+                       "not allocate yet (docs/dra.md): give it to kube-scheduler "
+                       "(spec.schedulerName) or use nvidia.com/gpu";
+      ps.claims.push_back(std::move(pc));
+    }
   if (const json& gates = At(spec, "schedulingGates"); gates.is_array())
     for (const json& g : gates) p.scheduling_gates.push_back(Str(g, "name"));
   p.time =
