@@ -28,20 +28,6 @@
 
 namespace tessera::cli {
 
-// A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where
-// 0 is allowed (--cycle-interval 0: a cycle at every event). The message says the range.
-CLI::Validator Range(double lo, double hi, bool zero_too, const std::string& range) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        const bool number = !text.empty() && end != nullptr && *end == '\0';
-        if (number && std::isfinite(v) && ((v >= lo && v <= hi) || (zero_too && v == 0))) return "";
-        return fmt::format("\"{}\" is out of range: {}", text, range);
-      },
-      range);
-}
-
 double PeakRssMiB() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
