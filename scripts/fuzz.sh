@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(loader_fuzz proto_fuzz kubeconfig_fuzz csv_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(loader_fuzz proto_fuzz kubeconfig_fuzz csv_fuzz json_fuzz)
 
 probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT

@@ -24,6 +24,25 @@ total,3,8,40,116.84,,a/low=65.2;a/high=26.08;b/train=25.56
 CSV
 diff "$tmp/want.csv" "$tmp/report.csv" || fail "report cost --by cluster-queue --output csv"
 
+# The same scenario again (issue 31): its records replace those of the first run instead of
+# doubling every figure of the report; the run says so.
+"$tessera" sim "$src/tests/scenarios/cost.yaml" --accounting-db "$db" >/dev/null 2>"$tmp/sim2.err" ||
+  fail "tessera sim --accounting-db, again: $(cat "$tmp/sim2.err")"
+grep -q "replacing the [0-9]* of an earlier run of the same scenario and flags" "$tmp/sim2.err" ||
+  fail "the re-run did not say it replaced the earlier run: $(cat "$tmp/sim2.err")"
+"$tessera" sim replay --manifests "$src/tests/scenarios/cost.yaml" --accounting-db "$db" \
+  >/dev/null 2>"$tmp/replay2.err" || fail "tessera sim replay, again: $(cat "$tmp/replay2.err")"
+grep -q "replacing the 4 of an earlier run" "$tmp/replay2.err" ||
+  fail "the replay's re-run did not say it replaced: $(cat "$tmp/replay2.err")"
+"$tessera" report cost --db "$db" --from 1970-01-01 --to 1970-01-02 --by cluster-queue \
+  --output csv >"$tmp/report2.csv" 2>"$tmp/report.err" || fail "report cost: $(cat "$tmp/report.err")"
+diff "$tmp/want.csv" "$tmp/report2.csv" || fail "report cost after re-runs: figures changed"
+# Another --until is another run: added, not replaced.
+"$tessera" sim "$src/tests/scenarios/cost.yaml" --accounting-db "$tmp/until.db" >/dev/null 2>&1
+"$tessera" sim "$src/tests/scenarios/cost.yaml" --until 100000 --accounting-db "$tmp/until.db" \
+  >/dev/null 2>"$tmp/until.err"
+grep -q "replacing" "$tmp/until.err" && fail "a run with other flags replaced the first"
+
 # 03:00 excluded: b/train (ends at 10800 s) and a/low's second run are out.
 "$tessera" report cost --db "$db" --from 1970-01-01 --to 1970-01-01T03:00:00Z --by label:team \
   --output json >"$tmp/report.json" 2>"$tmp/report.err" || fail "report cost json"
@@ -50,5 +69,42 @@ if "$tessera" report cost --db "$tmp/missing.db" >/dev/null 2>"$tmp/err"; then
 fi
 grep -q "accounting store $tmp/missing.db" "$tmp/err" || fail "no file name in: $(cat "$tmp/err")"
 [ -e "$tmp/missing.db" ] && fail "report cost created $tmp/missing.db"
+
+# A store that is readable but in a directory the reader cannot write, its writer gone with its
+# write-ahead log left beside it (issue 31: "unable to open database file", "attempt to write a
+# readonly database"). The report reads it, and writes nothing there. Root writes anywhere, so
+# under root the reader is user nobody (setpriv), where that user can run the binary.
+ro=$tmp/ro
+mkdir "$ro"
+cp "$db" "$ro/acct.db"
+python3 - "$ro/acct.db" <<'PY' || fail "could not leave a write-ahead log"
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("PRAGMA wal_autocheckpoint = 0")
+c.execute("CREATE TABLE scratch (x)")  # a change the report does not see
+c.commit()
+os._exit(0)  # as a writer that dies: the log stays
+PY
+rm -f "$ro/acct.db-shm"
+[ -s "$ro/acct.db-wal" ] || fail "no write-ahead log left"
+chmod a+rx "$tmp"
+chmod 555 "$ro"
+reader=""
+if [ "$(id -u)" -eq 0 ]; then
+  if setpriv --reuid=65534 --regid=65534 --clear-groups "$tessera" --version >/dev/null 2>&1; then
+    reader="setpriv --reuid=65534 --regid=65534 --clear-groups"
+  else
+    echo "SKIP: read-only store: root, and user nobody cannot run $tessera"
+    reader=skip
+  fi
+fi
+if [ "$reader" != skip ]; then
+  $reader "$tessera" report cost --db "$ro/acct.db" --from 1970-01-01 --to 1970-01-02 \
+    --by cluster-queue --output csv >"$tmp/ro.csv" 2>"$tmp/ro.err" ||
+    fail "report cost on a store in a read-only directory: $(cat "$tmp/ro.err")"
+  diff "$tmp/want.csv" "$tmp/ro.csv" || fail "report cost on the read-only store: other figures"
+  [ -e "$ro/acct.db-shm" ] && fail "report cost wrote beside a store it only reads"
+fi
+chmod 755 "$ro"
 
 finish cli_accounting

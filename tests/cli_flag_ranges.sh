@@ -36,6 +36,19 @@ for v in -1 nan inf 1e9; do
   expect_fail "0 (no tuning) to 100" sim fgd --nodes x.csv --pods y.csv --tune "$v"
 done
 expect_fail "1024 threads" sim fgd --nodes x.csv --pods y.csv --threads -2
+# Numbers that are not numbers (issue 31): CLI11's own range check lets NaN through (`sim --until
+# nan` was accepted and ignored); every float flag wants a finite number in its range.
+for v in nan inf -inf -1 1e13; do
+  expect_fail "a finite number of seconds from 0 to 1e12" sim --until "$v"
+done
+expect_fail "a finite number of seconds from 0.1 to 3600" serve --dcgm-interval nan
+expect_fail "a finite fraction from 0 to 1" serve --underuse-threshold nan
+expect_fail "a finite number of seconds from 0 to 86400" serve --provisioning-backoff-base inf
+expect_fail "a finite number of seconds from 0.1 to 3600" get queues --watch-interval nan
+# Trace times whose sums overflow (1e308 + 1e308 = inf: "GPU allocation: mean inf%").
+printf 'arrival,duration,gpus\n1e308,1e308,1\n' >"$tmp/huge_jobs.csv"
+expect_fail "huge_jobs.csv:2: arrival: 1e+308 is more than 1e+12 seconds" \
+  sim replay --nodes "$ex/nodes.csv" --jobs "$tmp/huge_jobs.csv" --bad-rows fail
 expect_fail "provisioning-pod-set-merge-policy" serve --provisioning-pod-set-merge-policy Identical
 
 # A node of 2^31 GPUs: an error at its field for validate and sim, not an abort.
@@ -78,6 +91,8 @@ bounded "/dev/zero:1: row longer than 1048576 bytes" sim replay --nodes /dev/zer
 bounded "/dev/zero:1: row longer than 1048576 bytes" sim replay --nodes "$ex/nodes.csv" --jobs /dev/zero
 bounded "/dev/zero:1: row longer than 1048576 bytes" sim fgd --nodes /dev/zero --pods /dev/zero
 bounded "/dev/zero: larger than 4194304 bytes" serve --kubeconfig /dev/zero
+bounded "/dev/zero: larger than 65536 bytes, the limit for a token file" get queues --token-file /dev/zero
+bounded "/dev/zero: larger than 65536 bytes, the limit for a token file" explain a/b --token-file /dev/zero
 # YAML aliases of aliases: 2.8 MB of Pods whose labels alias 1000 aliases of a 1000-byte string.
 awk 'BEGIN {
   v = sprintf("%1000s", ""); gsub(/ /, "x", v)

@@ -25,6 +25,18 @@ answer=$(sed -n 's/^Recommended: pool a100, \([0-9]*\) nodes.*/\1/p' "$tmp/plan.
   2>/dev/null || fail "sim plan --output json"
 grep -q "\"answer\": $answer," "$tmp/plan.json" || fail "JSON answer is not $answer (-j 1 vs -j 2)"
 
+# More replays at once than the machine has cores (issue 31: -j 200 started a thread per replay
+# and aborted with std::system_error): lowered to the cores, and said.
+cores=$(nproc)
+if [ "$cores" -lt 1024 ]; then
+  # shellcheck disable=SC2086
+  "$tessera" sim plan $T $P --target wait-p95=20m --points 5 -j 1024 >"$tmp/j.out" 2>"$tmp/j.err" ||
+    fail "sim plan -j 1024: exit $?: $(cat "$tmp/j.err")"
+  grep -q -- "-j 1024 lowered to $cores, the cores of this machine" "$tmp/j.err" ||
+    fail "sim plan -j 1024 did not say it was lowered: $(cat "$tmp/j.err")"
+  grep -q "^Recommended: pool a100, $answer nodes" "$tmp/j.out" || fail "sim plan -j 1024: another answer"
+fi
+
 # The screen (--screen-jobs): sizes far too small fail on the trace's first 50 jobs and are said
 # to; the check line is of full replays only.
 # shellcheck disable=SC2086

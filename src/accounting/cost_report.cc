@@ -7,6 +7,7 @@
 #include <map>
 
 #include "fmt/format.h"
+#include "model/bounded_json.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::accounting {
@@ -23,7 +24,7 @@ std::string GroupOf(const RunRecord& r, const ReportQuery& q) {
     case GroupBy::kLocalQueue:
       return r.local_queue.empty() ? kNone : r.ns + "/" + r.local_queue;
     case GroupBy::kLabel: {
-      auto labels = nlohmann::json::parse(r.labels, nullptr, /*allow_exceptions=*/false);
+      auto labels = ParseJsonOrDiscarded(r.labels);
       if (!labels.is_object()) return kNone;
       auto it = labels.find(q.label);
       return it != labels.end() && it->is_string() ? it->get<std::string>() : kNone;

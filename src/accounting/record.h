@@ -57,6 +57,10 @@ struct RunRecord {
   // tessera serve's key of a run it keeps open in the store while it runs (the workload's
   // group, "Kind:namespace/name"); empty for records written when their run ended.
   std::string run_key;
+  // The run of `tessera sim` or `sim replay` that wrote the record (RunId: its source, the
+  // content of its input files and the flags that change its results); a re-run of the same
+  // replaces the records of the earlier one instead of adding to them. Empty for serve's.
+  std::string run_id;
 };
 
 // Where records go as they are made: the store's batching writer, or a vector in tests.

@@ -51,7 +51,14 @@ ALTER TABLE runs ADD COLUMN run_key TEXT;
 CREATE INDEX runs_open ON runs (source, state) WHERE state = 'running' AND run_key IS NOT NULL;
 )sql";
 
-constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}};
+// Version 3 (issue 31): the run of the simulator or replay that wrote a record (NULL for serve's),
+// so that running the same scenario again replaces its records instead of doubling every figure.
+constexpr std::string_view kV3 = R"sql(
+ALTER TABLE runs ADD COLUMN run_id TEXT;
+CREATE INDEX runs_by_run_id ON runs (run_id) WHERE run_id IS NOT NULL;
+)sql";
+
+constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}};
 
 // Tables that the database holds, other than SQLite's own.
 absl::Status CountTables(sqlite3* db, const std::string& path, int& tables) {

@@ -24,7 +24,7 @@ struct Migration {
   std::string_view sql;
 };
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Every step from an empty database to kSchemaVersion, in order.
 std::span<const Migration> Migrations();

@@ -90,13 +90,15 @@ int64_t RecordSimulation(const Simulator& sim, RecordSink& sink, RecorderOptions
 }
 
 absl::Status WriteSimulationRecords(const Simulator& sim, const std::string& path,
-                                    int64_t* written) {
+                                    int64_t* written, const std::string& run_id,
+                                    int64_t* replaced) {
   auto store = AccountingStore::Open(path);
   if (!store.ok()) return store.status();
-  StoreWriter writer(**store, /*batch_size=*/1 << 16);
+  StoreWriter writer(**store, /*batch_size=*/1 << 16, run_id);
   RecordSimulation(sim, writer);
   if (auto st = writer.Finish(); !st.ok()) return st;
   if (written != nullptr) *written = writer.written();
+  if (replaced != nullptr) *replaced = writer.replaced();
   return absl::OkStatus();
 }
 

@@ -22,7 +22,11 @@ int64_t RecordSimulation(const Simulator& sim, RecordSink& sink, RecorderOptions
 
 // Opens (or creates) the store at `path` and appends the records of `sim`;
 // `written` gets their number. Records go in transactions of up to 65,536. Errors name the file.
+// With a `run_id` (RunId of the scenario and flags), the records of an earlier run of that id
+// are replaced, and `replaced` gets how many there were.
 [[nodiscard]] absl::Status WriteSimulationRecords(const Simulator& sim, const std::string& path,
-                                                  int64_t* written = nullptr);
+                                                  int64_t* written = nullptr,
+                                                  const std::string& run_id = "",
+                                                  int64_t* replaced = nullptr);
 
 }  // namespace tessera::accounting

@@ -2,7 +2,11 @@
 
 #include <sqlite3.h>
 
+#include <stdlib.h>
+
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 
 #include "accounting/schema.h"
 #include "accounting/sqlite_util.h"
@@ -16,8 +20,8 @@ constexpr int kBusyTimeoutMs = 5000;
 constexpr const char* kColumns =
     "source, namespace, name, local_queue, cluster_queue, cohort, labels, priority, attempt, "
     "pods, gpus, gpu_model, flavors, submit_time, start_time, end_time, state, reason, "
-    "preemptions, gpu_hours, allocated_dollars, utilization, effective_dollars, run_key";
-constexpr int kNumColumns = 24;
+    "preemptions, gpu_hours, allocated_dollars, utilization, effective_dollars, run_key, run_id";
+constexpr int kNumColumns = 25;
 
 // Empty text is NULL in the store: "no queue" reads as NULL in SQL, not as ''.
 void BindText(sqlite3_stmt* st, int i, const std::string& s, bool null_if_empty) {
@@ -62,6 +66,7 @@ void Bind(sqlite3_stmt* st, const RunRecord& r) {
   BindOptional(st, ++i, r.utilization);
   BindOptional(st, ++i, r.effective_dollars);
   BindText(st, ++i, r.run_key, true);
+  BindText(st, ++i, r.run_id, true);
 }
 
 // "?, ?, ..." for every column.
@@ -109,14 +114,25 @@ RunRecord Row(sqlite3_stmt* st) {
   r.utilization = OptionalDouble(st, c++);
   r.effective_dollars = OptionalDouble(st, c++);
   r.run_key = Text(st, c++);
+  r.run_id = Text(st, c++);
   return r;
 }
 
-// A store opened for reading must already have this build's schema.
-absl::Status CheckReadable(sqlite3* db, const std::string& path) {
-  int version = 0;
+// The oldest schema a report reads without migrating it: version 2 lacks only run_id, read as
+// NULL (a report must not need write access to a store serve wrote).
+constexpr int kOldestReadableVersion = 2;
+
+// The columns to select from a store of `version`: those it lacks as NULL.
+std::string SelectColumns(int version) {
+  std::string cols = kColumns;
+  if (version < 3) cols.replace(cols.rfind("run_id"), 6, "NULL");
+  return cols;
+}
+
+// A store opened for reading must already have this build's schema, or one it can read.
+absl::Status CheckReadable(sqlite3* db, const std::string& path, int& version) {
   if (auto st = ReadSchemaVersion(db, path, version); !st.ok()) return st;
-  if (version == kSchemaVersion) return absl::OkStatus();
+  if (version >= kOldestReadableVersion && version <= kSchemaVersion) return absl::OkStatus();
   if (version == 0) {
     return absl::FailedPreconditionError(fmt::format(
         "accounting store {}: no accounting schema (empty, or not written by tessera)", path));
@@ -181,58 +197,141 @@ std::optional<RunEnd> ParseRunEnd(std::string_view name) {
 absl::StatusOr<std::unique_ptr<AccountingStore>> AccountingStore::Open(const std::string& path,
                                                                        StoreOptions options) {
   if (path.empty()) return absl::InvalidArgumentError("accounting store: no file name given");
+  bool cannot_share = false;
+  auto store = OpenFile(path, path, options, &cannot_share);
+  if (store.ok() || !options.read_only || !cannot_share) return store;
+  // Read-only, and SQLite cannot share the write-ahead log with its writer (a log left beside
+  // the file with no -shm, in a directory this user cannot write, or a file system mounted
+  // read-only). A report needs no sharing: it reads a copy.
+  auto copy = OpenCopy(path, options);
+  return copy.ok() ? std::move(copy) : std::move(store);
+}
+
+absl::StatusOr<std::unique_ptr<AccountingStore>> AccountingStore::OpenFile(
+    const std::string& file, const std::string& path, const StoreOptions& options,
+    bool* cannot_share) {
   sqlite3* db = nullptr;
   const int flags =
       options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  auto can_retry = [&](int rc) {
+    const int primary = rc & 0xff;
+    *cannot_share = primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY ||
+                    primary == SQLITE_PERM || primary == SQLITE_IOERR;
+  };
+  int rc = sqlite3_open_v2(file.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     absl::Status st =
         SqliteError(db, rc, path,
                     options.read_only ? "cannot open it for reading" : "cannot open or create it");
     sqlite3_close(db);
+    // A file that is not there is not retried: there is nothing to copy.
+    if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
+      std::fclose(f);
+      can_retry(rc);
+    }
     return st;
   }
   std::unique_ptr<AccountingStore> store(new AccountingStore(db, path));
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  absl::Status st =
-      options.read_only ? CheckReadable(db, path) : SetUpForWriting(db, path, options);
-  if (!st.ok()) return st;
+  absl::Status st = options.read_only ? CheckReadable(db, path, store->version_)
+                                      : SetUpForWriting(db, path, options);
+  if (!st.ok()) {
+    if (options.read_only) can_retry(sqlite3_extended_errcode(db));
+    return st;
+  }
+  if (!options.read_only) store->version_ = kSchemaVersion;
   return store;
 }
 
-AccountingStore::~AccountingStore() { sqlite3_close(db_); }
+absl::StatusOr<std::unique_ptr<AccountingStore>> AccountingStore::OpenCopy(
+    const std::string& path, const StoreOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::string dir = (fs::temp_directory_path(ec) / "tessera-store-XXXXXX").string();
+  if (ec || ::mkdtemp(dir.data()) == nullptr)
+    return absl::UnavailableError(fmt::format("accounting store {}: no temporary directory", path));
+  const fs::path copy = fs::path(dir) / "store.db";
+  fs::copy_file(path, copy, ec);
+  std::error_code no_log;
+  if (!ec && fs::exists(path + "-wal", no_log))
+    fs::copy_file(path + "-wal", copy.string() + "-wal", ec);
+  if (ec) {
+    fs::remove_all(dir, ec);
+    return absl::UnavailableError(
+        fmt::format("accounting store {}: cannot copy it: {}", path, ec.message()));
+  }
+  // Read-write, so that SQLite can apply the copied log; the copy is never written otherwise.
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(copy.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  std::unique_ptr<AccountingStore> store(new AccountingStore(db, path));
+  store->temp_dir_ = dir;  // removed with the store, whatever happens next
+  if (rc != SQLITE_OK) return SqliteError(db, rc, path, "cannot open it for reading");
+  sqlite3_extended_result_codes(db, 1);
+  if (auto st = CheckReadable(db, path, store->version_); !st.ok()) return st;
+  return store;
+}
+
+AccountingStore::~AccountingStore() {
+  sqlite3_close(db_);
+  if (!temp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir_, ec);
+  }
+}
+
+absl::Status AccountingStore::Insert(const std::vector<RunRecord>& records) {
+  Statement insert;
+  const std::string sql = fmt::format("INSERT INTO runs ({}) VALUES ({})", kColumns, Placeholders());
+  int rc = insert.Prepare(db_, sql.c_str());
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, path_, "cannot write records");
+  for (const RunRecord& r : records) {
+    Bind(insert.get(), r);
+    rc = sqlite3_step(insert.get());
+    if (rc != SQLITE_DONE) return SqliteError(db_, rc, path_, "cannot write records");
+    sqlite3_reset(insert.get());
+    sqlite3_clear_bindings(insert.get());
+  }
+  return absl::OkStatus();
+}
 
 absl::Status AccountingStore::Append(const std::vector<RunRecord>& records) {
   if (records.empty()) return absl::OkStatus();
+  return ReplaceRun("", records).status();
+}
+
+absl::StatusOr<int64_t> AccountingStore::ReplaceRun(const std::string& run_id,
+                                                    const std::vector<RunRecord>& records) {
+  if (run_id.empty() && records.empty()) return 0;
   if (auto st = Exec(db_, path_, "BEGIN IMMEDIATE", "cannot write records"); !st.ok()) return st;
   auto fail = [&](absl::Status st) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return st;
   };
-  {
-    Statement insert;
-    const std::string sql =
-        fmt::format("INSERT INTO runs ({}) VALUES ({})", kColumns, Placeholders());
-    int rc = insert.Prepare(db_, sql.c_str());
-    if (rc != SQLITE_OK) return fail(SqliteError(db_, rc, path_, "cannot write records"));
-    for (const RunRecord& r : records) {
-      Bind(insert.get(), r);
-      rc = sqlite3_step(insert.get());
-      if (rc != SQLITE_DONE) return fail(SqliteError(db_, rc, path_, "cannot write records"));
-      sqlite3_reset(insert.get());
-      sqlite3_clear_bindings(insert.get());
+  int64_t replaced = 0;
+  if (!run_id.empty()) {
+    Statement del;
+    int rc = del.Prepare(db_, "DELETE FROM runs WHERE run_id = ?1");
+    if (rc == SQLITE_OK) {
+      sqlite3_bind_text(del.get(), 1, run_id.data(), static_cast<int>(run_id.size()),
+                        SQLITE_TRANSIENT);
+      rc = sqlite3_step(del.get());
     }
+    if (rc != SQLITE_DONE)
+      return fail(SqliteError(db_, rc, path_, "cannot replace the records of an earlier run"));
+    replaced = sqlite3_changes64(db_);
   }
+  if (auto st = Insert(records); !st.ok()) return fail(st);
   const int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return fail(SqliteError(db_, rc, path_, "cannot commit records"));
-  return absl::OkStatus();
+  return replaced;
 }
 
 absl::StatusOr<std::vector<RunRecord>> AccountingStore::Read(double from, double to) const {
   Statement select;
   const std::string sql = fmt::format(
-      "SELECT id, {} FROM runs WHERE end_time >= ?1 AND end_time < ?2 ORDER BY id", kColumns);
+      "SELECT id, {} FROM runs WHERE end_time >= ?1 AND end_time < ?2 ORDER BY id",
+      SelectColumns(version_));
   int rc = select.Prepare(db_, sql.c_str());
   if (rc != SQLITE_OK) return SqliteError(db_, rc, path_, "cannot read records");
   // SQLite keeps infinities as REAL; an open end compares as it should.
@@ -286,7 +385,7 @@ absl::StatusOr<std::vector<RunRecord>> AccountingStore::ReadOpen(const std::stri
   const std::string sql = fmt::format(
       "SELECT id, {} FROM runs WHERE source = ?1 AND state = 'running' AND run_key IS NOT NULL "
       "ORDER BY id",
-      kColumns);
+      SelectColumns(version_));
   int rc = select.Prepare(db_, sql.c_str());
   if (rc != SQLITE_OK) return SqliteError(db_, rc, path_, "cannot read open runs");
   sqlite3_bind_text(select.get(), 1, source.data(), static_cast<int>(source.size()),
@@ -299,20 +398,59 @@ absl::StatusOr<std::vector<RunRecord>> AccountingStore::ReadOpen(const std::stri
 
 void StoreWriter::Add(RunRecord record) {
   if (!status_.ok()) return;
+  if (!run_id_.empty()) record.run_id = run_id_;
   pending_.push_back(std::move(record));
   if (pending_.size() >= batch_size_) Flush();
 }
 
 void StoreWriter::Flush() {
-  if (!status_.ok() || pending_.empty()) return;
-  status_ = store_.Append(pending_);
-  if (status_.ok()) written_ += static_cast<int64_t>(pending_.size());
+  if (!status_.ok() || (pending_.empty() && !first_)) return;
+  // The first batch replaces the earlier run's records, in its transaction: a re-run that fails
+  // before writing anything leaves the earlier run whole.
+  auto replaced = store_.ReplaceRun(first_ ? run_id_ : "", pending_);
+  first_ = false;
+  status_ = replaced.status();
+  if (status_.ok()) {
+    replaced_ += *replaced;
+    written_ += static_cast<int64_t>(pending_.size());
+  }
   pending_.clear();
 }
 
 absl::Status StoreWriter::Finish() {
   Flush();
   return status_;
+}
+
+void RunId::Hash(std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    h_ ^= c;
+    h_ *= 0x100000001b3ULL;
+  }
+}
+
+void RunId::Add(std::string_view text) {
+  Hash(fmt::format("\n{}:", text.size()));  // ("ab", "c") is not ("a", "bc")
+  Hash(text);
+}
+
+bool RunId::AddFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    Add(path);
+    return false;
+  }
+  Hash("\nfile:");
+  std::string block(1 << 16, '\0');
+  size_t n = 0;
+  while ((n = std::fread(block.data(), 1, block.size(), f)) > 0) Hash({block.data(), n});
+  const bool ok = std::ferror(f) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+std::string RunId::Id(std::string_view source) const {
+  return fmt::format("{}:{:016x}", source, h_);
 }
 
 }  // namespace tessera::accounting

@@ -224,7 +224,7 @@ TEST_F(StoreTest, VersionOneStoreIsMigratedToVersionTwoKeepingItsRecords) {
   EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 1);
   auto store = AccountingStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), kSchemaVersion);
   auto all = (*store)->Read();
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 1u);
@@ -232,6 +232,66 @@ TEST_F(StoreTest, VersionOneStoreIsMigratedToVersionTwoKeepingItsRecords) {
   EXPECT_EQ((*all)[0].allocated_dollars, 4);
   EXPECT_FALSE((*all)[0].effective_dollars.has_value());
   EXPECT_EQ((*all)[0].run_key, "");
+}
+
+// A run of the simulator or the replay has an identity (issue 31): writing the same run again
+// replaces its records, in the transaction of its first batch, instead of adding a second copy
+// (which doubled every figure of `report cost`). Records of other runs and serve's stay.
+TEST_F(StoreTest, ARunWrittenAgainReplacesItsRecords) {
+  const std::string path = Path("rerun.db");
+  auto store = AccountingStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Append({Record("serve-run", 50, 1)}).ok());  // no run id: serve's
+  RunId a, b;
+  a.Add("scenario A");
+  b.Add("scenario B");
+  EXPECT_EQ(a.Id("sim"), [] { RunId same; same.Add("scenario A"); return same.Id("sim"); }());
+  EXPECT_NE(a.Id("sim"), b.Id("sim"));
+  EXPECT_NE(a.Id("sim"), a.Id("sim replay"));
+  for (int round = 0; round < 3; ++round) {
+    StoreWriter writer(**store, /*batch_size=*/2, a.Id("sim"));
+    for (int i = 0; i < 5; ++i) writer.Add(Record(fmt::format("a{}", i), 100 + i, 2));
+    ASSERT_TRUE(writer.Finish().ok());
+    EXPECT_EQ(writer.written(), 5);
+    EXPECT_EQ(writer.replaced(), round == 0 ? 0 : 5);
+  }
+  StoreWriter other(**store, 512, b.Id("sim"));
+  other.Add(Record("b0", 200, 3));
+  ASSERT_TRUE(other.Finish().ok());
+  EXPECT_EQ(other.replaced(), 0);
+  auto all = (*store)->Read();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 7u);  // serve's, A's five once, B's
+  EXPECT_EQ((*all)[0].run_id, "");
+  EXPECT_EQ((*all)[1].run_id, a.Id("sim"));
+  EXPECT_EQ(all->back().run_id, b.Id("sim"));
+  // A re-run that writes nothing still leaves no stale copy of the earlier one.
+  StoreWriter empty(**store, 512, b.Id("sim"));
+  ASSERT_TRUE(empty.Finish().ok());
+  EXPECT_EQ(empty.replaced(), 1);
+}
+
+// A report reads a store of version 2 (as serve wrote it before run ids) without migrating it:
+// it may have no right to write there.
+TEST_F(StoreTest, AReportReadsAVersionTwoStoreWithoutMigratingIt) {
+  const std::string path = Path("v2.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(Migrate(db, path, Migrations().first(2)).ok());
+    sqlite3_close(db);
+  }
+  RawExec(path,
+          "INSERT INTO runs (source, namespace, name, submit_time, start_time, end_time, state) "
+          "VALUES ('serve', 'ns', 'old', 0, 10, 3610, 'finished')");
+  auto store = AccountingStore::Open(path, {.read_only = true});
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto all = (*store)->Read();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].name, "old");
+  EXPECT_EQ((*all)[0].run_id, "");
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 2);
 }
 
 // serve's open runs: inserted with a run key, read back as open, updated in place by id, and no
@@ -288,7 +348,7 @@ TEST_F(StoreTest, FutureVersionIsRefusedAndLeftUntouched) {
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             "accounting store " + path +
-                ": schema version 9 is newer than this tessera understands (2); it was written by "
+                ": schema version 9 is newer than this tessera understands (3); it was written by "
                 "a newer Tessera and is left untouched: use that version");
   EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 9);
   EXPECT_EQ(RawInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'runs'"), 0);

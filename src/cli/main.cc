@@ -18,7 +18,9 @@
 
 #include "CLI/CLI.hpp"
 #include "accounting/sim_records.h"
+#include "accounting/store.h"
 #include "cli/command.h"
+#include "cli/flag_range.h"
 #include "cli/embedded_quickstart.h"
 #include "config/diagnostic_output.h"
 #include "config/loader.h"
@@ -94,6 +96,19 @@ std::function<void(const SimProgress&)> ProgressPrinter() {
   };
 }
 
+// The identity of this simulation in the accounting store (docs/accounting.md, "Runs"): the
+// content of its manifests and the flags that change its results. Running it again replaces its
+// records instead of adding a second copy of them.
+std::string SimRunId(const std::vector<std::string>& files, double until,
+                     const std::string& scale_up) {
+  accounting::RunId id;
+  if (files.empty()) id.Add(kEmbeddedQuickstart);
+  for (const std::string& f : files) (void)id.AddFile(f);  // it was read a moment ago
+  id.Add(fmt::format("--until={}", until));
+  id.Add("--scale-up=" + scale_up);
+  return id.Id("sim");
+}
+
 int Sim(const std::vector<std::string>& files, const std::string& output, Verify verify,
         double until, const std::string& accounting_db, const std::string& scale_up, bool quiet) {
   LoadResult r;
@@ -157,12 +172,20 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
     std::cout << (*sim)->ToTable();
   }
   if (!accounting_db.empty()) {
-    int64_t written = 0;
-    if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written); !st.ok()) {
+    int64_t written = 0, replaced = 0;
+    const std::string run_id = SimRunId(files, until, scale_up);
+    if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written, run_id,
+                                                     &replaced);
+        !st.ok()) {
       std::cerr << "tessera sim: " << st.message() << "\n";
       return 1;
     }
-    std::cerr << fmt::format("{} run records written to {}\n", written, accounting_db);
+    std::cerr << fmt::format("{} run records written to {}", written, accounting_db);
+    if (replaced > 0)
+      std::cerr << fmt::format(" (replacing the {} of an earlier run of the same scenario and "
+                               "flags, run {})",
+                               replaced, run_id);
+    std::cerr << "\n";
   }
   return 0;
 }
@@ -206,7 +229,7 @@ int main(int argc, char** argv) {
   sim->add_option("--until", until,
                   "stop the simulation at this time (seconds); pending workloads then show "
                   "their expected start")
-      ->check(CLI::Range(0.0, 1e12));
+      ->check(tessera::cli::Range(0, 1e12, true, "a finite number of seconds from 0 to 1e12"));
   std::string scale_up;
   sim->add_option("--scale-up", scale_up,
                   "how elastic NodePools grow: gang-aware (a gang's nodes only when all of it "

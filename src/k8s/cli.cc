@@ -11,6 +11,7 @@
 
 #include "accounting/store.h"
 #include "cli/command.h"
+#include "cli/flag_range.h"
 #include "fmt/format.h"
 #include "k8s/api/api_client.h"
 #include "k8s/api/api_cost.h"
@@ -328,19 +329,19 @@ Command AddServeCommand(CLI::App& app) {
   s->add_option("--dcgm-interval", flags->dcgm_interval_s,
                 "seconds between scrapes of one exporter")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(Range(0.1, 3600, false, "a finite number of seconds from 0.1 to 3600"));
   s->add_option("--dcgm-timeout", flags->dcgm_timeout_s,
                 "seconds to connect, and then for each read, of a scrape")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 60.0));
+      ->check(Range(0.1, 60, false, "a finite number of seconds from 0.1 to 60"));
   s->add_option("--underuse-threshold", flags->underuse_threshold,
                 "GPU utilization (0-1) below which a workload barely uses its GPUs")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(Range(0, 1, true, "a finite fraction from 0 to 1"));
   s->add_option("--underuse-for", flags->underuse_for_s,
                 "seconds a workload must stay below the threshold to be reported as underused")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e7));
+      ->check(Range(0, 1e7, true, "a finite number of seconds from 0 to 1e7"));
   s->add_option("--accounting-db", flags->accounting_db,
                 "write one accounting record per workload run to this SQLite file (leader only; "
                 "docs/accounting.md)");
@@ -362,11 +363,11 @@ Command AddServeCommand(CLI::App& app) {
   s->add_option("--provisioning-backoff-base", flags->provisioning_backoff_base_s,
                 "seconds before the second attempt; doubled for each later one")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(Range(0, 86400, true, "a finite number of seconds from 0 to 86400"));
   s->add_option("--provisioning-backoff-max", flags->provisioning_backoff_max_s,
                 "the longest wait between attempts, seconds")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(Range(0, 86400, true, "a finite number of seconds from 0 to 86400"));
   s->add_option("--provisioning-max-requests", flags->provisioning_max_requests,
                 "gangs, in queue order, with a request out at once")
       ->capture_default_str()

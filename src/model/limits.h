@@ -42,5 +42,21 @@ inline constexpr int64_t kMaxYamlAliasNodesPerFile = 1'000'000;
 inline constexpr int64_t kMaxYamlAliasBytesPerFile = int64_t{16} << 20;  // 16 MiB
 // One line of a CSV trace (sim replay --nodes/--jobs, sim fgd --nodes/--pods).
 inline constexpr int64_t kMaxCsvLineBytes = int64_t{1} << 20;  // 1 MiB
+// A time or duration of a CSV trace (arrival, duration, max_wait, openb's creation, deletion and
+// scheduled times, an elastic group's seconds): about 31,700 years, so that sums and products of
+// times over a whole trace stay finite (1e308 became inf).
+inline constexpr double kMaxTraceSeconds = 1e12;
+
+// JSON from outside the process (model/bounded_json.h): the API server's answers and watch
+// events, serve's answers to `tessera get`/`explain`, the accounting store's label columns.
+// Kubernetes objects nest a few dozen levels (a CRD's schema perhaps a hundred); printing or
+// copying a parsed document recurses once per level, so a deeper one is refused as it is parsed.
+inline constexpr int kMaxJsonDepth = 512;
+// The body of one answer of serve's JSON API read by `tessera get`/`explain` (the largest real
+// answer, every workload of a big cluster, is a few MiB), and the whole time one such request
+// may take, however slowly the server sends.
+inline constexpr int64_t kMaxApiAnswerBytes = int64_t{64} << 20;  // 64 MiB
+// A --token-file (one bearer token; real ones are under 2 KiB).
+inline constexpr int64_t kMaxTokenFileBytes = int64_t{64} << 10;  // 64 KiB
 
 }  // namespace tessera

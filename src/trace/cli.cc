@@ -28,20 +28,6 @@
 
 namespace tessera::cli {
 
-// A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where
-// 0 is allowed (--cycle-interval 0: a cycle at every event). The message says the range.
-CLI::Validator Range(double lo, double hi, bool zero_too, const std::string& range) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        const bool number = !text.empty() && end != nullptr && *end == '\0';
-        if (number && std::isfinite(v) && ((v >= lo && v <= hi) || (zero_too && v == 0))) return "";
-        return fmt::format("\"{}\" is out of range: {}", text, range);
-      },
-      range);
-}
-
 double PeakRssMiB() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
@@ -142,6 +128,26 @@ int WriteTraceOnly(const ReplayFlags& f, const trace::Trace& tr) {
   return 0;
 }
 
+// The identity of this replay in the accounting store (docs/accounting.md, "Runs"): the content
+// of its input files and every flag that changes its results (a flag added to ReplayFlags that
+// does belongs here). Running it again replaces its records instead of adding a second copy.
+std::string ReplayRunId(const ReplayFlags& f) {
+  accounting::RunId id;
+  for (const auto& n : f.nodes) (void)id.AddFile(n);
+  id.Add("--jobs");
+  if (!f.jobs.empty()) (void)id.AddFile(f.jobs);
+  for (const auto& m : f.manifests) (void)id.AddFile(m);
+  id.Add(fmt::format(
+      "synthetic={},{},{},{},{} seed={} bad-rows={} placement={} fair-sharing={} backfill={} "
+      "strategy={} estimates={} grace={} checkpoint={} unqueued={} no-preemption={} cycle={} "
+      "until={} scale-up={} limit={} ignore-times={}",
+      f.synthetic_jobs, f.synthetic_nodes, f.synthetic_queues, f.synthetic_load, f.synthetic_mix,
+      f.seed, f.bad_rows, f.placement, f.fair_sharing, f.backfill, f.strategy, f.estimates,
+      f.grace_period, f.checkpoint_interval, f.unqueued, f.no_preemption, f.cycle_interval,
+      f.until, f.scale_up, f.limit, f.ignore_times));
+  return id.Id("sim replay");
+}
+
 int RunReplayCommand(const ReplayFlags& f) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -168,7 +174,7 @@ int RunReplayCommand(const ReplayFlags& f) {
       return 1;
     }
     store = std::move(*opened);
-    records.emplace(*store);
+    records.emplace(*store, /*batch_size=*/512, ReplayRunId(f));
   }
 
   // Manifests: queues, flavors, priority classes, SchedulerConfig, maybe nodes and workloads.
@@ -229,7 +235,12 @@ int RunReplayCommand(const ReplayFlags& f) {
       std::cerr << "tessera sim replay: " << s.message() << "\n";
       return 1;
     }
-    std::cerr << fmt::format("{} run records written to {}\n", records->written(), f.accounting_db);
+    std::cerr << fmt::format("{} run records written to {}", records->written(), f.accounting_db);
+    if (records->replaced() > 0)
+      std::cerr << fmt::format(" (replacing the {} of an earlier run of the same trace and "
+                               "flags)",
+                               records->replaced());
+    std::cerr << "\n";
   }
   if (!f.report.empty()) {
     std::string title =

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/flag_range.h"
 #include "trace/cluster_snapshot.h"
 #include "trace/model_builder.h"
 #include "trace/readers.h"
@@ -52,10 +53,6 @@ struct ReplayFlags {
   std::string write_trace;  // replay: write the trace here instead of replaying it
   bool quiet = false;       // --manifests' notices are not printed
 };
-
-// A number flag within its range (docs/robustness.md): finite, lo <= v <= hi, or exactly 0 where
-// 0 is allowed. The message says the range.
-CLI::Validator Range(double lo, double hi, bool zero_too, const std::string& range);
 
 // Peak resident memory of this process, MiB.
 double PeakRssMiB();

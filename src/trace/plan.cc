@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <system_error>
 #include <thread>
 
 #include "fmt/format.h"
@@ -249,9 +250,22 @@ absl::Status ReplaySizes(const Trace& trace, const Model& base, const PlanOption
   };
   const size_t n = std::min(sizes.size(), static_cast<size_t>(std::max(1, o.threads)));
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+  std::string no_thread;  // why a thread could not be started (EAGAIN: the machine's limit)
+  for (size_t t = 1; t < n; ++t) {
+    try {
+      pool.push_back(o.start_thread ? o.start_thread(work) : std::thread(work));
+    } catch (const std::system_error& e) {
+      no_thread = e.what();
+      break;  // the threads started share the replays; this one always works
+    }
+  }
   work();
   for (auto& t : pool) t.join();
+  const std::string thread_note =
+      no_thread.empty() ? ""
+                        : fmt::format("a replay thread could not be started ({}); the replays "
+                                      "ran on fewer threads than asked for",
+                                      no_thread);
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (!out[i].ok())
       return absl::Status(out[i].status().code(),
@@ -263,6 +277,9 @@ absl::Status ReplaySizes(const Trace& trace, const Model& base, const PlanOption
             [](const SizePoint& a, const SizePoint& b) { return a.nodes < b.nodes; });
   result.replays += static_cast<int64_t>(sizes.size());
   if (result.notes.empty()) result.notes = std::move(notes);
+  if (!thread_note.empty() &&
+      std::find(result.notes.begin(), result.notes.end(), thread_note) == result.notes.end())
+    result.notes.push_back(thread_note);
   return absl::OkStatus();
 }
 

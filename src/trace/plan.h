@@ -21,8 +21,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -91,6 +93,10 @@ struct PlanOptions {
   int32_t max_nodes = 0;        // 0: twice the nodes of the peak offered demand (see .cc)
   int32_t curve_points = 20;    // sizes of the curve, min and max included
   int32_t threads = 1;          // replays at once
+  // Starts one replay thread; empty: std::thread. A thread that cannot be started (it throws
+  // std::system_error, EAGAIN when the machine has no more) leaves the replays to those that
+  // could, with a note. Tests make it fail.
+  std::function<std::thread(std::function<void()>)> start_thread;
   // Stop a replay as soon as it is known to miss the first wait target (ReplayOptions::
   // early_stop): far too small clusters would otherwise replay their whole backlog.
   bool stop_early = true;

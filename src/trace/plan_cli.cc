@@ -87,8 +87,13 @@ bool ParseInputs(const PlanFlags& f, trace::PlanOptions& o) {
   o.max_nodes = f.max_nodes;
   o.curve_points = f.points;
   o.screen_jobs = f.screen_jobs;
-  o.threads = f.threads > 0 ? f.threads
-                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Bounded by the machine: more replays at once than cores only add threads and memory (a
+  // thread per replay of -j 200 ended in std::system_error, EAGAIN).
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  o.threads = f.threads > 0 ? std::min(f.threads, cores) : cores;
+  if (f.threads > cores)
+    std::cerr << kCmd
+              << fmt::format("-j {} lowered to {}, the cores of this machine\n", f.threads, cores);
   return true;
 }
 

@@ -1,6 +1,9 @@
 #include "trace/plan.h"
 
 #include <algorithm>
+#include <atomic>
+#include <system_error>
+#include <thread>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -196,6 +199,31 @@ TEST(Plan, SameAnswerWhateverTheThreads) {
   ASSERT_TRUE(one.ok() && three.ok());
   EXPECT_EQ(PlanJson(*one), PlanJson(*three));
   EXPECT_EQ(one->replays, three->replays);
+}
+
+// A machine that has no more threads (std::thread throws EAGAIN): `sim plan -j 200` aborted with
+// std::system_error. The replays run on the threads that could be started, with a note.
+TEST(Plan, ThreadsThatCannotBeStartedLeaveTheReplaysToTheOthers) {
+  const Trace trace = GangTrace();
+  PlanOptions o = Options({"wait-p99=1h", "utilization=0.9"}, 8);
+  std::atomic<int> started{0};
+  o.start_thread = [&](std::function<void()> f) {
+    // One thread a round at most: the second of each round fails.
+    if (started.fetch_add(1) % 2 == 1)
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "thread");
+    return std::thread(std::move(f));
+  };
+  auto limited = RunPlan(trace, Model{}, o);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  auto one = RunPlan(trace, Model{}, Options({"wait-p99=1h", "utilization=0.9"}, 1));
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(limited->pools[0].answer, one->pools[0].answer);
+  ASSERT_FALSE(limited->notes.empty());
+  EXPECT_EQ(limited->notes.back(),
+            "a replay thread could not be started (thread: Resource temporarily unavailable); "
+            "the replays ran on fewer threads than asked for");
+  EXPECT_EQ(std::count(limited->notes.begin(), limited->notes.end(), limited->notes.back()), 1);
 }
 
 // Stopping the replays of failing sizes early changes nothing but their figures.

@@ -74,6 +74,13 @@ std::optional<double> TimeField(const CsvReader& r, int col, std::string_view na
     check.Fail(fmt::format("{}: {} is negative", name, *v));
     return std::nullopt;
   }
+  // Finite is not enough: 1e308-second arrivals and durations summed to inf, and a run "ended"
+  // with a mean GPU allocation of inf%.
+  if (*v > kMaxTraceSeconds) {
+    check.Fail(fmt::format("{}: {} is more than {:g} seconds, the limit for a time of a trace",
+                           name, *v, kMaxTraceSeconds));
+    return std::nullopt;
+  }
   return v;
 }
 
@@ -133,7 +140,7 @@ struct GroupColumns {
     a.min_nodes = IntField(r, min_nodes, "min_nodes", 0, 0, kMaxNodePoolSize, check);
     if (check.ok() && a.min_nodes > a.max_nodes)
       check.Fail(fmt::format("min_nodes: {} is more than max_nodes {}", a.min_nodes, a.max_nodes));
-    constexpr double kMaxSeconds = 1e12;
+    constexpr double kMaxSeconds = kMaxTraceSeconds;
     a.provisioning_seconds = NumberField(r, provisioning, "provisioning_seconds", 0, kMaxSeconds,
                                          false, "seconds", check)
                                  .value_or(a.provisioning_seconds);

@@ -210,6 +210,33 @@ TEST(ReadJobs, MaxWaitColumn) {
   EXPECT_EQ(blog.warnings[1], path + ":3: max_wait: -5 is negative (row skipped)");
 }
 
+// Numbers that are not numbers, or whose sums are not: NaN and inf are not numbers of seconds,
+// and 1e308-second arrivals and durations (finite, and inf once added) are beyond the bound. A
+// replay of them "ended" with a mean GPU allocation of inf%.
+TEST(ReadJobs, TimesThatAreNotFiniteOrOverflowAreRefusedAtTheirField) {
+  const std::string path = ::testing::TempDir() + "huge_times_jobs.csv";
+  std::ofstream(path) << "arrival,duration,gpus\n1e308,10,1\n0,1e308,1\n0,nan,1\n-inf,1,1\n"
+                         "1e12,1e12,1\n";
+  Trace t;
+  ReadLog log;
+  ASSERT_TRUE(ReadJobs(path, BadRows::kSkip, t, log).ok());
+  ASSERT_EQ(t.jobs.size(), 1u);  // the last: at the bound
+  ASSERT_EQ(log.warnings.size(), 4u);
+  EXPECT_EQ(log.warnings[0], path + ":2: arrival: 1e+308 is more than 1e+12 seconds, the limit for "
+                                    "a time of a trace (row skipped)");
+  EXPECT_EQ(log.warnings[1], path + ":3: duration: 1e+308 is more than 1e+12 seconds, the limit "
+                                    "for a time of a trace (row skipped)");
+  EXPECT_EQ(log.warnings[2], path + ":4: duration: \"nan\" is not a number of seconds (row skipped)");
+  EXPECT_EQ(log.warnings[3], path + ":5: arrival: \"-inf\" is not a number of seconds (row skipped)");
+  const std::string openb = ::testing::TempDir() + "huge_times_openb.csv";
+  std::ofstream(openb) << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\n"
+                          "p,1000,1024,1,1000,0,1e300\n";
+  Trace o;
+  absl::Status s = ReadJobs(openb, BadRows::kFail, o, log);
+  EXPECT_EQ(s.message(), openb + ":2: deletion_time: 1e+300 is more than 1e+12 seconds, the "
+                                 "limit for a time of a trace");
+}
+
 // An overlong row stops the read even where broken rows are skipped: what follows it on its line
 // may never end, so skipping it would drop the rest of the file without a word.
 TEST(ReadJobs, ARowBeyondTheLineLimitIsFatalEvenWhenSkipping) {

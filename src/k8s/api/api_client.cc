@@ -2,11 +2,18 @@
 
 #include <httplib.h>
 
-#include <fstream>
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <regex>
-#include <sstream>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "fmt/format.h"
+#include "model/bounded_json.h"
+#include "model/bounded_read.h"
 
 namespace tessera::k8s {
 namespace {
@@ -20,11 +27,45 @@ std::string Excerpt(const std::string& s, size_t n = 80) {
 }
 
 std::string ServerMessage(const std::string& body) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = ParseJsonOrDiscarded(body);
   if (j.is_object() && j.contains("error") && j["error"].is_string())
     return j["error"].get<std::string>();
   return Excerpt(body);
 }
+
+// Cuts `client`'s request at `deadline` from a thread of its own: httplib's timeouts are per
+// read, so a server that sends a byte a second would hold a request for ever. stop() shuts the
+// socket down under the request, which then fails at once.
+class Watchdog {
+ public:
+  Watchdog(httplib::Client& client, std::chrono::steady_clock::time_point deadline)
+      : thread_([this, &client, deadline] {
+          std::unique_lock<std::mutex> l(mu_);
+          if (!cv_.wait_until(l, deadline, [this] { return done_; })) {
+            expired_ = true;
+            client.stop();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  bool expired() {
+    std::lock_guard<std::mutex> l(mu_);
+    return expired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;     // GUARDED_BY(mu_)
+  bool expired_ = false;  // GUARDED_BY(mu_)
+  std::thread thread_;    // last: started once the rest is constructed
+};
 
 }  // namespace
 
@@ -46,7 +87,46 @@ absl::StatusOr<nlohmann::json> ApiGet(const ApiClientOptions& o, const std::stri
   client.set_read_timeout(secs, usecs);
   httplib::Headers headers;
   if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
-  httplib::Result res = client.Get(path, headers);
+  // The answer is read into `body` up to the bound; a Content-Length beyond it is refused before
+  // anything of the body is read (it was trusted: 4 GiB ended in bad_alloc).
+  std::string body;
+  bool too_long = false;
+  const auto max_body = static_cast<uint64_t>(std::max<int64_t>(o.max_body_bytes, 0));
+  auto on_headers = [&](const httplib::Response& r) {
+    const std::string length = r.get_header_value("Content-Length");
+    uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && n > max_body)) {
+      too_long = true;
+      return false;
+    }
+    return true;
+  };
+  auto on_body = [&](const char* data, size_t n) {
+    if (body.size() + n > max_body) {
+      too_long = true;
+      return false;
+    }
+    body.append(data, n);
+    return true;
+  };
+  bool expired = false;
+  httplib::Result res = [&] {
+    Watchdog watchdog(client, std::chrono::steady_clock::now() +
+                                  std::chrono::microseconds(static_cast<int64_t>(o.timeout_s * 1e6)));
+    httplib::Result r = client.Get(path, headers, on_headers, on_body);
+    expired = watchdog.expired();
+    return r;
+  }();
+  if (too_long)
+    return absl::OutOfRangeError(fmt::format(
+        "{}: the answer is longer than {} bytes, the limit for an answer of serve's API", url,
+        max_body));
+  if (expired)
+    return absl::DeadlineExceededError(
+        fmt::format("{}: no whole answer within {}s; the server is too slow, or is "
+                    "not tessera serve",
+                    url, o.timeout_s));
   if (!res)
     return absl::UnavailableError(
         fmt::format("cannot reach tessera serve at {}: {}", url, httplib::to_string(res.error())));
@@ -56,30 +136,36 @@ absl::StatusOr<nlohmann::json> ApiGet(const ApiClientOptions& o, const std::stri
     case 401:
       return absl::UnauthenticatedError(
           fmt::format("{}: 401 Unauthorized: {} (give serve's --api-token-file with --token-file)",
-                      url, ServerMessage(res->body)));
+                      url, ServerMessage(body)));
     case 404:
-      return absl::NotFoundError(fmt::format("{}: {}", url, ServerMessage(res->body)));
+      return absl::NotFoundError(fmt::format("{}: {}", url, ServerMessage(body)));
     case 503:
-      return absl::UnavailableError(fmt::format("{}: 503: {}", url, ServerMessage(res->body)));
+      return absl::UnavailableError(fmt::format("{}: 503: {}", url, ServerMessage(body)));
     default:
       return absl::UnknownError(
-          fmt::format("{}: HTTP {}: {}", url, res->status, ServerMessage(res->body)));
+          fmt::format("{}: HTTP {}: {}", url, res->status, ServerMessage(body)));
   }
-  nlohmann::json j = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
+  // Bounded nesting: a 300,000-deep answer would crash `-o json`'s dump.
+  absl::StatusOr<nlohmann::json> j = ParseJsonBounded(body, url);
+  if (!j.ok() && absl::StrContains(j.status().message(), "nested deeper"))
+    return absl::DataLossError(j.status().message());
+  if (!j.ok() || !j->is_object())
     return absl::DataLossError(
         fmt::format("{}: the answer is not a JSON object (is this tessera "
                     "serve's metrics port?): {}",
-                    url, Excerpt(res->body)));
-  return j;
+                    url, Excerpt(body)));
+  return *std::move(j);
 }
 
 absl::StatusOr<std::string> ReadTokenFile(const std::string& flag, const std::string& file) {
-  std::ifstream in(file);
-  if (!in) return absl::InvalidArgumentError(fmt::format("{} {}: cannot read it", flag, file));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
+  absl::StatusOr<std::string> text = ReadFileBounded(file, kMaxTokenFileBytes, "a token file");
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status()))
+      return absl::InvalidArgumentError(fmt::format("{} {}: cannot read it", flag, file));
+    return absl::InvalidArgumentError(
+        fmt::format("{} {}", flag, std::string(text.status().message())));
+  }
+  std::string token = std::move(*text);
   const char* space = " \t\r\n";
   token.erase(0, token.find_first_not_of(space));
   token.erase(token.find_last_not_of(space) + 1);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/flag_range.h"
 #include "fmt/format.h"
 #include "k8s/api/api_client.h"
 #include "k8s/api/get_format.h"
@@ -166,7 +167,7 @@ Command AddGetCommand(CLI::App& app) {
   c.app->add_flag("-w,--watch", f->watch, "print the list again every --watch-interval seconds");
   c.app->add_option("--watch-interval", f->watch_interval, "seconds between lists")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(Range(0.1, 3600, false, "a finite number of seconds from 0.1 to 3600"));
   AddClientFlags(c.app, f->client);
   c.run = [f] { return RunGet(*f); };
   return c;

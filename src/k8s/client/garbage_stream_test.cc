@@ -133,6 +133,28 @@ TEST(GarbageWatch, EveryGarbledJsonEventMakesTheInformerRelist) {
   }
 }
 
+// A watch ERROR event whose Status nests 300,000 arrays (a broken server or a proxy): it crashed
+// serve (SIGSEGV: the dump of the Status for the log recursed once per level). Now it is an
+// undecodable event like the others: an error counted, and a relist.
+TEST(GarbageWatch, ADeeplyNestedEventMakesTheInformerRelist) {
+  const std::string deep = std::string(300'000, '[') + std::string(300'000, ']');
+  GarbageServer server(std::string(kAddedB) + "\n" +
+                           R"({"type":"ERROR","object":{"kind":"Status","details":)" + deep +
+                           "}}\n" + R"({"type":"ADDED","object":{"metadata":{"name":"after"}}})" +
+                           "\n",
+                       "application/json");
+  Seen seen;
+  Informer informer(&server.client(), "pods", "/api/v1/pods", [&](WatchEvent ev) { seen.Add(ev); });
+  informer.Start();
+  EXPECT_TRUE(WaitFor([&] { return server.lists() >= 2 && seen.Get().size() >= 3; })) << "no relist";
+  informer.Stop();
+  const auto events = seen.Get();
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events[1], "event:b");
+  EXPECT_EQ(events[2], "replace:1");
+  EXPECT_GE(informer.stats().errors.load(), 1);
+}
+
 // A line that never ends: the informer stops reading at the bound (64 MiB) instead of reading
 // the server's 1 GiB, and relists.
 TEST(GarbageWatch, AnEndlessLineIsCutAtTheBound) {

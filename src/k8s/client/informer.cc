@@ -6,6 +6,7 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "k8s/client/proto.h"
+#include "model/bounded_json.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -124,11 +125,19 @@ bool Informer::List() {
       ++stats_.protobuf_messages;
       doc = std::move(*decoded);
     } else {
-      doc = nlohmann::json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+      // Bounded nesting: a document nested 300,000 deep would crash the first dump or copy.
+      auto parsed = ParseJsonBounded(resp->body, "the answer");
+      if (!parsed.ok()) {
+        ++stats_.errors;
+        spdlog::warn("informer {}: list: {}", resource_,
+                     std::string(parsed.status().message()).substr(0, 300));
+        return false;
+      }
+      doc = std::move(*parsed);
     }
-    if (doc.is_discarded() || !doc.is_object()) {
+    if (!doc.is_object()) {
       ++stats_.errors;
-      spdlog::warn("informer {}: list: the answer is not JSON", resource_);
+      spdlog::warn("informer {}: list: the answer is not a JSON object", resource_);
       return false;
     }
     // Read without throwing: a server that sends "resourceVersion": 5 is wrong, not fatal.
@@ -177,9 +186,13 @@ bool Informer::OnWatchMessage(std::string_view message, bool framed) {
     ++stats_.protobuf_messages;
     doc = std::move(*decoded);
   } else {
-    doc = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
+    // Bounded nesting (model/bounded_json.h): an ERROR event whose Status nests 300,000 arrays
+    // is undecodable like any garbled event, and relisted, instead of crashing on its dump().
+    auto parsed = ParseJsonBounded(message, "an event");
+    if (!parsed.ok()) return Garbled(std::string(parsed.status().message()));
+    doc = std::move(*parsed);
   }
-  if (doc.is_discarded() || !doc.is_object()) return Garbled("an event that is not JSON");
+  if (!doc.is_object()) return Garbled("an event that is not a JSON object");
   if (!doc["type"].is_string() || !doc["object"].is_object())
     return Garbled("an event without a type or an object");
   const std::string type = doc["type"];

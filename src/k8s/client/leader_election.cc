@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "fmt/format.h"
+#include "model/bounded_json.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -80,7 +81,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     return r.ok() && r->status == 201;
   }
   if (got->status != 200) return false;
-  json lease = json::parse(got->body, nullptr, false);
+  json lease = ParseJsonOrDiscarded(got->body);
   if (!lease.is_object()) return false;
   json& cur = lease["spec"];
   const std::string holder = cur.value("holderIdentity", "");
@@ -107,7 +108,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   auto r =
       client_->Put(path, lease.dump(), Limits());  // carries metadata.resourceVersion: 409 if stale
   if (!r.ok() || r->status != 200) return false;
-  json updated = json::parse(r->body, nullptr, false);
+  json updated = ParseJsonOrDiscarded(r->body);
   if (updated.is_object()) {
     observed_rv_ = updated["metadata"].value("resourceVersion", "");
     observed_at_ = Clock::now();
@@ -133,7 +134,7 @@ void LeaderElector::Release() {
         got.ok() ? fmt::format("HTTP {}", got->status) : std::string(got.status().message()));
     return;
   }
-  json lease = json::parse(got->body, nullptr, false);
+  json lease = ParseJsonOrDiscarded(got->body);
   if (!lease.is_object() || lease["spec"].value("holderIdentity", "") != options_.identity) return;
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;

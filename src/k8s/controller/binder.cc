@@ -8,6 +8,7 @@
 #include "k8s/client/event_recorder.h"
 #include "k8s/client/proto.h"
 #include "k8s/controller/node_policy.h"
+#include "model/bounded_json.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -111,7 +112,7 @@ void Binder::SendBind(const std::string& key, const std::string& path, const Bin
         fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)));
     json object;
     if (got.ok() && got->status == 200)
-      object = json::parse(got->body, nullptr, /*allow_exceptions=*/false);
+      object = ParseJsonOrDiscarded(got->body);
     if (got.ok() && (got->status == 200 || got->status == 404))
       callbacks_.conflict_pod(key, std::move(object));
   }

@@ -6,6 +6,7 @@
 
 #include "fmt/format.h"
 #include "k8s/controller/json_fields.h"
+#include "model/bounded_json.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -532,7 +533,7 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
           got.ok() ? fmt::format("HTTP {}", got->status) : std::string(got.status().message()));
       return d;
     }
-    json pod = json::parse(got->body, nullptr, /*allow_exceptions=*/false);
+    json pod = ParseJsonOrDiscarded(got->body);
     built.push_back(BuildPodTemplate("", pod, &node_policy_, need.interruptible));
     counts.push_back(count);
   }
@@ -569,7 +570,7 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
     return d;
   }
   if (r->status == 409) return d;  // exists: its watch event brings it
-  d.object = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  d.object = ParseJsonOrDiscarded(r->body);
   spdlog::info("tessera: ProvisioningRequest {}/{} ({}) created for {}", need.ns, request,
                options_.class_name, need.gang_key);
   // The templates now belong to the request: deleting it takes them (the garbage collector).
