@@ -1,6 +1,7 @@
 # The two set-up commands (see README.md):
 #   make demo   install what is missing, build, run the quickstart simulation
-#   make test   install what is missing, build with ASan+UBSan, run every test with ctest
+#   make test   install what is missing, build every target in Release, build with ASan+UBSan,
+#               run every test with ctest (warnings are errors in both builds)
 JOBS ?= $(shell nproc)
 # ccache (installed by scripts/install-deps.sh) keeps compiled objects between builds and between
 # clones: paths are taken relative to the clone's root, so CI's fresh clone reuses a warm cache.
@@ -9,21 +10,27 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 
-.PHONY: deps build demo test bench clean k8s-apiserver k8s-controllers
+.PHONY: deps build demo test release-check bench clean k8s-apiserver k8s-controllers
 
 deps:
 	@scripts/install-deps.sh
 
+# A user's build: warnings are not errors (TESSERA_WERROR off), so that a compiler newer or
+# older than CI's cannot break it with a warning.
 build: deps
-	@cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON $(CMAKE_LAUNCHER) >/dev/null
+	@cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON -DTESSERA_WERROR=OFF \
+	  $(CMAKE_LAUNCHER) >/dev/null
 	@cmake --build build -j $(JOBS) --target tessera
 
 demo: build
 	./build/src/tessera sim examples/quickstart.yaml
 
-test: deps
+# CI (.ci/run) and developers: every target in Release once (the -O3 build users get, where GCC
+# warns of things a Debug build does not see), then the ASan+UBSan build the tests run in; both
+# with warnings as errors.
+test: deps release-check
 	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON \
-	  -DTESSERA_BENCH=OFF $(CMAKE_LAUNCHER) >/dev/null
+	  -DTESSERA_BENCH=OFF -DTESSERA_WERROR=ON $(CMAKE_LAUNCHER) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@$(MAKE) --no-print-directory k8s-apiserver
 	@$(MAKE) --no-print-directory k8s-controllers
@@ -61,8 +68,17 @@ k8s-controllers:
 	  echo "***************************************************************************"; \
 	fi
 
+# Every target of the `build` directory, the benchmarks among them, in Release.
 bench: deps
-	@cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON $(CMAKE_LAUNCHER) >/dev/null
+	@cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON -DTESSERA_WERROR=OFF \
+	  $(CMAKE_LAUNCHER) >/dev/null
+	@cmake --build build -j $(JOBS)
+
+# Every target (tests and benchmarks included) in Release with warnings as errors: what `make
+# test` builds first, so that a warning only -O3 gives cannot reach a user's build.
+release-check: deps
+	@cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON -DTESSERA_WERROR=ON \
+	  $(CMAKE_LAUNCHER) >/dev/null
 	@cmake --build build -j $(JOBS)
 
 clean:

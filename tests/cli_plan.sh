@@ -108,4 +108,28 @@ rc=$?
 [ "$rc" -eq 3 ] || fail "unmeetable target: exit $rc, want 3"
 grep -q 'not met up to 9 nodes' "$tmp/no.out" || fail "unmeetable target: $(cat "$tmp/no.out")"
 
+# The shipped example trace, as README.md runs it: its priority column names `high` and `low`,
+# built-in priorities when no manifests define them (said in a note), and the plan answers.
+E="--jobs $src/examples/traces/jobs.csv"
+A="--pool a100:gpus=8,model=A100,cpu=96,memory=768Gi,price=32.77"
+# shellcheck disable=SC2086
+"$tessera" sim plan $E $A --target wait-p95=30m --points 5 -j 2 >"$tmp/ex.out" 2>"$tmp/ex.err" ||
+  fail "example trace: exit $?: $(cat "$tmp/ex.err")"
+grep -q '^Recommended: pool a100, ' "$tmp/ex.out" || fail "example trace: $(cat "$tmp/ex.out")"
+grep -q '^note: built-in priorities high 1000, low 10 ' "$tmp/ex.out" ||
+  fail "example trace: no note of the built-in priorities: $(cat "$tmp/ex.out")"
+# With its queues, the ClusterQueues' quotas (64 A100 GPUs) cap every size: exit 3, saying so.
+# shellcheck disable=SC2086
+"$tessera" sim plan $E --manifests "$src/examples/traces/queues.yaml" $A --target wait-p95=30m \
+  --points 5 -j 2 >"$tmp/exq.out" 2>"$tmp/exq.err"
+rc=$?
+[ "$rc" -eq 3 ] || fail "example trace with its queues: exit $rc, want 3: $(cat "$tmp/exq.err")"
+grep -q "quotas, not the nodes, are the cap: .* at most 64 GPUs on nodes of this pool (8 nodes)" \
+  "$tmp/exq.out" || fail "example trace with its queues: no quota cap: $(cat "$tmp/exq.out")"
+# A priority that is neither a number, a PriorityClass nor a built-in name: refused, naming its row.
+printf 'name,arrival,duration,gpus,priority\nj,0,60,1,urgent\n' >"$tmp/prio.csv"
+# shellcheck disable=SC2086
+expect_error "unknown priority" 'prio.csv:2: priority "urgent" is neither a number' \
+  --jobs "$tmp/prio.csv" $A --target wait-p95=1h
+
 finish cli_plan

@@ -165,10 +165,17 @@ struct EngineState {
   // Preemption candidates by queue, lowest priority first: a preemptor walks only the prefix
   // below its own priority, and skips a queue that borrows nothing it needs.
   std::vector<absl::btree_set<std::pair<int32_t, WorkloadId>>> admitted_by_cq;
+  // Admitted workloads without a ClusterQueue (no queue-name): no preemption candidates, but
+  // runs that end, which the reservations plan with (time/reservations.h).
+  absl::btree_set<WorkloadId> admitted_without_queue;
   std::vector<std::vector<int32_t>> cqs_by_root;  // per quota-tree root node
   // Epochs: a failed workload is retried only after one of them moved.
   int64_t release_epoch = 0;  // capacity or quota released
   int64_t admit_epoch = 0;    // something admitted (a preemptor may now find victims)
+  // The last instant at which a preemption search passed over a workload admitted in it; the
+  // first cycle after it moves admit_epoch (those workloads are candidates now), and
+  // Scheduler::NextRetry asks for that cycle. Set by the search (which reads the state const).
+  mutable double held_back_at = -1;
   absl::flat_hash_map<std::string, int32_t> spread_group_ids;
   std::vector<absl::flat_hash_map<NodeId, int32_t>> group_nodes;  // per spread group
   CycleStats stats;

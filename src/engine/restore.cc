@@ -198,7 +198,11 @@ absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement>
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);
   st.flavors = e.flavors.FlavorIds(id, combo);
   if (static_cast<int>(rec.placed.size()) < w.TotalPods()) s.partial.insert(id);
-  if (rec.cq >= 0) s.admitted_by_cq[rec.cq].insert({rec.priority, id});
+  if (rec.cq >= 0) {
+    s.admitted_by_cq[rec.cq].insert({rec.priority, id});
+  } else {
+    s.admitted_without_queue.insert(id);
+  }
   ++s.admit_epoch;
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "engine/actions/action.h"
 #include "engine/admission/stop_policy.h"
@@ -69,6 +70,10 @@ class SchedulerImpl : public Scheduler {
   double NextTimer(double now) const override {
     return std::min(
         {e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now), e_.terminations.Next()});
+  }
+  double NextRetry(double now) const override {
+    return s_.held_back_at == now ? now + kHeldBackRetrySeconds
+                                  : std::numeric_limits<double>::infinity();
   }
   double NextGraceEnd() const override { return e_.terminations.Next(); }
   LocalQueueUsage local_queue_usage(int32_t lq) const override {
@@ -431,6 +436,7 @@ void SchedulerImpl::End(WorkloadId id, double now, bool learn) {
     e_.statement.Evict(id);
     s_.partial.erase(id);
     if (s_.recs[id].cq >= 0) s_.admitted_by_cq[s_.recs[id].cq].erase({s_.recs[id].priority, id});
+    s_.admitted_without_queue.erase(id);
   } else if (st.state == WorkloadState::kTerminating) {
     e_.terminations.Release(id);
   } else if (st.state == WorkloadState::kPending) {
@@ -457,6 +463,12 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
     out.push_back(std::move(d));
   }
   s_.rejected_unreported.clear();
+  // Workloads a preemption search passed over at an earlier instant, admitted then, are
+  // candidates now: preemptors parked since may find victims.
+  if (s_.held_back_at >= 0 && now > s_.held_back_at) {
+    s_.held_back_at = -1;
+    ++s_.admit_epoch;
+  }
   e_.terminations.ReleaseDue(now, out);
   e_.waits.Expire(now, out);
   DrainStoppedQueues(e_, now, out);

@@ -142,6 +142,11 @@ struct CycleStats {
   std::vector<ActionStats> actions;  // in the order they run
 };
 
+// How long after an instant a cycle retries a preemption held back in it (Scheduler::NextRetry),
+// in the simulator when nothing else comes sooner: about when serve's next cycle runs, after the
+// binds of the instant's admissions.
+inline constexpr double kHeldBackRetrySeconds = 1;
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
@@ -178,6 +183,13 @@ class Scheduler {
   // The first instant after `now` at which a cycle would decide something even if nothing
   // arrived or ended (a wait limit running out); +infinity when none.
   virtual double NextTimer(double now) const = 0;
+  // After the cycles at `now`: when a preemption search at `now` passed over a workload
+  // admitted at `now` (an admission is final within its instant), the instant at which a cycle
+  // may take it, `now + kHeldBackRetrySeconds`; +infinity otherwise. Not part of NextTimer: a
+  // caller that has no other reason for a cycle soon (the simulator, when nothing else is due)
+  // runs one then. Policies that preempt in a circle hold something back at every instant;
+  // the caller bounds the chain (the simulator stops when the running set repeats).
+  virtual double NextRetry(double now) const = 0;
   // When the next grace period of a preempted workload ends (a kTerminated decision is due);
   // +infinity when none runs. Part of NextTimer.
   virtual double NextGraceEnd() const = 0;

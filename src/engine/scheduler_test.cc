@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <set>
 
@@ -391,6 +392,43 @@ TEST(SchedulerTest, FairSharingAdmitsTheQueueWithTheLowerShareFirst) {
     EXPECT_EQ(State(*s, 2), fair ? WorkloadState::kPending : WorkloadState::kAdmitted);
     EXPECT_EQ(State(*s, 3), fair ? WorkloadState::kAdmitted : WorkloadState::kPending);
   }
+}
+
+TEST(SchedulerTest, APreemptionHeldBackInItsInstantIsRetriedAtNextRetry) {
+  // 16 GPUs lent by `lender` to a (weight 2) and b (weight 1), 16 one-GPU workloads each, all at
+  // 0: the first cycle admits 8 of each, and a's preemptions of b's are held back (b's were
+  // admitted at 0). NextRetry says when a cycle may take them; that cycle does.
+  Model m = MakeModel(
+      {MakeNode("n1", 8), MakeNode("n2", 8)},
+      {CQ("a").Cohort("org").Gpus("gpu", 0).Weight(2).Reclaim(ReclaimPolicy::kAny).Obj(),
+       CQ("b").Cohort("org").Gpus("gpu", 0).Reclaim(ReclaimPolicy::kAny).Obj(),
+       CQ("lender").Cohort("org").Gpus("gpu", 16).Obj()});
+  m.config.fair_sharing = true;
+  for (int i = 0; i < 16; ++i) {
+    m.workloads.push_back(WL(fmt::format("a{}", i)).Queue("a").Pods(1, 1).Obj());
+    m.workloads.push_back(WL(fmt::format("b{}", i)).Queue("b").Pods(1, 1).Obj());
+  }
+  auto s = Start(m);
+  auto running = [&](const std::string& cq) {
+    int n = 0;
+    for (WorkloadId id = 0; id < s->num_workloads(); ++id)
+      n += State(*s, id) == WorkloadState::kAdmitted && s->model().workloads[id].queue_name == cq;
+    return n;
+  };
+  SubmitAll(*s);
+  while (!s->RunCycle(0).empty()) {
+  }
+  EXPECT_EQ(running("a"), 8);
+  EXPECT_EQ(running("b"), 8);
+  ASSERT_EQ(s->NextRetry(0), kHeldBackRetrySeconds);
+  EXPECT_EQ(s->NextTimer(0), std::numeric_limits<double>::infinity());  // not a timer of its own
+  const double t = s->NextRetry(0);
+  int preempted = 0;
+  for (auto d = s->RunCycle(t); !d.empty(); d = s->RunCycle(t))
+    for (const Decision& x : d) preempted += x.type == Decision::Type::kPreempt;
+  EXPECT_GT(preempted, 0);
+  EXPECT_GT(running("a"), running("b"));
+  EXPECT_TRUE(s->Verify().ok()) << s->Verify();
 }
 
 }  // namespace

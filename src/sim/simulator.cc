@@ -74,14 +74,20 @@ class SimRun {
   absl::Status Run();
 
  private:
-  // At equal times: finishes and deadlines first (capacity frees), then arrivals, then timers.
-  enum Kind { kFinish = 0, kDeadline = 1, kArrive = 2, kTimer = 3 };
+  // At equal times: finishes and deadlines first (capacity frees), then arrivals, then timers,
+  // then the retry of a preemption held back (Scheduler::NextRetry).
+  enum Kind { kFinish = 0, kDeadline = 1, kArrive = 2, kTimer = 3, kRetry = 4 };
   // (time, kind, workload, admission): a finish or deadline belongs to one admission of the
   // workload, its sequence number; one of an earlier admission (preempted since, even in the
   // cycle that admitted it, then admitted again) is stale and ignored.
   using Ev = std::tuple<double, int, WorkloadId, int64_t>;
 
   absl::Status Settle(double now);
+  // After an instant's cycles: a preemption held back in it is retried at the engine's
+  // NextRetry, unless the instant came from such retries alone and the running set is one the
+  // chain of retries has already seen (a circle of preemptions: the chain stops there).
+  absl::Status Retry(double now, bool retry_only);
+  uint64_t RunningSet() const;
   // One instant: the queue's events at `now`, the autoscaler's, the cycles; again while the
   // autoscaler has more due at `now` (nodes that provision in no time).
   absl::Status Instant(double now, SimProgress& progress);
@@ -112,6 +118,8 @@ class SimRun {
   std::optional<cost::CostLedger> ledger_;  // with spec.pricing: what each workload held
   std::optional<Autoscaler> autoscaler_;    // with NodePools: node-hours; elastic ones scale
   bool plan_ = false;         // something arrived, ended or was preempted: scale-up may be needed
+  double next_retry_ = -1;    // the kRetry in the queue, -1: none
+  std::vector<uint64_t> retry_chain_;  // running sets after the instants of one chain of retries
   double capacity_area_ = 0;  // GPUs up x seconds
   int64_t last_capacity_ = 0;
 };
@@ -242,9 +250,47 @@ absl::Status SimRun::Settle(double now) {
   return absl::OkStatus();
 }
 
+uint64_t SimRun::RunningSet() const {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a over the ids of the running workloads
+  for (WorkloadId id = 0; id < s_.num_workloads(); ++id) {
+    if (s_.status(id).state != WorkloadState::kAdmitted) continue;
+    h = (h ^ static_cast<uint64_t>(id)) * 1099511628211ull;
+  }
+  return h;
+}
+
+absl::Status SimRun::Retry(double now, bool retry_only) {
+  const double retry = s_.NextRetry(now);
+  if (!std::isfinite(retry)) {
+    retry_chain_.clear();
+    return absl::OkStatus();
+  }
+  if (!retry_only) retry_chain_.clear();  // something arrived or ended: a new chain
+  const uint64_t set = RunningSet();
+  if (std::find(retry_chain_.begin(), retry_chain_.end(), set) != retry_chain_.end()) {
+    retry_chain_.clear();
+    return absl::OkStatus();
+  }
+  retry_chain_.push_back(set);
+  if (static_cast<int>(retry_chain_.size()) > opt_.max_cycles_per_instant) {
+    return absl::InternalError(fmt::format(
+        "scheduling did not settle: preemptions held back at {} instants in a row up to t={}",
+        retry_chain_.size(), now));
+  }
+  if (next_retry_ != retry) {
+    next_retry_ = retry;
+    queue_.emplace(retry, kRetry, -1, 0);
+  }
+  return absl::OkStatus();
+}
+
 void SimRun::Pop(double now) {
   auto [t, kind, id, admission] = queue_.top();
   queue_.pop();
+  if (kind == kRetry) {
+    if (t == next_retry_) next_retry_ = -1;
+    return;
+  }
   if (kind == kArrive) {
     s_.Submit(id, now);
     plan_ = true;
@@ -312,6 +358,7 @@ absl::Status SimRun::Run() {
     for (WorkloadId id : at_start)
       if (s_.model().workloads[id].admitted_flavors.empty()) s_.Submit(id, 0);
     if (auto st = Settle(0); !st.ok()) return st;
+    if (auto st = Retry(0, /*retry_only=*/false); !st.ok()) return st;
     for (WorkloadId id : at_start) {
       if (s_.status(id).state != WorkloadState::kAdmitted) {
         return absl::FailedPreconditionError(fmt::format(
@@ -373,8 +420,10 @@ double SimRun::NextTime() const {
 absl::Status SimRun::Instant(double now, SimProgress& progress) {
   if (autoscaler_) autoscaler_->Account(now);
   RecordAlloc(now);
+  bool retry_only = !autoscaler_ || autoscaler_->Next(true) > now;
   while (!queue_.empty() && std::get<0>(queue_.top()) == now) {
     progress.arrived += std::get<1>(queue_.top()) == kArrive;
+    retry_only = retry_only && std::get<1>(queue_.top()) == kRetry;
     Pop(now);
   }
   for (int round = 0;; ++round) {
@@ -391,6 +440,7 @@ absl::Status SimRun::Instant(double now, SimProgress& progress) {
     plan_ = false;
     if (autoscaler_->Next(true) > now) break;
   }
+  if (auto st = Retry(now, retry_only); !st.ok()) return st;
   RecordAlloc(now);
   return absl::OkStatus();
 }

@@ -209,11 +209,23 @@ void AddDefaultQueues(const Trace& trace, const UsedNames& used, const BuildOpti
                          : "; no preemption"));
 }
 
+// Priority names a trace may use without manifests that define them (the shipped example's
+// `high` and `low` among them, with the values its queues.yaml gives them): a PriorityClass of
+// the value is made, as for a number. A PriorityClass or WorkloadPriorityClass of the manifests
+// of the same name wins.
+struct BuiltinPriority {
+  const char* name;
+  int32_t value;
+};
+constexpr BuiltinPriority kBuiltinPriorities[] = {{"low", 10}, {"medium", 100}, {"high", 1000}};
+
 // Priorities: a number becomes a PriorityClass of that value (added unless the model has it); a
-// name must be a PriorityClass or WorkloadPriorityClass of the manifests.
+// name must be a PriorityClass or WorkloadPriorityClass of the manifests, or a built-in name.
 absl::Status ResolvePriorities(const Trace& trace, const UsedNames& used, Model& model,
                                std::vector<std::string>& priority_names,
-                               std::vector<bool>& workload_priority) {
+                               std::vector<bool>& workload_priority,
+                               std::vector<std::string>& notes) {
+  std::string builtins_used;
   for (size_t p = 0; p < trace.priorities.size(); ++p) {
     if (!used.prio[p] || trace.priorities[p].empty()) continue;
     const std::string& text = trace.priorities[p];
@@ -244,13 +256,30 @@ absl::Status ResolvePriorities(const Trace& trace, const UsedNames& used, Model&
         workload_priority[p] = true;
       }
     }
+    const BuiltinPriority* builtin = nullptr;
+    for (const BuiltinPriority& b : kBuiltinPriorities)
+      if (text == b.name) builtin = &b;
+    if (!found && builtin != nullptr) {
+      PriorityClass pc;
+      pc.name = builtin->name;
+      pc.value = builtin->value;
+      pc.source = "replay built-in";
+      model.priority_classes.push_back(pc);
+      builtins_used += fmt::format("{}{} {}", builtins_used.empty() ? "" : ", ", pc.name, pc.value);
+      found = true;
+    }
     if (!found) {
       return absl::InvalidArgumentError(fmt::format(
-          "{}: priority \"{}\" is neither a number nor a PriorityClass of the manifests",
+          "{}: priority \"{}\" is neither a number, a PriorityClass of the manifests, nor a "
+          "built-in name (low 10, medium 100, high 1000)",
           Where(trace, used.first_line_p[p]), text));
     }
     priority_names[p] = text;
   }
+  if (!builtins_used.empty())
+    notes.push_back(fmt::format(
+        "built-in priorities {} (no PriorityClass of the manifests has these names)",
+        builtins_used));
   return absl::OkStatus();
 }
 
@@ -315,8 +344,8 @@ absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& 
 
   conv.priority_names_.assign(trace.priorities.size(), "");
   conv.workload_priority_.assign(trace.priorities.size(), false);
-  if (absl::Status st =
-          ResolvePriorities(trace, used, model, conv.priority_names_, conv.workload_priority_);
+  if (absl::Status st = ResolvePriorities(trace, used, model, conv.priority_names_,
+                                          conv.workload_priority_, notes);
       !st.ok())
     return st;
 

@@ -464,6 +464,50 @@ absl::Status SizeBeside(const Trace& cluster, const Model& base, const PlanOptio
   return absl::OkStatus();
 }
 
+// The GPUs the manifests' quotas admit at once on nodes of `pool`: the nominal GPU quota of
+// every ClusterQueue and Cohort in the flavors whose node labels the pool's nodes carry (no
+// borrowing goes past the sum). None without ClusterQueues (the default queues grow with the
+// cluster) or with --unqueued.
+std::optional<double> QuotaCapGpus(const Model& base, const BuildOptions& build,
+                                   const PoolShape& pool) {
+  if (build.unqueued || base.cluster_queues.empty()) return std::nullopt;
+  Labels labels;
+  if (!pool.gpu_model.empty()) labels["nvidia.com/gpu.product"] = pool.gpu_model;
+  std::vector<std::string> flavors;
+  for (const auto& f : base.flavors)
+    if (MatchesNodeSelector(f.node_labels, labels)) flavors.push_back(f.name);
+  double gpus = 0;
+  auto add = [&](const std::vector<ResourceGroup>& groups) {
+    for (const auto& g : groups)
+      for (const auto& f : g.flavors) {
+        if (std::find(flavors.begin(), flavors.end(), f.flavor) == flavors.end()) continue;
+        for (const auto& r : f.resources) {
+          if (r.resource == kGpu) gpus += static_cast<double>(r.nominal);
+          if (r.resource == kGpuMilli) gpus += static_cast<double>(r.nominal) / kMilliPerGpu;
+        }
+      }
+  };
+  for (const auto& cq : base.cluster_queues) add(cq.resource_groups);
+  for (const auto& c : base.cohorts) add(c.resource_groups);
+  return gpus;
+}
+
+// A plan that found no size, when the sizes tried go past what the quotas admit: the quotas,
+// not the nodes, are the cap, and more nodes cannot help.
+void SayQuotaCap(const Model& base, const PlanOptions& o, PoolPlan& plan) {
+  if (plan.answer || plan.points.empty()) return;
+  const std::optional<double> cap = QuotaCapGpus(base, o.build, plan.pool);
+  if (!cap) return;
+  const auto nodes = static_cast<int32_t>(std::ceil(*cap / plan.pool.gpus));
+  if (plan.points.back().nodes <= nodes) return;
+  plan.check += fmt::format(
+      "; the ClusterQueues' quotas, not the nodes, are the cap: their nominal quota admits at "
+      "most {:g} GPUs on nodes of this pool ({} nodes), so larger sizes cannot shorten the "
+      "waits (raise the quotas in the manifests, or leave their ClusterQueues out to plan "
+      "with default queues that grow with the cluster)",
+      *cap, nodes);
+}
+
 }  // namespace
 
 const SizePoint* PoolPlan::At(int32_t nodes) const {
@@ -585,6 +629,8 @@ absl::StatusOr<PlanResult> RunPlan(const Trace& trace, const Model& base,
                                plan.max_nodes, plan.min_nodes);
     } else if (auto s = SizeBeside(cluster, base, o, plan, result); !s.ok()) {
       return s;
+    } else {
+      SayQuotaCap(base, o, plan);
     }
     result.pools.push_back(std::move(plan));
   }

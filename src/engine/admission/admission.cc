@@ -41,7 +41,11 @@ void Admission::Admit(WorkloadId id, const std::vector<int32_t>& combo, double n
   if (static_cast<int>(rec.placed.size()) < s_.model.workloads[id].TotalPods()) {
     s_.partial.insert(id);
   }
-  if (rec.cq >= 0) s_.admitted_by_cq[rec.cq].insert({rec.priority, id});
+  if (rec.cq >= 0) {
+    s_.admitted_by_cq[rec.cq].insert({rec.priority, id});
+  } else {
+    s_.admitted_without_queue.insert(id);
+  }
   ++s_.admit_epoch;
   ++s_.stats.admitted;
   Decision d;

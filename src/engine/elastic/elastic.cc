@@ -49,6 +49,7 @@ Decision EvictForNode(Engine& e, WorkloadId id, std::string reason) {
   e.statement.Commit();
   s.partial.erase(id);
   if (rec.cq >= 0) s.admitted_by_cq[rec.cq].erase({rec.priority, id});
+  s.admitted_without_queue.erase(id);
   st.pods.clear();
   st.admitted_at = -1;
   ++st.preemptions;

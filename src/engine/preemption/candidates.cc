@@ -176,8 +176,11 @@ void ForEachCandidate(const EngineState& s, WorkloadId id, double now,
       // With grace periods the instant is that of the chain of preemptions (CascadeOf): a
       // workload admitted in it is not taken back by a workload acting in it either, so a chain
       // A -> B -> C -> A stops as it does without grace periods.
-      if (v == id || s.status[v].admitted_at == now || s.recs[v].admitted_in == CascadeOf(rec, now))
+      if (v == id) continue;
+      if (s.status[v].admitted_at == now || s.recs[v].admitted_in == CascadeOf(rec, now)) {
+        s.held_back_at = now;  // a cycle after this instant may take it (Scheduler::NextRetry)
         continue;
+      }
       // Protected until it has run its minimum (tessera.dev/min-runtime, else its queue's).
       const Workload& vw = s.model.workloads[v];
       const std::optional<double> min_runtime =

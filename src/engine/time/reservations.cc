@@ -93,6 +93,10 @@ void Reservations::RunsInEndOrder(double now) {
     for (const auto& by_cq : s_.admitted_by_cq)
       for (const auto& [priority, id] : by_cq)
         runs_.push_back({RawEnd(id), id, s_.status[id].admitted_at});
+    // Those without a queue hold nodes too: a plan that left them out would see their GPUs
+    // held for ever ("does not fit even when every running workload has ended").
+    for (WorkloadId id : s_.admitted_without_queue)
+      runs_.push_back({RawEnd(id), id, s_.status[id].admitted_at});
     for (const auto& [end, id] : e_.terminations.ends())
       runs_.push_back({end, id, s_.status[id].admitted_at});
     for (WorkloadId id : e_.terminations.claimants())
