@@ -99,7 +99,7 @@ const std::vector<Function>& Functions() {
       {"minor", true, {{{K::kSemver}, K::kInt}}},
       {"patch", true, {{{K::kSemver}, K::kInt}}},
       {"<", false, {}}, {"<=", false, {}}, {">", false, {}}, {">=", false, {}},
-      {"+", false, {{{K::kInt, K::kInt}, K::kInt}, {{K::kUint, K::kUint}, K::kUint}, {{K::kDouble, K::kDouble}, K::kDouble}, {{K::kString, K::kString}, K::kString}, {{K::kBytes, K::kBytes}, K::kBytes}}},
+      {"+", false, {{{K::kList, K::kList}, K::kList}, {{K::kInt, K::kInt}, K::kInt}, {{K::kUint, K::kUint}, K::kUint}, {{K::kDouble, K::kDouble}, K::kDouble}, {{K::kString, K::kString}, K::kString}, {{K::kBytes, K::kBytes}, K::kBytes}}},
       {"-", false, {{{K::kInt, K::kInt}, K::kInt}, {{K::kUint, K::kUint}, K::kUint}, {{K::kDouble, K::kDouble}, K::kDouble}}},
       {"*", false, {{{K::kInt, K::kInt}, K::kInt}, {{K::kUint, K::kUint}, K::kUint}, {{K::kDouble, K::kDouble}, K::kDouble}}},
       {"/", false, {{{K::kInt, K::kInt}, K::kInt}, {{K::kUint, K::kUint}, K::kUint}, {{K::kDouble, K::kDouble}, K::kDouble}}},
@@ -241,7 +241,7 @@ void Checker::VisitCall(Node& n) {
     for (size_t i = 0; i < args.size() && ok; ++i) ok = Assignable(T(o.params[i]), args[i]);
     if (!ok) continue;
     TypeP r = T(o.result);
-    if (f == "+" && args[0]->kind == K::kList) r = args[0];
+    if (o.result == K::kList) r = args[0]->kind == K::kList ? args[0] : args[1];
     if (result && result->kind != r->kind) mixed = true;
     result = r;
   }

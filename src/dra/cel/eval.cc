@@ -264,12 +264,7 @@ Value Evaluator::Call(const Node& n) {
     Value r = swap ? Less(args[1], args[0]) : Less(args[0], args[1]);
     const bool* b = AsBool(r);
     if (!b) return r;
-    if (f == "<=" || f == ">=") {
-      // a <= b is !(b < a), except that NaN orders with nothing.
-      auto nan = [](const Value& v) { auto* x = std::get_if<double>(&v.v); return x && *x != *x; };
-      if (nan(args[0]) || nan(args[1])) return Value{false};
-      return Value{!*b};
-    }
+    if (f == "<=" || f == ">=") return Value{!*b};
     return r;
   }
   if (f == "in") {
@@ -311,14 +306,17 @@ Value Evaluator::Eval(const Node& n) {
     case NodeKind::kHas: {
       Value t = Eval(*n.args[0]);
       if (t.is_error()) return t;
-      if (std::holds_alternative<DeviceRef>(t.v)) return Value{true};
+      // device's fields are always set; device.attributes and device.capacity answer every
+      // domain (upstream's maps with a default); a value that is no map has no fields.
+      if (std::holds_alternative<DeviceRef>(t.v) || std::holds_alternative<OuterMap>(t.v)) {
+        return Value{true};
+      }
       bool found = false;
-      if (std::holds_alternative<MapP>(t.v) || std::holds_alternative<OuterMap>(t.v) ||
-          std::holds_alternative<DomainMap>(t.v)) {
+      if (std::holds_alternative<MapP>(t.v) || std::holds_alternative<DomainMap>(t.v)) {
         MapLookup(t, Value{n.name}, d_, &found);
         return Value{found};
       }
-      return NoOverload("has");
+      return Value{false};
     }
     case NodeKind::kIndex: {
       Value t = Eval(*n.args[0]);
@@ -342,11 +340,15 @@ Value Evaluator::Eval(const Node& n) {
         if (k.is_error()) return k;
         Value v = Eval(*n.args[i + 1]);
         if (v.is_error()) return v;
+        bool replaced = false;  // a repeated key: the last value wins, as in cel-go
         for (auto& [ek, ev] : *m) {
           Value same = Equal(ek, k, d_);
-          if (auto* b = AsBool(same); b && *b) return Err("Failed with repeated key");
+          if (auto* b = AsBool(same); b && *b) {
+            ev = v;
+            replaced = true;
+          }
         }
-        m->emplace_back(std::move(k), std::move(v));
+        if (!replaced) m->emplace_back(std::move(k), std::move(v));
       }
       return Value{MapP(std::move(m))};
     }

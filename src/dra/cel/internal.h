@@ -44,10 +44,16 @@ struct Semver {
   std::vector<std::string> pre;  // dot-separated prerelease identifiers
   std::string build;
 };
-// A Kubernetes quantity, exactly, in billionths (resource.Quantity keeps nano precision; finer
-// fractions round up as ParseQuantity does).
+// A Kubernetes quantity (resource.Quantity): its exact value in billionths (finer fractions
+// round up as ParseQuantity does), and its representation, which asInteger, isInteger and
+// asApproximateFloat depend on: an int64 `value` x 10^`scale` when ParseQuantity's fast path
+// took it (`small`), otherwise an inf.Dec of scale `dec_scale`.
 struct Quantity {
   __int128 nanos = 0;
+  bool small = false;
+  int64_t value = 0;
+  int32_t scale = 0;
+  int32_t dec_scale = 9;
 };
 
 struct Value;

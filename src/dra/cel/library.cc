@@ -105,19 +105,47 @@ const T* Get(const std::vector<Value>& args, size_t i) {
   return i < args.size() ? std::get_if<T>(&args[i].v) : nullptr;
 }
 
-Value QuantityValue(__int128 nanos) {
-  if (nanos >= kQuantityLimit || nanos <= -kQuantityLimit) {
-    return Err("quantity out of the range Tessera evaluates");
+// resource.Quantity.AsInt64.
+bool AsInt64(const Quantity& q, int64_t& out) {
+  if (!q.small || q.scale < 0) return false;
+  out = q.value;
+  for (int k = 0; k < q.scale; ++k) {
+    if (__builtin_mul_overflow(out, int64_t{10}, &out)) return false;
   }
-  return Value{Quantity{nanos}};
+  return true;
+}
+
+// resource.Quantity.Add (int64 amounts while they fit, an inf.Dec otherwise).
+Value AddQuantities(const Quantity& a, const Quantity& b) {
+  __int128 sum = a.nanos + b.nanos;
+  if (sum >= kQuantityLimit || sum <= -kQuantityLimit) return Err("quantity out of the range Tessera evaluates");
+  if (a.small && b.small) {
+    if (b.value == 0) return Value{Quantity{sum, true, a.value, a.scale, 9}};
+    if (a.value == 0) return Value{Quantity{sum, true, b.value, b.scale, 9}};
+    int64_t x = a.value, y = b.value;
+    int32_t scale = std::min(a.scale, b.scale);
+    bool ok = true;
+    for (int k = scale; k < a.scale && ok; ++k) ok = !__builtin_mul_overflow(x, int64_t{10}, &x);
+    for (int k = scale; k < b.scale && ok; ++k) ok = !__builtin_mul_overflow(y, int64_t{10}, &y);
+    int64_t r = 0;
+    if (ok && !__builtin_add_overflow(x, y, &r)) return Value{Quantity{sum, true, r, scale, 9}};
+  }
+  auto dec_scale = [](const Quantity& q) { return q.small ? -q.scale : q.dec_scale; };
+  return Value{Quantity{sum, false, 0, 0, std::max(dec_scale(a), dec_scale(b))}};
+}
+
+Quantity Negate(Quantity q) {
+  q.nanos = -q.nanos;
+  q.value = -q.value;
+  return q;
 }
 
 Value QuantityFunction(const std::string& f, const std::vector<Value>& args) {
   const Quantity& q = *Get<Quantity>(args, 0);
   const Quantity* o = Get<Quantity>(args, 1);
   const int64_t* i = Get<int64_t>(args, 1);
-  bool integral = q.nanos % kBillion == 0 && q.nanos / kBillion <= INT64_MAX &&
-                  q.nanos / kBillion >= INT64_MIN;
+  int64_t as_int = 0;
+  bool integral = AsInt64(q, as_int);
   if (f == "isGreaterThan" && o) return Value{q.nanos > o->nanos};
   if (f == "isLessThan" && o) return Value{q.nanos < o->nanos};
   if (f == "compareTo" && o) return Value{static_cast<int64_t>(Sign(q.nanos - o->nanos))};
@@ -125,12 +153,27 @@ Value QuantityFunction(const std::string& f, const std::vector<Value>& args) {
   if (f == "isInteger") return Value{integral};
   if (f == "asInteger") {
     if (!integral) return Err("cannot convert value to integer");
-    return Value{static_cast<int64_t>(q.nanos / kBillion)};
+    return Value{as_int};
   }
-  if (f == "asApproximateFloat") return Value{static_cast<double>(q.nanos) / 1e9};
+  if (f == "asApproximateFloat") {
+    // float64(unscaled) * 10^exponent, as AsApproximateFloat64 computes it.
+    double base = 0;
+    int exponent = 0;
+    if (q.small) {
+      base = static_cast<double>(q.value);
+      exponent = q.scale;
+    } else {
+      __int128 unscaled = q.nanos;
+      for (int k = q.dec_scale; k < 9; ++k) unscaled /= 10;
+      base = static_cast<double>(unscaled);
+      exponent = -q.dec_scale;
+    }
+    if (exponent == 0) return Value{base};
+    return Value{base * (exponent > 0 ? std::pow(10.0, exponent) : 1.0 / std::pow(10.0, -exponent))};
+  }
   if ((f == "add" || f == "sub") && (o || i)) {
-    __int128 other = o ? o->nanos : static_cast<__int128>(*i) * kBillion;
-    return QuantityValue(f == "add" ? q.nanos + other : q.nanos - other);
+    Quantity other = o ? *o : Quantity{static_cast<__int128>(*i) * kBillion, true, *i, 0, 9};
+    return AddQuantities(q, f == "add" ? other : Negate(other));
   }
   return Err(absl::StrCat("no such overload: ", f));
 }
@@ -180,6 +223,13 @@ Value StringFunction(const std::string& f, const std::vector<Value>& args, uint6
   return Err(absl::StrCat("no such overload: ", f));
 }
 
+// The syntax strconv.ParseInt (signed) or ParseUint accepts in base 10.
+bool GoInteger(const std::string& s, bool sign) {
+  absl::string_view d = s;
+  if (sign && !d.empty() && (d[0] == '+' || d[0] == '-')) d.remove_prefix(1);
+  return !d.empty() && AllOf(d, IsDigit);
+}
+
 Value Convert(const std::string& f, const Value& v) {
   if (f == "dyn") return v;
   if (f == "int") {
@@ -194,7 +244,7 @@ Value Convert(const std::string& f, const Value& v) {
     }
     if (auto* s = std::get_if<std::string>(&v.v)) {
       int64_t x = 0;
-      if (s->empty() || !absl::SimpleAtoi(*s, &x) || s->front() == '+' || absl::ascii_isspace(s->front())) {
+      if (!GoInteger(*s, true) || !absl::SimpleAtoi(*s, &x)) {
         return Err(absl::StrCat("cannot convert \"", *s, "\" to int"));
       }
       return Value{x};
@@ -212,7 +262,7 @@ Value Convert(const std::string& f, const Value& v) {
     }
     if (auto* s = std::get_if<std::string>(&v.v)) {
       uint64_t x = 0;
-      if (s->empty() || !absl::SimpleAtoi(*s, &x) || !IsDigit(s->front())) {
+      if (!GoInteger(*s, false) || !absl::SimpleAtoi(*s, &x)) {
         return Err(absl::StrCat("cannot convert \"", *s, "\" to uint"));
       }
       return Value{x};
@@ -222,6 +272,14 @@ Value Convert(const std::string& f, const Value& v) {
     if (std::holds_alternative<double>(v.v)) return v;
     if (auto* i = std::get_if<int64_t>(&v.v)) return Value{static_cast<double>(*i)};
     if (auto* u = std::get_if<uint64_t>(&v.v)) return Value{static_cast<double>(*u)};
+    if (auto* s = std::get_if<std::string>(&v.v)) {
+      // strconv.ParseFloat: a decimal number, or inf/infinity/nan in any case.
+      char* end = nullptr;
+      double x = s->empty() || absl::ascii_isspace(s->front()) ? 0 : std::strtod(s->c_str(), &end);
+      bool hex = absl::StrContains(*s, "x") || absl::StrContains(*s, "X");
+      if (end == nullptr || *end != '\0' || hex) return Err(absl::StrCat("cannot convert \"", *s, "\" to double"));
+      return Value{x};
+    }
   }
   if (f == "string") {
     if (std::holds_alternative<std::string>(v.v)) return v;
@@ -235,68 +293,113 @@ Value Convert(const std::string& f, const Value& v) {
 }  // namespace
 
 absl::StatusOr<Quantity> ParseQuantity(absl::string_view s) {
-  auto bad = [&] {
+  // k8s.io/apimachinery/pkg/api/resource ParseQuantity, step by step.
+  auto bad = [] {
     return absl::InvalidArgumentError(
         "quantities must match the regular expression "
         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
   };
-  size_t i = 0;
-  bool negative = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
-  __int128 mantissa = 0;
-  int scale = 0, digits = 0;
-  bool dot = false;
-  for (; i < s.size() && (IsDigit(s[i]) || (s[i] == '.' && !dot)); ++i) {
-    if (s[i] == '.') {
-      dot = true;
-      continue;
-    }
-    ++digits;
-    if (mantissa > kQuantityLimit) return absl::OutOfRangeError("quantity out of the range Tessera evaluates");
-    mantissa = mantissa * 10 + (s[i] - '0');
-    if (dot) --scale;
+  auto range = [] { return absl::OutOfRangeError("quantity out of the range Tessera evaluates"); };
+  if (s.empty()) return bad();
+  size_t pos = 0, end = s.size();
+  bool positive = true;
+  if (s[0] == '+' || s[0] == '-') positive = s[pos++] != '-';
+  while (pos < end && s[pos] == '0') ++pos;
+  if (pos >= end) return Quantity{0, true, 0, 0, 9};
+  size_t n0 = pos;
+  while (pos < end && IsDigit(s[pos])) ++pos;
+  std::string num(s.substr(n0, pos - n0));
+  if (num.empty()) num = "0";
+  std::string denom;
+  if (pos < end && s[pos] == '.') {
+    size_t d0 = ++pos;
+    while (pos < end && IsDigit(s[pos])) ++pos;
+    denom = std::string(s.substr(d0, pos - d0));
   }
-  if (digits == 0) return bad();
-  absl::string_view suffix = s.substr(i);
-  int binary = 0;
-  int exp10 = 0;
+  size_t suffix_start = pos;
+  while (pos < end && absl::string_view("eEinumkKMGTP").find(s[pos]) != absl::string_view::npos) ++pos;
+  if (pos < end && (s[pos] == '-' || s[pos] == '+')) ++pos;
+  while (pos < end && IsDigit(s[pos])) ++pos;
+  if (pos < end) return bad();
+  absl::string_view suffix = s.substr(suffix_start);
+  // The suffix: base 10 or 2, an exponent, and whether it is binary.
+  int base = 10, exponent = 0;
+  bool binary = false, known = false;
   static const std::pair<absl::string_view, int> kDecimal[] = {
       {"", 0}, {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3}, {"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18}};
   static const std::pair<absl::string_view, int> kBinary[] = {
       {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
-  bool known = false;
   for (auto [n, e] : kDecimal) {
-    if (suffix == n) known = true, exp10 = e;
+    if (suffix == n) known = true, exponent = e;
   }
   for (auto [n, e] : kBinary) {
-    if (suffix == n) known = true, binary = e;
+    if (suffix == n) known = true, exponent = e, base = 2, binary = true;
   }
   if (!known && suffix.size() > 1 && (suffix[0] == 'e' || suffix[0] == 'E')) {
-    absl::string_view e = suffix.substr(1);
-    size_t k = (e[0] == '+' || e[0] == '-') ? 1 : 0;
-    if (k < e.size() && AllOf(e.substr(k), IsDigit) && e.size() - k <= 4 &&
-        absl::SimpleAtoi(e, &exp10)) {
-      known = true;
+    int64_t e = 0;
+    absl::string_view digits = suffix.substr(1);
+    if (!absl::SimpleAtoi(digits, &e) || absl::ascii_isspace(digits.front()) ||
+        absl::ascii_isspace(digits.back())) {
+      return absl::InvalidArgumentError("unable to parse quantity's suffix");
+    }
+    if (e > 1000 || e < -1000) return range();
+    exponent = static_cast<int>(e);
+    known = true;
+  }
+  if (!known) return absl::InvalidArgumentError("unable to parse quantity's suffix");
+  // The fast path: an int64 times a power of ten.
+  int precision = 0, scale = 0;
+  int64_t mantissa = 1;
+  if (!binary) {
+    scale = exponent;
+    precision = 18 - static_cast<int>(num.size() + denom.size());
+  } else if (exponent >= 0 && denom.empty()) {
+    mantissa = int64_t{1} << exponent;
+    precision = 15 - static_cast<int>(num.size()) - static_cast<int>(static_cast<float>(exponent) * 3 / 10) - 1;
+  } else {
+    precision = -1;
+  }
+  if (precision >= 0) {
+    scale -= static_cast<int>(denom.size());
+    int64_t value = 0, result = 0;
+    if (scale >= -9 && absl::SimpleAtoi(num + denom, &value) &&
+        !__builtin_mul_overflow(value, mantissa, &result)) {
+      if (!positive) result = -result;
+      __int128 nanos = result;
+      for (int k = 0; k < scale + 9; ++k) {
+        if (nanos > kQuantityLimit / 10 || nanos < -kQuantityLimit / 10) return range();
+        nanos *= 10;
+      }
+      return Quantity{nanos, true, result, scale, 9};
     }
   }
-  if (!known) return bad();
-  __int128 nanos = mantissa << binary;
-  if (binary > 0 && (nanos >> binary) != mantissa) return absl::OutOfRangeError("quantity out of the range Tessera evaluates");
-  int shift = scale + exp10 + 9;
+  // The slow path: an exact decimal, rounded up to nano precision; a binary one capped at
+  // 2^63-1.
+  __int128 nanos = 0;
+  for (char c : num + denom) {
+    if (nanos > kQuantityLimit / 10) return range();
+    nanos = nanos * 10 + (c - '0');
+  }
+  int shift = 9 - static_cast<int>(denom.size()) + (base == 10 ? exponent : 0);
+  if (base == 2) {
+    for (int k = 0; k < exponent; ++k) {
+      if (nanos > kQuantityLimit / 2) return range();
+      nanos *= 2;
+    }
+  }
   for (; shift > 0; --shift) {
-    if (nanos > kQuantityLimit / 10) return absl::OutOfRangeError("quantity out of the range Tessera evaluates");
+    if (nanos > kQuantityLimit / 10) return range();
     nanos *= 10;
   }
-  if (shift < 0) {
-    bool remainder = false;
-    for (; shift < 0 && nanos != 0; ++shift) {
-      remainder |= nanos % 10 != 0;
-      nanos /= 10;
-    }
-    if (remainder) nanos += 1;  // ParseQuantity rounds a finer fraction up (away from zero)
+  bool remainder = false;
+  for (; shift < 0 && nanos != 0; ++shift) {
+    remainder |= nanos % 10 != 0;
+    nanos /= 10;
   }
-  if (nanos >= kQuantityLimit) return absl::OutOfRangeError("quantity out of the range Tessera evaluates");
-  return Quantity{negative ? -nanos : nanos};
+  if (remainder) nanos += 1;
+  const __int128 max_allowed = static_cast<__int128>(INT64_MAX) * kBillion;
+  if (binary && nanos > max_allowed) nanos = max_allowed;
+  return Quantity{positive ? nanos : -nanos, false, 0, 0, 9};
 }
 
 absl::StatusOr<Semver> ParseSemver(absl::string_view in, bool normalize) {

@@ -9,6 +9,25 @@
 namespace tessera::dra::cel {
 namespace {
 
+// cel-go folds a type conversion of a literal when it plans the program: one that fails is a
+// compile-time error ("program instantiation failed") there, so it is here too.
+absl::Status CheckConstantConversions(const Program& p, const Node& n) {
+  if (n.kind == NodeKind::kCall && !n.member && n.args.size() == 1 &&
+      n.args[0]->kind == NodeKind::kLiteral &&
+      (n.name == "int" || n.name == "uint" || n.name == "double" || n.name == "string")) {
+    std::vector<Value> args{n.args[0]->literal};
+    uint64_t cost = 0;
+    Value v = CallFunction(n.name, false, args, cost);
+    if (auto* e = std::get_if<Error>(&v.v)) {
+      return absl::InvalidArgumentError(absl::StrCat("program instantiation failed: ", Where(p.expression, n.pos), ": ", e->message));
+    }
+  }
+  for (const auto& a : n.args) {
+    if (auto st = CheckConstantConversions(p, *a); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRegexLiterals(const Program& p, const Node& n) {
   if (n.kind == NodeKind::kCall && n.name == "matches" && n.args.size() == 2 &&
       n.args[1]->kind == NodeKind::kLiteral) {
@@ -43,6 +62,7 @@ absl::StatusOr<Selector> Selector::Compile(std::string_view expression) {
   if (auto st = CheckRegexLiterals(*program, *program->root); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("compilation failed: ", st.message()));
   }
+  if (auto st = CheckConstantConversions(*program, *program->root); !st.ok()) return st;
   return Selector(std::move(program));
 }
 

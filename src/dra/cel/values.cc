@@ -211,7 +211,7 @@ Value Equal(const Value& a, const Value& b, const Device& d) {
 
 Value Less(const Value& a, const Value& b) {
   int n = CompareNumbers(a, b);
-  if (n == 2) return Value{false};
+  if (n == 2) return Err("NaN values cannot be ordered");
   if (n != 3) return Value{n < 0};
   if (a.v.index() == b.v.index()) {
     if (auto* x = std::get_if<std::string>(&a.v)) return Value{*x < std::get<std::string>(b.v)};
