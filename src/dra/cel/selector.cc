@@ -28,6 +28,24 @@ absl::Status CheckConstantConversions(const Program& p, const Node& n) {
   return absl::OkStatus();
 }
 
+// quantity("...") and semver("...") of literals are parsed once, here, not per evaluation; one
+// that fails stays a call, to fail at runtime as upstream's does.
+void FoldConstants(Node& n) {
+  for (auto& a : n.args) FoldConstants(*a);
+  if (n.kind != NodeKind::kCall || n.member || (n.name != "quantity" && n.name != "semver")) return;
+  std::vector<Value> args;
+  for (const auto& a : n.args) {
+    if (a->kind != NodeKind::kLiteral) return;
+    args.push_back(a->literal);
+  }
+  uint64_t cost = 0;
+  Value v = CallFunction(n.name, false, args, cost);
+  if (v.is_error()) return;
+  n.kind = NodeKind::kLiteral;
+  n.literal = std::move(v);
+  n.args.clear();
+}
+
 absl::Status CheckRegexLiterals(const Program& p, const Node& n) {
   if (n.kind == NodeKind::kCall && n.name == "matches" && n.args.size() == 2 &&
       n.args[1]->kind == NodeKind::kLiteral) {
@@ -63,6 +81,7 @@ absl::StatusOr<Selector> Selector::Compile(std::string_view expression) {
     return absl::InvalidArgumentError(absl::StrCat("compilation failed: ", st.message()));
   }
   if (auto st = CheckConstantConversions(*program, *program->root); !st.ok()) return st;
+  FoldConstants(*program->root);
   return Selector(std::move(program));
 }
 
