@@ -10,7 +10,8 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 
-.PHONY: deps build demo test release-check bench clean k8s-apiserver k8s-controllers
+.PHONY: deps build demo test release-check bench clean k8s-apiserver k8s-controllers \
+  dra-celcorpus
 
 deps:
 	@scripts/install-deps.sh
@@ -34,6 +35,7 @@ test: deps release-check
 	@cmake --build build-asan -j $(JOBS)
 	@$(MAKE) --no-print-directory k8s-apiserver
 	@$(MAKE) --no-print-directory k8s-controllers
+	@$(MAKE) --no-print-directory dra-celcorpus
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 
 # The Kubernetes control plane of the integration tests: etcd, kube-apiserver,
@@ -65,6 +67,20 @@ k8s-controllers:
 	  echo "***************************************************************************"; \
 	  echo "*** A job controller could not be built (see above): its integration    ***"; \
 	  echo "*** tests will be SKIPPED.                                              ***"; \
+	  echo "***************************************************************************"; \
+	fi
+
+# The generator of the DRA CEL conformance corpus over k8s.io/dynamic-resource-allocation/cel
+# (scripts/dra/celcorpus), cached in ~/.cache/tessera-k8s/dra/bin; ctest cli.dra_cel_corpus
+# checks tests/data/dra/cel_corpus.json against it. CI=true fails when it cannot be built;
+# elsewhere that test skips.
+dra-celcorpus:
+	@if ! nice -n 5 scripts/dra/build-celcorpus.sh >/dev/null; then \
+	  if [ "$$CI" = "true" ]; then \
+	    echo "make test: the DRA CEL corpus generator could not be built (see above)"; exit 1; fi; \
+	  echo "***************************************************************************"; \
+	  echo "*** The DRA CEL corpus generator could not be built (see above): the    ***"; \
+	  echo "*** corpus check cli.dra_cel_corpus will be SKIPPED.                     ***"; \
 	  echo "***************************************************************************"; \
 	fi
 

@@ -7,6 +7,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # The accounting store (docs/accounting.md): embedded SQLite.
   libsqlite3-dev
+  # The regular expressions of DRA CEL selectors (matches(), docs/dra-cel.md).
+  libre2-dev
   # Kubernetes mode: REST client, metrics endpoint. Its integration tests run a control plane that
   # scripts/k8s/build-apiserver.sh builds with the machine's Go (1.26, not Debian's) from the Go
   # module proxy; cluster.sh needs openssl, curl and python3. ccache keeps compiled objects.

@@ -1,0 +1,177 @@
+// celcorpus generates Tessera's conformance corpus of DRA CEL selectors
+// (tests/data/dra/cel_corpus.json) with the upstream library,
+// k8s.io/dynamic-resource-allocation/cel, as kube-scheduler compiles and evaluates selectors:
+// every selector of selectors.txt and of the generated combinations below is compiled once and,
+// when it compiles, evaluated on every device of devices.json. The C++ evaluator (src/dra/cel)
+// must agree with the corpus on every pair (src/dra/cel/corpus_test.cc).
+//
+//	celcorpus DIR > cel_corpus.json   (DIR holds selectors.txt and devices.json)
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
+)
+
+// inputDevice is a device as devices.json writes it: attribute values in resource.k8s.io/v1's
+// DeviceAttribute form, capacities as quantity strings.
+type inputDevice struct {
+	Name                     string                                 `json:"name"`
+	Driver                   string                                 `json:"driver"`
+	AllowMultipleAllocations *bool                                  `json:"allowMultipleAllocations,omitempty"`
+	Attributes               map[string]resourceapi.DeviceAttribute `json:"attributes,omitempty"`
+	Capacity                 map[string]string                      `json:"capacity,omitempty"`
+}
+
+type result struct {
+	Result *bool  `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+type entry struct {
+	Expression   string   `json:"expression"`
+	CompileError string   `json:"compileError,omitempty"`
+	Results      []result `json:"results,omitempty"`
+}
+
+type corpus struct {
+	Comment string        `json:"comment"`
+	Devices []inputDevice `json:"devices"`
+	Cases   []entry       `json:"cases"`
+}
+
+func readSelectors(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out, s.Err()
+}
+
+// generated combines attribute accesses, comparisons and operators into more selectors.
+func generated() []string {
+	lhs := []string{
+		`device.attributes["gpu.nvidia.com"].productName`,
+		`device.attributes["gpu.nvidia.com"].index`,
+		`device.attributes["gpu.nvidia.com"].driverVersion`,
+		`device.attributes["gpu.nvidia.com"].missing`,
+		`device.attributes["missing.example.com"].index`,
+		`device.capacity["gpu.nvidia.com"].memory`,
+		`device.driver`,
+		`device.attributes["gpu.nvidia.com"].cudaCores`,
+	}
+	rhs := []string{`"NVIDIA A100-SXM4-80GB"`, `3`, `3u`, `3.0`, `true`, `null`, `semver("12.4.0")`, `quantity("80Gi")`, `"gpu.nvidia.com"`}
+	ops := []string{"==", "!=", "<", ">="}
+	var out []string
+	for _, l := range lhs {
+		for _, r := range rhs {
+			for _, op := range ops {
+				out = append(out, fmt.Sprintf("%s %s %s", l, op, r))
+			}
+		}
+	}
+	bools := []string{`true`, `false`, `device.attributes["gpu.nvidia.com"].missing`, `device.attributes["gpu.nvidia.com"].mig`, `1/0 == 1`}
+	for _, a := range bools {
+		for _, b := range bools {
+			out = append(out, fmt.Sprintf("(%s) && (%s)", a, b), fmt.Sprintf("(%s) || (%s)", a, b))
+		}
+		out = append(out, fmt.Sprintf("!(%s)", a), fmt.Sprintf("(%s) ? 1 == 1 : 1 == 2", a))
+	}
+	return out
+}
+
+func toDevice(d inputDevice) (dracel.Device, error) {
+	dev := dracel.Device{Driver: d.Driver, AllowMultipleAllocations: d.AllowMultipleAllocations,
+		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{},
+		Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}}
+	for k, v := range d.Attributes {
+		dev.Attributes[resourceapi.QualifiedName(k)] = v
+	}
+	for k, v := range d.Capacity {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return dev, fmt.Errorf("device %s capacity %s: %w", d.Name, k, err)
+		}
+		dev.Capacity[resourceapi.QualifiedName(k)] = resourceapi.DeviceCapacity{Value: q}
+	}
+	return dev, nil
+}
+
+func run(dir string) error {
+	raw, err := os.ReadFile(filepath.Join(dir, "devices.json"))
+	if err != nil {
+		return err
+	}
+	var c corpus
+	if err := json.Unmarshal(raw, &c.Devices); err != nil {
+		return fmt.Errorf("devices.json: %w", err)
+	}
+	selectors, err := readSelectors(filepath.Join(dir, "selectors.txt"))
+	if err != nil {
+		return err
+	}
+	selectors = append(selectors, generated()...)
+	devices := make([]dracel.Device, len(c.Devices))
+	for i, d := range c.Devices {
+		if devices[i], err = toDevice(d); err != nil {
+			return err
+		}
+	}
+	// As kube-scheduler's allocator: the features of 1.37 (consumable capacity, list-typed
+	// attributes), stored expressions, the default cost limit.
+	compiler := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: true})
+	c.Comment = "Generated by scripts/dra/celcorpus with k8s.io/dynamic-resource-allocation/cel v0.37.2; do not edit (tests/cli_dra_cel_corpus.sh checks it)"
+	for _, expr := range selectors {
+		e := entry{Expression: expr}
+		res := compiler.CompileCELExpression(expr, dracel.Options{})
+		if res.Error != nil {
+			e.CompileError = res.Error.Error()
+		} else {
+			for _, d := range devices {
+				ok, _, err := res.DeviceMatches(context.Background(), d)
+				if err != nil {
+					e.Results = append(e.Results, result{Error: err.Error()})
+				} else {
+					b := ok
+					e.Results = append(e.Results, result{Result: &b})
+				}
+			}
+		}
+		c.Cases = append(c.Cases, e)
+	}
+	out := json.NewEncoder(os.Stdout)
+	out.SetIndent("", " ")
+	out.SetEscapeHTML(false)
+	return out.Encode(c)
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: celcorpus DIR")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "celcorpus:", err)
+		os.Exit(1)
+	}
+}
