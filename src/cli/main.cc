@@ -24,6 +24,8 @@
 #include "config/loader.h"
 #include "engine/time/span.h"
 #include "fmt/format.h"
+#include "model/json_text.h"
+#include "model/printable.h"
 #include "nlohmann/json.hpp"
 #include "sim/simulator.h"
 
@@ -146,20 +148,20 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
           fmt::format("invariant broken at the end of the run: {}", std::string(st.message())));
   }
   if (!st.ok()) {
-    std::cerr << "tessera sim: " << st.message() << "\n";
+    std::cerr << "tessera sim: " << EscapeNonPrintable(std::string(st.message())) << "\n";
     return 2;
   }
   if (output == "json") {
     nlohmann::json doc = (*sim)->JsonDocument();
     doc["diagnostics"] = DiagnosticsJson(r.diagnostics);
-    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << DumpJson(doc, 2) << "\n";
   } else {
-    std::cout << (*sim)->ToTable();
+    std::cout << TerminalText((*sim)->ToTable());
   }
   if (!accounting_db.empty()) {
     int64_t written = 0;
     if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written); !st.ok()) {
-      std::cerr << "tessera sim: " << st.message() << "\n";
+      std::cerr << "tessera sim: " << EscapeNonPrintable(std::string(st.message())) << "\n";
       return 1;
     }
     std::cerr << fmt::format("{} run records written to {}\n", written, accounting_db);
