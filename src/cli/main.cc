@@ -223,7 +223,14 @@ int main(int argc, char** argv) {
       tessera::cli::AddReportCommand(app), tessera::cli::AddConvertCommand(app),
   };
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's message as it prints it; --help and --version exit 0, every usage error (an
+    // unknown flag, a value out of range or not a member, a missing argument) exits 2 as the
+    // rest of the CLI does, instead of CLI11's own 105-109 (docs/robustness.md, "Exit codes").
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   for (const auto& c : module_commands) {
     if (c.app->parsed()) return c.run();
   }
