@@ -9,6 +9,7 @@
 #include "accounting/report_format.h"
 #include "accounting/store.h"
 #include "cli/command.h"
+#include "model/printable.h"
 
 namespace tessera::cli {
 namespace {
@@ -26,7 +27,7 @@ int RunCostReport(const ReportFlags& f) {
   query.from = -std::numeric_limits<double>::infinity();
   query.to = std::numeric_limits<double>::infinity();
   if (auto st = accounting::ParseGroupBy(f.by, query); !st.ok()) {
-    std::cerr << "tessera report cost: " << st.message() << "\n";
+    std::cerr << "tessera report cost: " << EscapeNonPrintable(std::string(st.message())) << "\n";
     return 1;
   }
   for (auto [text, flag, out] :
@@ -34,7 +35,8 @@ int RunCostReport(const ReportFlags& f) {
     if (text->empty()) continue;
     auto t = accounting::ParseDate(*text);
     if (!t.ok()) {
-      std::cerr << "tessera report cost: " << flag << ": " << t.status().message() << "\n";
+      std::cerr << "tessera report cost: " << flag << ": "
+                << EscapeNonPrintable(std::string(t.status().message())) << "\n";
       return 1;
     }
     *out = *t;
@@ -47,12 +49,14 @@ int RunCostReport(const ReportFlags& f) {
   options.read_only = true;
   auto store = accounting::AccountingStore::Open(f.db, options);
   if (!store.ok()) {
-    std::cerr << "tessera report cost: " << store.status().message() << "\n";
+    std::cerr << "tessera report cost: "
+              << EscapeNonPrintable(std::string(store.status().message())) << "\n";
     return 1;
   }
   auto records = (*store)->Read(query.from, query.to);
   if (!records.ok()) {
-    std::cerr << "tessera report cost: " << records.status().message() << "\n";
+    std::cerr << "tessera report cost: "
+              << EscapeNonPrintable(std::string(records.status().message())) << "\n";
     return 1;
   }
   const accounting::CostSummary report = accounting::BuildCostReport(*records, query);
@@ -61,7 +65,7 @@ int RunCostReport(const ReportFlags& f) {
   } else if (f.output == "csv") {
     std::cout << accounting::CostReportCsv(report);
   } else {
-    std::cout << accounting::CostReportTable(report);
+    std::cout << TerminalText(accounting::CostReportTable(report));
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::accounting {
@@ -50,7 +51,7 @@ RunRecord DescribeRun(const Model& model, WorkloadId id, int32_t cluster_queue,
     r.cluster_queue = model.cluster_queues[static_cast<size_t>(cluster_queue)].name;
     r.cohort = model.cluster_queues[static_cast<size_t>(cluster_queue)].cohort;
   }
-  r.labels = nlohmann::json(w.labels).dump();
+  r.labels = DumpJson(nlohmann::json(w.labels));
   r.priority = PriorityOf(model, w);
   std::vector<std::string> names;  // in resource-group order, each once
   for (int32_t f : flavors) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::accounting {
@@ -77,7 +78,7 @@ std::string CostReportJson(const CostSummary& report) {
                         {"by", GroupByName(report.query)},
                         {"groups", groups},
                         {"total", GroupJson(report.total)}};
-  return doc.dump(2) + "\n";
+  return DumpJson(doc, 2) + "\n";
 }
 
 std::string CostReportCsv(const CostSummary& report) {

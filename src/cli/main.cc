@@ -26,6 +26,8 @@
 #include "config/loader.h"
 #include "engine/time/span.h"
 #include "fmt/format.h"
+#include "model/json_text.h"
+#include "model/printable.h"
 #include "nlohmann/json.hpp"
 #include "sim/simulator.h"
 
@@ -161,15 +163,15 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
           fmt::format("invariant broken at the end of the run: {}", std::string(st.message())));
   }
   if (!st.ok()) {
-    std::cerr << "tessera sim: " << st.message() << "\n";
+    std::cerr << "tessera sim: " << EscapeNonPrintable(std::string(st.message())) << "\n";
     return 2;
   }
   if (output == "json") {
     nlohmann::json doc = (*sim)->JsonDocument();
     doc["diagnostics"] = DiagnosticsJson(r.diagnostics);
-    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << DumpJson(doc, 2) << "\n";
   } else {
-    std::cout << (*sim)->ToTable();
+    std::cout << TerminalText((*sim)->ToTable());
   }
   if (!accounting_db.empty()) {
     int64_t written = 0, replaced = 0;
@@ -177,7 +179,7 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
     if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written, run_id,
                                                      &replaced);
         !st.ok()) {
-      std::cerr << "tessera sim: " << st.message() << "\n";
+      std::cerr << "tessera sim: " << EscapeNonPrintable(std::string(st.message())) << "\n";
       return 1;
     }
     std::cerr << fmt::format("{} run records written to {}", written, accounting_db);
@@ -244,7 +246,14 @@ int main(int argc, char** argv) {
       tessera::cli::AddReportCommand(app), tessera::cli::AddConvertCommand(app),
   };
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's message as it prints it; --help and --version exit 0, every usage error (an
+    // unknown flag, a value out of range or not a member, a missing argument) exits 2 as the
+    // rest of the CLI does, instead of CLI11's own 105-109 (docs/robustness.md, "Exit codes").
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   for (const auto& c : module_commands) {
     if (c.app->parsed()) return c.run();
   }

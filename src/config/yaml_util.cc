@@ -322,10 +322,26 @@ std::optional<std::vector<std::string>> GetStringList(DocContext& ctx, const YAM
 
 bool ReadLabels(DocContext& ctx, const YAML::Node& node, const std::string& path, Labels& out) {
   bool ok = true;
+  const bool annotations = path.ends_with("annotations");
   ForEachMap(ctx, node, path,
              [&](const std::string& key, const YAML::Node& value, const std::string& item_path) {
                auto v = ScalarString(ctx, value, item_path);
                if (!v) return ok = false;
+               // Kubernetes label keys and values (and annotation keys) are ASCII; a byte that
+               // is not is refused at its line rather than carried into outputs (issue 31).
+               const auto not_ascii = [](std::string_view s) {
+                 return std::any_of(s.begin(), s.end(), [](char c) {
+                   const auto u = static_cast<unsigned char>(c);
+                   return u < 0x20 || u >= 0x7f;
+                 });
+               };
+               if (not_ascii(key) || (!annotations && not_ascii(*v))) {
+                 ctx.Error(value, item_path,
+                           "a label's key and value (and an annotation's key) are ASCII letters, "
+                           "digits, '-', '_', '.' and '/'; this one has a control character or a "
+                           "byte beyond ASCII");
+                 return ok = false;
+               }
                out[key] = std::move(*v);
                return true;
              });

@@ -146,7 +146,7 @@ int RunFgd(const FgdArgs& args) {
       return Fail(s);
     }
   }
-  std::cout << SummaryTable(summary);
+  std::cout << TerminalText(SummaryTable(summary));
   if (!args.quiet) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

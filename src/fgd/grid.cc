@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::fgd {
@@ -408,7 +409,7 @@ absl::Status WriteReport(const std::string& dir, const std::vector<RunResult>& r
                                c.expected ? fmt::format("{:.4f}", *c.expected) : "");
   }
   j["summary"] = std::move(js);
-  if (absl::Status s = WriteFile(root / "runs.json", j.dump(1) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WriteFile(root / "runs.json", DumpJson(j, 1) + "\n"); !s.ok()) return s;
   if (absl::Status s = WriteFile(root / "summary.csv", summary_csv); !s.ok()) return s;
   if (absl::Status s = WriteFile(root / "alloc.csv", CurvesCsv(runs, tune_ratio, false)); !s.ok()) {
     return s;

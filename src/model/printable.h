@@ -65,6 +65,24 @@ inline std::string EscapeNonPrintable(std::string_view text) {
   return out;
 }
 
+// A whole human-readable output (a table, a summary, an explanation) made safe for a terminal:
+// each line through EscapeNonPrintable, the line breaks kept. Every text output that quotes the
+// input's names, reasons or a server's answer is written through here, so that a queue named
+// "\x1b]0;title\x07" shows as that text and does not retitle or clear the user's terminal.
+inline std::string TerminalText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out += EscapeNonPrintable(text.substr(start, end - start));
+    if (end == text.size()) break;
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 // `text` safe inside HTML text and double-quoted attributes (&, <, > and " as entities), for the
 // HTML reports (fgd, cost, trace replay); nothing else changes.
 inline std::string HtmlEscape(std::string_view text) {

@@ -9,6 +9,7 @@
 #include "cost/report_format.h"
 #include "engine/time/span.h"
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 #include "sim/start_state.h"
 
@@ -493,7 +494,7 @@ nlohmann::json PodsJson(const Model& m, const Workload& w, const std::vector<Pod
 }  // namespace
 
 std::string Simulator::ToJson() const {
-  return JsonDocument().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return DumpJson(JsonDocument(), 2) + "\n";
 }
 
 nlohmann::json Simulator::JsonDocument() const {

@@ -95,7 +95,8 @@ bool BuildOptionsOf(const ReplayFlags& f, trace::BuildOptions& bo) {
   if (f.strategy == "BestEffortFIFO") bo.strategy = QueueingStrategy::kBestEffortFIFO;
   auto estimates = trace::ParseEstimates(f.estimates);
   if (!estimates.ok()) {  // the flag's check has said so already; kept for callers without it
-    std::cerr << "tessera sim replay: --estimates: " << estimates.status().message() << "\n";
+    std::cerr << "tessera sim replay: --estimates: "
+              << EscapeNonPrintable(std::string(estimates.status().message())) << "\n";
     return false;
   }
   bo.estimates = *estimates;
@@ -170,7 +171,8 @@ int RunReplayCommand(const ReplayFlags& f) {
   if (!f.accounting_db.empty()) {
     auto opened = accounting::AccountingStore::Open(f.accounting_db);
     if (!opened.ok()) {
-      std::cerr << "tessera sim replay: " << opened.status().message() << "\n";
+      std::cerr << "tessera sim replay: "
+                << EscapeNonPrintable(std::string(opened.status().message())) << "\n";
       return 1;
     }
     store = std::move(*opened);
@@ -229,10 +231,10 @@ int RunReplayCommand(const ReplayFlags& f) {
     result->notes.push_back(
         fmt::format("{} broken rows of the input were skipped", log.skipped_rows));
   const double replay_s = elapsed() - load_s;
-  std::cout << trace::SummaryTable(*result);
+  std::cout << TerminalText(trace::SummaryTable(*result));
   if (records) {
     if (auto s = records->Finish(); !s.ok()) {
-      std::cerr << "tessera sim replay: " << s.message() << "\n";
+      std::cerr << "tessera sim replay: " << EscapeNonPrintable(std::string(s.message())) << "\n";
       return 1;
     }
     std::cerr << fmt::format("{} run records written to {}", records->written(), f.accounting_db);
@@ -249,7 +251,7 @@ int RunReplayCommand(const ReplayFlags& f) {
                           f.synthetic_nodes, f.seed)
             : fmt::format("Tessera replay: {}", f.jobs.empty() ? "manifests" : f.jobs);
     if (auto s = trace::WriteReport(*result, f.report, title); !s.ok()) {
-      std::cerr << "tessera sim replay: " << s.message() << "\n";
+      std::cerr << "tessera sim replay: " << EscapeNonPrintable(std::string(s.message())) << "\n";
       return 1;
     }
     std::cout << fmt::format("report: {}/index.html (and report.json, *.csv)\n", f.report);

@@ -6,6 +6,7 @@
 
 #include "cost/pricing.h"
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 #include "trace/report_format.h"
 
@@ -172,12 +173,11 @@ ClusterSnapshot TakeClusterSnapshot(const Scheduler& s, double now, int64_t max_
   });
   json items = json::array();
   for (WorkloadId id : written) items.push_back(WorkloadItem(s, id, now));
-  snap.workloads_json =
-      json{{"time", Rfc3339(now)}, {"total", snap.workloads_total}, {"items", std::move(items)}}
-          .dump();
+  snap.workloads_json = DumpJson(
+      json{{"time", Rfc3339(now)}, {"total", snap.workloads_total}, {"items", std::move(items)}});
   json nodes = NodeItems(s, running, snap);
-  snap.nodes_json =
-      json{{"time", Rfc3339(now)}, {"total", snap.nodes_up}, {"items", std::move(nodes)}}.dump();
+  snap.nodes_json = DumpJson(
+      json{{"time", Rfc3339(now)}, {"total", snap.nodes_up}, {"items", std::move(nodes)}});
   return snap;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 #include "trace/report.h"
 #include "trace/report_format.h"
@@ -141,7 +142,7 @@ std::string DashboardSnapshotJson(const ReplayResult& r) {
                {"nodes", cs.time < 0 ? json(nullptr) : json::parse(cs.nodes_json)},
                {"cost", Cost(r)},
                {"trends", Trends(r)}};
-  return snap.dump();
+  return DumpJson(snap);
 }
 
 }  // namespace tessera::trace

@@ -150,7 +150,7 @@ int RunPlanCommand(const PlanFlags& f, bool seed_given) {
   else if (f.output == "csv")
     std::cout << trace::PlanCsv(*result);
   else
-    std::cout << trace::PlanTable(*result);
+    std::cout << TerminalText(trace::PlanTable(*result));
   if (!f.report.empty()) {
     const std::string title =
         f.trace.synthetic_jobs > 0

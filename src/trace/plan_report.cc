@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 #include "trace/plan.h"
 #include "trace/report.h"
@@ -230,7 +231,7 @@ std::string PlanJson(const PlanResult& r) {
   nlohmann::json doc = {{"jobs", r.jobs},      {"replays", r.replays}, {"targets", targets},
                         {"fixedPools", fixed}, {"recommended", rec},   {"pools", pools},
                         {"notes", r.notes}};
-  return doc.dump(2) + "\n";
+  return DumpJson(doc, 2) + "\n";
 }
 
 std::string PlanCsv(const PlanResult& r) {

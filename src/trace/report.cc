@@ -9,6 +9,7 @@
 #include "cost/report_format.h"
 #include "fgd/grid.h"
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 #include "trace/report_format.h"
 #include "ui/ui_assets.h"
@@ -404,7 +405,7 @@ std::string ReportJson(const ReplayResult& r) {
       {"notes", r.notes},
       {"diagnostics", DiagnosticsJson(r.diagnostics)}};
   // Diagnostics quote the input as written: bytes that are not UTF-8 are replaced, not a throw.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return DumpJson(doc, 2) + "\n";
 }
 
 std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r) {

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "fmt/format.h"
+#include "model/json_text.h"
 
 namespace tessera::k8s {
 namespace {
@@ -21,7 +22,7 @@ json OrNull(const std::optional<T>& v) {
 
 void Reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(DumpJson(body), "application/json");
 }
 
 void Error(httplib::Response& res, int status, const std::string& message) {

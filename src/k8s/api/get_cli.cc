@@ -10,6 +10,8 @@
 #include "fmt/format.h"
 #include "k8s/api/api_client.h"
 #include "k8s/api/get_format.h"
+#include "model/json_text.h"
+#include "model/printable.h"
 
 namespace tessera::cli {
 namespace {
@@ -79,11 +81,11 @@ bool GetOnce(const GetFlags& f, const k8s::ApiClientOptions& o) {
     path = "/api/v1/workloads" + (f.ns.empty() ? "" : "?namespace=" + Escape(f.ns));
   absl::StatusOr<nlohmann::json> j = k8s::ApiGet(o, path);
   if (!j.ok()) {
-    std::cerr << "tessera get: " << j.status().message() << "\n";
+    std::cerr << "tessera get: " << EscapeNonPrintable(std::string(j.status().message())) << "\n";
     return false;
   }
   if (f.client.output == "json") {
-    std::cout << j->dump(2) << "\n";
+    std::cout << DumpJson(*j, 2) << "\n";
     return true;
   }
   absl::StatusOr<std::string> text = f.what == "queues" ? k8s::FormatQueues(*j)
@@ -91,10 +93,11 @@ bool GetOnce(const GetFlags& f, const k8s::ApiClientOptions& o) {
                                          ? k8s::FormatNodes(*j)
                                          : k8s::FormatWorkloads(*j, f.ns.empty(), Now());
   if (!text.ok()) {
-    std::cerr << "tessera get: " << text.status().message() << "\n";
+    std::cerr << "tessera get: "
+              << EscapeNonPrintable(std::string(text.status().message())) << "\n";
     return false;
   }
-  std::cout << *text << std::flush;
+  std::cout << TerminalText(*text) << std::flush;
   return true;
 }
 
@@ -134,22 +137,25 @@ int RunExplain(const ClientFlags& flags, const std::string& target) {
                           Escape(target.substr(slash + 1)));
   if (!j.ok()) {
     if (absl::IsNotFound(j.status()))
-      std::cerr << fmt::format("tessera explain: no workload {} in tessera serve ({})\n", target,
-                               std::string(j.status().message()));
+      std::cerr << fmt::format("tessera explain: no workload {} in tessera serve ({})\n",
+                               EscapeNonPrintable(target),
+                               EscapeNonPrintable(std::string(j.status().message())));
     else
-      std::cerr << "tessera explain: " << j.status().message() << "\n";
+      std::cerr << "tessera explain: "
+                << EscapeNonPrintable(std::string(j.status().message())) << "\n";
     return 1;
   }
   if (flags.output == "json") {
-    std::cout << j->dump(2) << "\n";
+    std::cout << DumpJson(*j, 2) << "\n";
     return 0;
   }
   absl::StatusOr<std::string> text = k8s::FormatExplain(*j, Now());
   if (!text.ok()) {
-    std::cerr << "tessera explain: " << text.status().message() << "\n";
+    std::cerr << "tessera explain: "
+              << EscapeNonPrintable(std::string(text.status().message())) << "\n";
     return 1;
   }
-  std::cout << *text;
+  std::cout << TerminalText(*text);
   return 0;
 }
 

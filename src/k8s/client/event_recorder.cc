@@ -7,6 +7,7 @@
 
 #include "fmt/format.h"
 #include "k8s/client/proto.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -226,12 +227,12 @@ void EventRecorder::Write(std::shared_ptr<Entry> e) {
                    {"lastTimestamp", e->last_timestamp},
                    {"count", count}};
         path = fmt::format("/api/v1/namespaces/{}/events", events_ns);
-        body = ev.dump();
+        body = DumpJson(ev);
       } else {
         name = e->name;
         path = fmt::format("/api/v1/namespaces/{}/events/{}",
                            e->obj.ns.empty() ? "default" : e->obj.ns, name);
-        body = json{{"count", count}, {"lastTimestamp", e->last_timestamp}}.dump();
+        body = DumpJson(json{{"count", count}, {"lastTimestamp", e->last_timestamp}});
       }
     }
     // The answer (the Event as stored) is not read: protobuf costs the server less to encode.

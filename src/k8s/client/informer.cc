@@ -7,6 +7,7 @@
 #include "fmt/ranges.h"
 #include "k8s/client/proto.h"
 #include "model/bounded_json.h"
+#include "model/json_text.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -205,7 +206,7 @@ bool Informer::OnWatchMessage(std::string_view message, bool framed) {
       return false;
     }
     // Another error: the server is in trouble; back off, then relist.
-    return Garbled("error " + obj.dump());
+    return Garbled("error " + DumpJson(obj));
   }
   if (obj["metadata"].is_object()) {
     std::string rv = obj["metadata"].value("resourceVersion", "");

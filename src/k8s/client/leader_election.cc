@@ -5,6 +5,7 @@
 
 #include "fmt/format.h"
 #include "model/bounded_json.h"
+#include "model/json_text.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -77,7 +78,7 @@ bool LeaderElector::TryAcquireOrRenew() {
                   {"kind", "Lease"},
                   {"metadata", {{"name", options_.name}, {"namespace", options_.ns}}},
                   {"spec", spec}};
-    auto r = client_->Post(Path(), lease.dump(), "application/json", Limits());
+    auto r = client_->Post(Path(), DumpJson(lease), "application/json", Limits());
     return r.ok() && r->status == 201;
   }
   if (got->status != 200) return false;
@@ -105,8 +106,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     spec["leaseTransitions"] = cur.value("leaseTransitions", 0);
   }
   lease["spec"] = spec;
-  auto r =
-      client_->Put(path, lease.dump(), Limits());  // carries metadata.resourceVersion: 409 if stale
+  // carries metadata.resourceVersion: 409 if stale
+  auto r = client_->Put(path, DumpJson(lease), Limits());
   if (!r.ok() || r->status != 200) return false;
   json updated = ParseJsonOrDiscarded(r->body);
   if (updated.is_object()) {
@@ -138,7 +139,7 @@ void LeaderElector::Release() {
   if (!lease.is_object() || lease["spec"].value("holderIdentity", "") != options_.identity) return;
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;
-  auto put = client_->Put(path, lease.dump(), limits());
+  auto put = client_->Put(path, DumpJson(lease), limits());
   if (!put.ok() || put->status != 200)
     spdlog::warn(
         "tessera: could not release the lease {}/{}: {}", options_.ns, options_.name,

@@ -9,6 +9,7 @@
 #include "k8s/client/proto.h"
 #include "k8s/controller/node_policy.h"
 #include "model/bounded_json.h"
+#include "model/json_text.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -47,7 +48,7 @@ std::string Binder::BindingJson(const BindingBody& b) {
                {"metadata", {{"name", b.name}, {"namespace", b.ns}, {"uid", b.uid}}},
                {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", b.node}}}};
   for (const auto& [k, v] : b.annotations) body["metadata"]["annotations"][k] = v;
-  return body.dump();
+  return DumpJson(body);
 }
 
 void Binder::Bind(const PodInfo& p, const std::string& node, const std::vector<int32_t>& gpus,
@@ -132,7 +133,7 @@ void Binder::SendDisruptionTarget(const std::string& ns, const std::string& name
                      {"lastTransitionTime", WallRfc3339()}}}}}}};
   const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/status", ns, name);
   for (int attempt = 0; attempt < 3 && !stop_; ++attempt) {
-    auto resp = client_->Patch(path, patch.dump(), PatchType::kStrategicMerge);
+    auto resp = client_->Patch(path, DumpJson(patch), PatchType::kStrategicMerge);
     if (resp.ok() && resp->status < 500 && resp->status != 429) return;  // done, or pod gone
     std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
   }
@@ -154,7 +155,7 @@ void Binder::Evict(const PodInfo& p, const std::string& message) {
         continue;
       }
       body["apiVersion"] = version;
-      auto resp = client_->Post(path, body.dump());
+      auto resp = client_->Post(path, DumpJson(body));
       if (resp.ok() && (resp->status == 200 || resp->status == 201 || resp->status == 404)) {
         ++metrics_->evictions_ok;
         return;

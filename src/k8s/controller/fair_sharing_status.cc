@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fmt/format.h"
+#include "model/json_text.h"
 #include "model/quantity.h"
 
 namespace tessera::k8s {
@@ -76,7 +77,7 @@ std::optional<LocalQueueUsage> ParseFairSharingStatus(const nlohmann::json& stat
   u.at = std::chrono::duration<double>(*at - wall_start).count();
   for (const auto& [name, q] : consumed->items()) {
     if (!q.is_string() && !q.is_number()) return std::nullopt;
-    auto milli = ParseQuantity(q.is_string() ? q.get<std::string>() : q.dump(), /*milli=*/true);
+    auto milli = ParseQuantity(q.is_string() ? q.get<std::string>() : DumpJson(q), /*milli=*/true);
     if (!milli.ok() || *milli < 0) return std::nullopt;
     u.consumed.emplace_back(name, static_cast<double>(*milli) / 1000);
   }

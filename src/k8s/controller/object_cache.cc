@@ -5,6 +5,7 @@
 #include "k8s/controller/json_fields.h"
 #include "k8s/controller/node_policy.h"
 #include "k8s/controller/workload_api.h"
+#include "model/json_text.h"
 #include "model/limits.h"
 #include "spdlog/spdlog.h"
 
@@ -348,7 +349,7 @@ Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
     auto qit = queue_objects_.find(r);
     if (qit == queue_objects_.end()) continue;
     for (const auto& [key, obj] : qit->second)
-      LoadManifestText(obj.dump(), fmt::format("{} {}", r, key[0] == '/' ? key.substr(1) : key),
+      LoadManifestText(DumpJson(obj), fmt::format("{} {}", r, key[0] == '/' ? key.substr(1) : key),
                        lr);
   }
   // Each problem is logged once, not at every rebuild.

@@ -8,8 +8,9 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "k8s/controller/json_fields.h"
-#include "k8s/controller/owner_kinds.h"
 #include "k8s/controller/node_policy.h"
+#include "k8s/controller/owner_kinds.h"
+#include "model/json_text.h"
 #include "model/limits.h"
 #include "model/pod_requests.h"
 #include "model/quantity.h"
@@ -29,7 +30,7 @@ absl::Status CheckCount(const json& v, std::string_view path, int64_t max) {
                                          : v.get<int64_t>() >= 0 && v.get<int64_t>() <= max;
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      fmt::format("{}: {} is out of range (0..{})", path, v.dump(), max));
+      fmt::format("{}: {} is out of range (0..{})", path, DumpJson(v), max));
 }
 
 using json_fields::At;
@@ -44,7 +45,7 @@ absl::Status ReadResources(const json& list, const std::string& path, Resources&
     if (it.value().is_string()) {
       text = it.value().get<std::string>();
     } else if (it.value().is_number()) {
-      text = it.value().dump();
+      text = DumpJson(it.value());
     } else {
       return absl::InvalidArgumentError(fmt::format("{}.{}: expected a quantity", path, it.key()));
     }

@@ -8,6 +8,7 @@
 #include "config/loader.h"
 #include "fmt/format.h"
 #include "k8s/controller/json_fields.h"
+#include "model/json_text.h"
 
 namespace tessera::k8s {
 
@@ -61,7 +62,7 @@ absl::StatusOr<std::vector<OwnerGang>> ReadOwnerObject(const OwnerKind& kind,
   // The object as the plugin reads a manifest (the server's apiVersion may be another version
   // the plugin knows).
   LoadResult r;
-  LoadManifestText(json_fields::StripForLoader(obj).dump(),
+  LoadManifestText(DumpJson(json_fields::StripForLoader(obj)),
                    fmt::format("{} {}/{}", kind.kind, ns, name), r);
   std::vector<std::string> unread, errors;
   for (const Diagnostic& d : r.diagnostics) {

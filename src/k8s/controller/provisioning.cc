@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "k8s/controller/json_fields.h"
 #include "model/bounded_json.h"
+#include "model/json_text.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::k8s {
@@ -483,7 +484,7 @@ void Provisioner::AnnotatePod(const std::string& pod_key, const std::string& req
       auto r =
           client_->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", pod_key.substr(0, slash),
                                      pod_key.substr(slash + 1)),
-                         ConsumeAnnotationsPatch(request, class_name).dump(), PatchType::kMerge);
+                         DumpJson(ConsumeAnnotationsPatch(request, class_name)), PatchType::kMerge);
       // 404: the pod is gone, nothing to say.
       if (!r.ok())
         d.error = std::string(r.status().message());
@@ -543,7 +544,8 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
     const std::string name = PodTemplateName(request, sets.size());
     json& t = built[first];
     t["metadata"]["name"] = name;
-    auto made = client_->Post(fmt::format("/api/v1/namespaces/{}/podtemplates", need.ns), t.dump());
+    auto made =
+        client_->Post(fmt::format("/api/v1/namespaces/{}/podtemplates", need.ns), DumpJson(t));
     // 409: left by an earlier attempt that stopped half-way; it is the same template.
     if (!made.ok() || (!Ok(made->status) && made->status != 409)) {
       d.error = fmt::format("creating PodTemplate {}: {}", name,
@@ -558,7 +560,7 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
   auto r = client_->Post(fmt::format("/apis/autoscaling.x-k8s.io/v1/namespaces/{}/"
                                      "provisioningrequests",
                                      need.ns),
-                         body.dump());
+                         DumpJson(body));
   if (!r.ok()) {
     d.error = std::string(r.status().message());
     return d;
@@ -584,7 +586,7 @@ Provisioner::Done Provisioner::DoCreate(const CapacityNeed& need, const std::str
                      {"controller", true}}}}}}};
   for (const std::string& t : templates)
     (void)client_->Patch(fmt::format("/api/v1/namespaces/{}/podtemplates/{}", need.ns, t),
-                         owner.dump(), PatchType::kMerge);
+                         DumpJson(owner), PatchType::kMerge);
   return d;
 }
 

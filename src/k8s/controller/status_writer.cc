@@ -9,6 +9,7 @@
 #include "k8s/client/proto.h"
 #include "k8s/controller/fair_sharing_status.h"
 #include "k8s/controller/object_cache.h"
+#include "model/json_text.h"
 
 namespace tessera::k8s {
 StatusWriter::StatusWriter(KubeClient* client, const ControllerOptions& options,
@@ -61,12 +62,12 @@ void StatusWriter::Unschedulable(const PodInfo& p, const std::string& reason, bo
                      {"reason", condition_reason},
                      {"message", reason},
                      {"lastTransitionTime", WallRfc3339()}}}}}}};
-  Send(fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name), patch.dump(),
+  Send(fmt::format("/api/v1/namespaces/{}/pods/{}/status", p.ns, p.name), DumpJson(patch),
        Kind::kPodCondition);
 }
 
 void StatusWriter::Write(const std::string& path, const json& status) {
-  std::string body = json{{"status", status}}.dump();
+  std::string body = DumpJson(json{{"status", status}});
   auto& last = written_[path];
   if (last == body) return;
   last = body;

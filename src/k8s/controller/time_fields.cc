@@ -6,6 +6,7 @@
 
 #include "config/duration.h"
 #include "fmt/format.h"
+#include "model/json_text.h"
 
 namespace tessera::k8s {
 namespace {
@@ -73,7 +74,8 @@ std::optional<double> DeadlineValue(const json& v, std::vector<std::string>* pro
   }
   if (problems)
     problems->push_back(
-        fmt::format("{}: expected a positive integer number of seconds, got {}", field, v.dump()));
+        fmt::format("{}: expected a positive integer number of seconds, got {}", field,
+                    DumpJson(v)));
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "k8s/controller/json_fields.h"
+#include "model/json_text.h"
 #include "model/limits.h"
 
 namespace tessera::k8s {
@@ -59,7 +60,7 @@ absl::Status ReadPolicy(const json& policy, WorkloadPodGroupInfo& g) {
                             : min.get<int64_t>() >= 1 && min.get<int64_t>() <= kMaxPodsPerWorkload;
   if (!in_range)
     return absl::InvalidArgumentError(fmt::format(
-        "spec.schedulingPolicy.gang.minCount: {} is out of range (1..{})", min.dump(),
+        "spec.schedulingPolicy.gang.minCount: {} is out of range (1..{})", DumpJson(min),
         kMaxPodsPerWorkload));
   g.gang = true;
   g.min_count = min.get<int32_t>();
@@ -79,7 +80,7 @@ void ReadDisruptionMode(const json& mode, WorkloadPodGroupInfo& g) {
     return;
   g.unread.push_back(fmt::format(
       "spec.disruptionMode: {} is not a mode Tessera knows; it preempts the whole gang",
-      mode.dump()));
+      DumpJson(mode)));
 }
 
 // What is set on the spec beyond the policy: read (the template it came from, the priority
