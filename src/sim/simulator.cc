@@ -11,6 +11,7 @@
 #include "fmt/format.h"
 #include "model/json_text.h"
 #include "nlohmann/json.hpp"
+#include "sim/sim_json.h"
 #include "sim/start_state.h"
 
 namespace tessera {
@@ -539,6 +540,7 @@ nlohmann::json Simulator::JsonDocument() const {
                         {"pods", PodsJson(m, m.workloads[id], st.pods)}};
     if (st.state == WorkloadState::kPending && st.expected_start >= 0)
       w["expectedStart"] = st.expected_start;
+    sim_internal::AddWorkloadFields(s, id, w);  // for `get`/`explain --from` (sim/sim_json.h)
     workloads.push_back(std::move(w));
   }
   nlohmann::json alloc = nlohmann::json::array();
@@ -589,7 +591,9 @@ nlohmann::json Simulator::JsonDocument() const {
       summary["waitingGangGpuHours"] = summary_.waiting_gang_gpu_hours;
     }
   }
-  return {{"events", events}, {"workloads", workloads}, {"summary", summary}};
+  nlohmann::json doc = {{"events", events}, {"workloads", workloads}, {"summary", summary}};
+  sim_internal::AddClusterFields(s, doc);
+  return doc;
 }
 
 std::string Simulator::PodsText(const std::vector<PodPlacement>& pods) const {

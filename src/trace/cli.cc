@@ -214,6 +214,7 @@ int RunReplayCommand(const ReplayFlags& f) {
   ro.cycle_interval = f.cycle_interval;
   if (f.until >= 0) ro.until = f.until;
   if (f.report_at >= 0) ro.snapshot_at = f.report_at;
+  ro.snapshot_at_peak = f.report_at < 0 && !f.report.empty();
   ro.snapshot_workloads = f.report_workloads;
   ro.verify = f.verify;
   if (f.scale_up == "gang-aware") ro.scale_up = ScaleUpMode::kGangAware;
@@ -342,7 +343,7 @@ Command AddReplayCommand(CLI::App& sim) {
                   "write report.json, CSV files, index.html and dashboard.html here");
   app->add_option("--report-at", flags->report_at,
                   "dashboard.html's workloads and GPU map show the cluster at this time "
-                  "(seconds; default: the end of the run)")
+                  "(seconds; default: the first instant of the peak GPU allocation)")
       ->check(Range(0, 1e15, true, "a finite number of seconds from 0 to 1e15"));
   app->add_option("--report-workloads", flags->report_workloads,
                   "dashboard.html lists at most this many workloads (running first, then the "

@@ -1,10 +1,12 @@
 #include "trace/cluster_snapshot.h"
 
 #include <algorithm>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "cost/pricing.h"
+#include "engine/time/span.h"
 #include "fmt/format.h"
 #include "model/json_text.h"
 #include "nlohmann/json.hpp"
@@ -24,6 +26,19 @@ json TimeOrNull(double t) { return t < 0 ? json(nullptr) : json(Rfc3339(t)); }
 std::string PodName(const Workload& w, int32_t pod_set, int32_t index) {
   if (w.pod_sets.size() == 1) return fmt::format("{}-{}", w.name, index);
   return fmt::format("{}-{}-{}", w.name, w.pod_sets[static_cast<size_t>(pod_set)].name, index);
+}
+
+// The engine writes "expected to start in 22m (t=5400s)" at the cycle that planned it; the
+// snapshot may be taken later than that cycle. The span is said again from the snapshot's
+// instant, so that the reason and the page's start column (expectedStart - now) agree.
+std::string ReasonAt(const std::string& reason, double expected, double now) {
+  static constexpr std::string_view kHead = "expected to start in ";
+  const size_t at = reason.find(kHead);
+  if (expected < 0 || at == std::string::npos) return reason;
+  const size_t end = reason.find(" (t=", at + kHead.size());
+  if (end == std::string::npos) return reason;
+  return reason.substr(0, at + kHead.size()) + FormatSpan(std::max(0.0, expected - now)) +
+         reason.substr(end);
 }
 
 // One item of serve's /api/v1/workloads, with its explanation (the page's explain box reads it
@@ -61,6 +76,7 @@ json WorkloadItem(const Scheduler& s, WorkloadId id, double now) {
       pods.push_back(
           {{"name", PodName(w, ps, i)}, {"node", nullptr}, {"gpuIndices", json::array()}});
   const double expected = admitted ? -1 : st.expected_start;
+  const std::string reason = admitted ? std::string() : ReasonAt(st.reason, expected, now);
   return {{"namespace", w.ns},
           {"name", w.name},
           {"localQueue", OrNull(w.queue_name)},
@@ -74,7 +90,7 @@ json WorkloadItem(const Scheduler& s, WorkloadId id, double now) {
           {"reason", terminating ? json("preempted: told to stop, it keeps its GPUs until its "
                                         "grace period ends")
                      : admitted  ? json(nullptr)
-                                 : OrNull(st.reason)},
+                                 : OrNull(reason)},
           {"created", TimeOrNull(st.created)},
           {"admittedAt", TimeOrNull(admitted ? st.admitted_at : -1)},
           {"waitSeconds",
@@ -84,7 +100,7 @@ json WorkloadItem(const Scheduler& s, WorkloadId id, double now) {
           {"flavor", OrNull(flavor)},
           {"pods", std::move(pods)},
           {"explain",
-           {{"reason", admitted ? fmt::format("admitted to ClusterQueue {}", cq) : st.reason},
+           {{"reason", admitted ? fmt::format("admitted to ClusterQueue {}", cq) : reason},
             {"expectedStart", TimeOrNull(expected)},
             {"wouldFitIf", s.fit_hints(id)}}}};
 }
@@ -118,6 +134,7 @@ json NodeItems(const Scheduler& s, const std::vector<WorkloadId>& running, Clust
       if (req[kGpu] > 0 || req[kGpuMilli] > 0) gpu_held[n] = true;
       for (int32_t g : p.gpus) {
         if (slots[n].is_null() || g < 0 || static_cast<size_t>(g) >= slots[n].size()) continue;
+        if (slots[n][static_cast<size_t>(g)]["workload"].is_null()) ++snap.gpus_allocated;
         slots[n][static_cast<size_t>(g)]["workload"] = w.Key();
         slots[n][static_cast<size_t>(g)]["clusterQueue"] = cq;
       }
@@ -141,6 +158,33 @@ json NodeItems(const Scheduler& s, const std::vector<WorkloadId>& running, Clust
   return items;
 }
 
+// Per ClusterQueue: the GPUs its admitted workloads hold and how many are admitted and pending.
+void CountQueues(const Scheduler& s, const std::vector<WorkloadId>& running,
+                 const std::vector<WorkloadId>& pending, ClusterSnapshot& snap) {
+  const Model& m = s.model();
+  snap.queues.assign(m.cluster_queues.size(), {});
+  auto queue = [&](WorkloadId id) -> QueueAtSnapshot* {
+    const int32_t cq = s.status(id).cluster_queue;
+    return cq < 0 || static_cast<size_t>(cq) >= snap.queues.size()
+               ? nullptr
+               : &snap.queues[static_cast<size_t>(cq)];
+  };
+  for (WorkloadId id : pending)
+    if (QueueAtSnapshot* q = queue(id)) ++q->pending;
+  for (WorkloadId id : running) {
+    QueueAtSnapshot* q = queue(id);
+    if (q == nullptr) continue;
+    ++q->admitted;
+    const Workload& w = m.workloads[static_cast<size_t>(id)];
+    int64_t milli = 0;
+    for (const PodPlacement& p : s.status(id).pods) {
+      const Resources& req = w.pod_sets[static_cast<size_t>(p.pod_set)].requests;
+      milli += req[kGpu] > 0 ? req[kGpu] * 1000 : req[kGpuMilli];
+    }
+    q->used_gpus += static_cast<double>(milli) / 1000.0;
+  }
+}
+
 }  // namespace
 
 ClusterSnapshot TakeClusterSnapshot(const Scheduler& s, double now, int64_t max_workloads) {
@@ -159,6 +203,9 @@ ClusterSnapshot TakeClusterSnapshot(const Scheduler& s, double now, int64_t max_
     return s.status(a).created < s.status(b).created;
   });
   snap.workloads_total = static_cast<int64_t>(running.size() + pending.size());
+  snap.admitted = static_cast<int64_t>(running.size());
+  snap.pending = static_cast<int64_t>(pending.size());
+  CountQueues(s, running, pending, snap);
   std::vector<WorkloadId> written(running);
   written.insert(written.end(), pending.begin(), pending.end());
   if (static_cast<int64_t>(written.size()) > max_workloads)

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/scheduler.h"
 
@@ -22,6 +23,13 @@ inline constexpr int64_t kDefaultSnapshotWorkloads = 1000;
 inline constexpr int64_t kMaxSnapshotPods = 64;
 inline constexpr int64_t kMaxSnapshotNodes = 2000;
 
+// One ClusterQueue at the snapshot's instant (the dashboard's queue rows).
+struct QueueAtSnapshot {
+  double used_gpus = 0;   // GPUs (shares by their milli) held by its admitted workloads
+  int64_t admitted = 0;   // admitted or terminating workloads
+  int64_t pending = 0;    // pending workloads
+};
+
 struct ClusterSnapshot {
   double time = -1;               // simulated seconds; < 0: none taken
   int64_t workloads_total = 0;    // pending and admitted at `time`
@@ -29,6 +37,10 @@ struct ClusterSnapshot {
   int64_t nodes_up = 0;           // nodes online at `time`
   int64_t gpus_up = 0;            // their GPU device slots
   int64_t idle_gpu_nodes = 0;     // of them, nodes with GPUs of which none is held
+  int64_t gpus_allocated = 0;     // GPU device slots of the nodes up held by a pod (the map's)
+  int64_t admitted = 0;           // admitted or terminating workloads at `time`
+  int64_t pending = 0;            // pending workloads at `time`
+  std::vector<QueueAtSnapshot> queues;  // per ClusterQueue of the model, in its order
   std::string workloads_json;     // {"time", "total", "items": [serve's workload items]}
   std::string nodes_json;         // {"time", "total", "items": [serve's node items]}
 };

@@ -90,9 +90,41 @@ TEST(ClusterSnapshot, WorkloadsAndGpuMapAtAChosenTime) {
   }
   EXPECT_EQ(slots, 32);
   EXPECT_EQ(held, 8);
-  // The summary stays the run's end (the snapshot is not at the end).
-  EXPECT_EQ(snap["summary"]["nodes"], r.nodes);
-  EXPECT_TRUE(snap["summary"]["idleGpuNodes"].is_null());
+  // One snapshot: the cards and the queue rows are of the map's instant, not the run's end.
+  const json& sum = snap["summary"];
+  EXPECT_EQ(sum["time"], wl["time"]);
+  EXPECT_EQ(snap["clock"]["snapshot"], wl["time"]);
+  EXPECT_EQ(snap["clock"]["simulated"], true);
+  EXPECT_EQ(sum["nodes"], 5);
+  EXPECT_EQ(sum["gpus"], slots);
+  EXPECT_EQ(sum["gpusAllocated"], held);
+  EXPECT_EQ(sum["idleGpuNodes"], 3);
+  EXPECT_EQ(sum["admittedWorkloads"], 1);
+  EXPECT_EQ(sum["pendingWorkloads"], 1);
+  const json* team = Find(snap["queues"]["items"], "team");
+  ASSERT_NE(team, nullptr);
+  EXPECT_EQ((*team)["admitted"], 1);
+  EXPECT_EQ((*team)["pending"]["active"], 1);
+  ASSERT_EQ((*team)["resources"].size(), 1u);
+  EXPECT_EQ((*team)["resources"][0]["used"], 8);
+}
+
+// Without a time, `sim replay --report` takes the snapshot at the first instant of the peak
+// allocation, not at the end (an empty cluster): here small's 8 GPUs from 2300 on.
+TEST(ClusterSnapshot, ByDefaultTheSnapshotIsAtThePeakAllocation) {
+  ReplayOptions ro;
+  ro.snapshot_at_peak = true;
+  const ReplayResult r = ReplayElastic(ro);
+  json snap = json::parse(DashboardSnapshotJson(r));
+  EXPECT_EQ(r.snapshot.time, 2300);
+  EXPECT_LT(r.snapshot.time, r.end);
+  EXPECT_EQ(snap["summary"]["time"], "1970-01-01T00:38:20Z");
+  EXPECT_EQ(snap["summary"]["gpusAllocated"], 8);
+  EXPECT_EQ(snap["summary"]["admittedWorkloads"], 1);
+  int held = 0;
+  for (const json& n : snap["nodes"]["items"])
+    for (const json& s : n["gpuSlots"]) held += s["workload"].is_null() ? 0 : 1;
+  EXPECT_EQ(held, 8);
 }
 
 // A victim in its grace period (tests/data/trace/preempt_jobs.csv, --grace-period 30: "high"

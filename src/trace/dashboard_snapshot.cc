@@ -1,7 +1,10 @@
 // The dashboard's snapshot of a replay (docs/observability.md, "Dashboard"; docs/trace.md): the
 // documents of serve's JSON API that a replay can fill, so that `sim replay --report` writes the
-// same page as serve with the run's end state. Simulated seconds become times since
-// 1970-01-01T00:00:00Z. A replay keeps no per-workload or per-node state (a trace may hold a
+// same page as serve with the cluster at one instant: the snapshot's (the peak of the GPU
+// allocation by default, or --report-at). Every figure of the summary cards, the queue rows, the
+// workloads and the GPU map is of that instant. Simulated seconds become times since
+// 1970-01-01T00:00:00Z; `clock` tells the page so, and it shows them as time elapsed since
+// the simulation's t=0 ("+3h12m"), never as dates. A replay keeps no per-workload or per-node state (a trace may hold a
 // million jobs) but takes the cluster's workloads and nodes at one instant, bounded
 // (trace/cluster_snapshot.h): the page's Workloads tab and GPU map show them.
 #include <algorithm>
@@ -27,13 +30,16 @@ int Channel(const ReplayResult& r, const std::string& name) {
   return it == r.channels.end() ? -1 : static_cast<int>(it - r.channels.begin());
 }
 
+// The ClusterQueues at the snapshot's instant (r.queues holds the model's in its order, then
+// "(none)").
 json Queues(const ReplayResult& r) {
   json items = json::array();
-  for (const QueueResult& q : r.queues) {
+  const ClusterSnapshot& cs = r.snapshot;
+  for (size_t i = 0; i < r.queues.size(); ++i) {
+    const QueueResult& q = r.queues[i];
     if (q.name == "(none)") continue;
-    // A snapshot of a finished run would show no use at all: "used" is the mean over the run
-    // (the page says so), as the report's queue table has it.
-    const double used = std::round(q.mean_gpus * 1000) / 1000;
+    const QueueAtSnapshot at = i < cs.queues.size() ? cs.queues[i] : QueueAtSnapshot{};
+    const double used = std::round(at.used_gpus * 1000) / 1000;
     json resources = json::array();
     if (q.quota_gpus > 0 || used > 0) {
       resources.push_back({{"flavor", "(all)"},
@@ -48,9 +54,9 @@ json Queues(const ReplayResult& r) {
                      {"cohort", nullptr},
                      {"strategy", nullptr},
                      {"resources", resources},
-                     {"pending", {{"active", q.pending_at_end}, {"inadmissible", 0}}},
+                     {"pending", {{"active", at.pending}, {"inadmissible", 0}}},
                      {"pendingByReason", json::object()},
-                     {"admitted", q.running_at_end},
+                     {"admitted", at.admitted},
                      {"weightedShare", nullptr},
                      {"reservation", nullptr}});
   }
@@ -115,28 +121,27 @@ json Trends(const ReplayResult& r) {
 }  // namespace
 
 std::string DashboardSnapshotJson(const ReplayResult& r) {
-  int64_t pending = 0, running = 0;
-  for (const QueueResult& q : r.queues) {
-    pending += q.pending_at_end;
-    running += q.running_at_end;
-  }
-  // The cluster snapshot (trace/cluster_snapshot.h); taken at the end, it also gives the nodes
-  // and GPUs up then (an elastic pool's nodes not provisioned are left out) and the idle ones.
+  // The cluster snapshot (trace/cluster_snapshot.h): the nodes and GPUs up then (an elastic
+  // pool's nodes not provisioned are left out), the GPUs held, the idle nodes, the workloads.
   const ClusterSnapshot& cs = r.snapshot;
-  const bool at_end = cs.time >= 0 && cs.time == r.end;
-  const json nodes = at_end ? json(cs.nodes_up) : json(r.nodes);
-  const json gpus = at_end ? json(cs.gpus_up) : json(r.gpus_total);
-  json snap = {{"summary",
-                {{"time", Rfc3339(r.end)},
+  const bool taken = cs.time >= 0;
+  const double at = taken ? cs.time : r.end;
+  json snap = {{"clock",
+                {{"simulated", true},
+                 {"start", Rfc3339(r.start)},
+                 {"end", Rfc3339(r.end)},
+                 {"snapshot", Rfc3339(at)}}},
+               {"summary",
+                {{"time", Rfc3339(at)},
                  {"leader", nullptr},
                  {"synced", true},
                  {"schedulerName", "tessera"},
-                 {"nodes", nodes},
-                 {"gpus", gpus},
-                 {"gpusAllocated", JNum(r.final_allocation_pct / 100 * r.gpus_total, 1)},
-                 {"idleGpuNodes", at_end ? json(cs.idle_gpu_nodes) : json(nullptr)},
-                 {"pendingWorkloads", pending},
-                 {"admittedWorkloads", running}}},
+                 {"nodes", taken ? json(cs.nodes_up) : json(r.nodes)},
+                 {"gpus", taken ? json(cs.gpus_up) : json(r.gpus_total)},
+                 {"gpusAllocated", taken ? json(cs.gpus_allocated) : json(nullptr)},
+                 {"idleGpuNodes", taken ? json(cs.idle_gpu_nodes) : json(nullptr)},
+                 {"pendingWorkloads", taken ? json(cs.pending) : json(nullptr)},
+                 {"admittedWorkloads", taken ? json(cs.admitted) : json(nullptr)}}},
                {"queues", Queues(r)},
                {"workloads", cs.time < 0 ? json(nullptr) : json::parse(cs.workloads_json)},
                {"nodes", cs.time < 0 ? json(nullptr) : json::parse(cs.nodes_json)},

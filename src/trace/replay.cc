@@ -89,6 +89,7 @@ class Replayer {
       double now = t;
       if (options_.cycle_interval > 0) now = NextCycleTime(t, options_.cycle_interval);
       if (now > options_.snapshot_at && res_.snapshot.time < 0) Snapshot(options_.snapshot_at);
+      SnapshotAtPeak();  // the state of the instant last_ (nothing changed since)
       if (now > options_.until) {
         // The early stop judges the jobs once more at the end: one still waiting past its bound
         // then is late whatever would come after.
@@ -107,6 +108,7 @@ class Replayer {
       Arrivals(now);
       if (absl::Status st = Scale(now); !st.ok()) return st;
     }
+    if (!stopped) SnapshotAtPeak();
     res_.end = stopped ? stop_at : last_;
     if (res_.snapshot.time < 0) Snapshot(std::min(options_.snapshot_at, res_.end));
     Advance(res_.end);
@@ -427,6 +429,15 @@ class Replayer {
   void Snapshot(double at) {
     res_.snapshot = TakeClusterSnapshot(*s_, at, options_.snapshot_workloads);
   }
+  // ReplayOptions::snapshot_at_peak: called between instants, with the state of instant last_.
+  void SnapshotAtPeak() {
+    if (!options_.snapshot_at_peak) return;
+    const int64_t held = ledger_->allocated_gpu_milli();
+    const auto step = std::max<int64_t>(1000, static_cast<int64_t>(total_milli_ / 200));
+    if (held <= 0 || (res_.snapshot.time >= 0 && held < snapshot_milli_ + step)) return;
+    Snapshot(last_);
+    snapshot_milli_ = held;
+  }
   // The NodePools' figures at the end; the cost ledger's idle GPUs count nodes while up.
   void Nodes() {
     as_->Account(res_.end);
@@ -661,6 +672,7 @@ class Replayer {
   double last_ = 0;
   AllocationAreas areas_;  // the time-weighted allocation figures
   double total_milli_ = 1;
+  int64_t snapshot_milli_ = 0;  // GPU milli allocated at the peak snapshot
 
   std::vector<double> first_admit_, admit_at_;  // per workload
   LateJobs late_{options_.early_stop};          // ReplayOptions::early_stop's bookkeeping

@@ -1,12 +1,19 @@
 #include "k8s/api/api_client.h"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -67,6 +74,68 @@ class Watchdog {
   std::thread thread_;    // last: started once the rest is constructed
 };
 
+// cpp-httplib says only "Connection" when a connection fails: one connect of our own, bounded by
+// the timeout, says why ("Connection refused", "No route to host", a name that does not resolve).
+std::string WhyNoConnection(const std::string& host, const std::string& port, double timeout_s) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0)
+    return fmt::format("cannot resolve {}: {}", host, gai_strerror(rc));
+  std::string why = "no address";
+  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int err = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    if (err == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      if (poll(&p, 1, static_cast<int>(timeout_s * 1000)) <= 0) {
+        err = ETIMEDOUT;
+      } else {
+        socklen_t len = sizeof err;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      }
+    }
+    close(fd);
+    if (err == 0) {
+      why = "it accepts connections now; try again";
+      break;
+    }
+    why = std::strerror(err);
+  }
+  freeaddrinfo(res);
+  return why;
+}
+
+// The whole cause of a failed request, in words (cpp-httplib names its errors in one word).
+std::string Cause(httplib::Error e, int err, double timeout_s, const std::string& host,
+                  const std::string& port) {
+  const std::string sys = err != 0 ? fmt::format(" ({})", std::strerror(err)) : "";
+  switch (e) {
+    case httplib::Error::Connection:
+      return "the connection failed (" + WhyNoConnection(host, port, timeout_s) +
+             "): is tessera serve running there, and is this its metrics port (--server, env "
+             "TESSERA_SERVER)?";
+    case httplib::Error::ConnectionTimeout:
+      return fmt::format("no connection within {} s", timeout_s);
+    case httplib::Error::Read:
+      return fmt::format(
+          "the answer could not be read{}: the server closed the connection or sent nothing "
+          "for {} s",
+          sys, timeout_s);
+    case httplib::Error::Write:
+      return "the request could not be sent" + sys;
+    case httplib::Error::Canceled:
+      return "the request was cancelled" + sys;
+    default:
+      return fmt::format("the request failed: cpp-httplib error {} ({}){}",
+                         httplib::to_string(e), static_cast<int>(e), sys);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<nlohmann::json> ApiGet(const ApiClientOptions& o, const std::string& path) {
@@ -80,6 +149,9 @@ absl::StatusOr<nlohmann::json> ApiGet(const ApiClientOptions& o, const std::stri
   const std::string base =
       o.server.back() == '/' ? o.server.substr(0, o.server.size() - 1) : o.server;
   const std::string url = base + path;
+  std::string host = m[1].str();
+  if (host.front() == '[') host = host.substr(1, host.size() - 2);
+  const std::string port = m[3].matched ? m[3].str() : "80";
   httplib::Client client(base);
   const auto secs = static_cast<time_t>(o.timeout_s);
   const auto usecs = static_cast<time_t>((o.timeout_s - static_cast<double>(secs)) * 1e6);
@@ -111,10 +183,13 @@ absl::StatusOr<nlohmann::json> ApiGet(const ApiClientOptions& o, const std::stri
     return true;
   };
   bool expired = false;
+  int err = 0;  // errno of a failed request, for its cause
   httplib::Result res = [&] {
     Watchdog watchdog(client, std::chrono::steady_clock::now() +
                                   std::chrono::microseconds(static_cast<int64_t>(o.timeout_s * 1e6)));
+    errno = 0;
     httplib::Result r = client.Get(path, headers, on_headers, on_body);
+    err = errno;
     expired = watchdog.expired();
     return r;
   }();
@@ -128,8 +203,8 @@ absl::StatusOr<nlohmann::json> ApiGet(const ApiClientOptions& o, const std::stri
                     "not tessera serve",
                     url, o.timeout_s));
   if (!res)
-    return absl::UnavailableError(
-        fmt::format("cannot reach tessera serve at {}: {}", url, httplib::to_string(res.error())));
+    return absl::UnavailableError(fmt::format("cannot reach tessera serve at {}: {}", url,
+                                              Cause(res.error(), err, o.timeout_s, host, port)));
   switch (res->status) {
     case 200:
       break;

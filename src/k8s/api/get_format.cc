@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 
@@ -30,9 +31,22 @@ std::string Num(double v) {
 std::string When(const json& j, const char* key, double now) {
   const std::string t = Str(j, key, "");
   if (t.empty()) return "-";
-  const double at = ParseRfc3339(t);
+  const double at = ParseTime(t);
   if (at < 0) return t;
   return at <= now ? "now" : "in " + FormatSpan(at - now);
+}
+
+// -o wide: the nodes a workload's pods are on, "a,b" ("-" when none is placed).
+std::string Nodes(const json& w) {
+  std::string out;
+  std::map<std::string, bool> seen;
+  for (const json& p : w.at("pods")) {
+    const std::string n = Str(p, "node", "");
+    if (n.empty() || seen[n]) continue;
+    seen[n] = true;
+    out += (out.empty() ? "" : ",") + n;
+  }
+  return out.empty() ? "-" : out;
 }
 
 std::string Cut(const std::string& s, size_t n) {
@@ -50,6 +64,16 @@ absl::StatusOr<std::string> Guard(const char* what, F&& f) {
 }
 
 }  // namespace
+
+double ParseTime(const std::string& text) {
+  // A simulation's "t=5400s" (k8s/api/sim_document.h).
+  if (text.size() > 3 && text.compare(0, 2, "t=") == 0 && text.back() == 's') {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str() + 2, &end);
+    return end == text.c_str() + text.size() - 1 && std::isfinite(v) && v >= 0 ? v : -1;
+  }
+  return ParseRfc3339(text);
+}
 
 double ParseRfc3339(const std::string& text) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
@@ -93,11 +117,12 @@ absl::StatusOr<std::string> FormatQueues(const json& queues) {
 }
 
 absl::StatusOr<std::string> FormatWorkloads(const json& workloads, bool with_namespace,
-                                            double now) {
+                                            double now, bool wide) {
   return Guard("workloads", [&] {
     std::vector<std::string> header = {"NAME", "OWNER", "QUEUE",          "STATE",
                                        "PRIORITY", "GPUS", "FLAVOR", "WAIT", "EXPECTED START",
                                        "REASON"};
+    if (wide) header.push_back("NODES");
     if (with_namespace) header.insert(header.begin(), "NAMESPACE");
     Table t(header);
     for (const json& w : workloads.at("items")) {
@@ -111,7 +136,8 @@ absl::StatusOr<std::string> FormatWorkloads(const json& workloads, bool with_nam
                                       Str(w, "flavor"),
                                       FormatSpan(w.at("waitSeconds").get<double>()),
                                       state == "admitted" ? "-" : When(w, "expectedStart", now),
-                                      Cut(Str(w, "reason"), 80)};
+                                      wide ? Str(w, "reason") : Cut(Str(w, "reason"), 80)};
+      if (wide) row.push_back(Nodes(w));
       if (with_namespace) row.insert(row.begin(), w.at("namespace").get<std::string>());
       t.AddRow(std::move(row));
     }

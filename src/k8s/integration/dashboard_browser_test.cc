@@ -406,7 +406,19 @@ TEST(DashboardBrowser, ReplayReportShowsWorkloadsGpuMapAndNodes) {
       << r[1][2];
   EXPECT_NE(browser->Execute("return document.getElementById('wl-snapshot').textContent")
                 .get<std::string>()
-                .find("1970-01-01 00:40:00Z: 2 of 2"),
+                .find("The cluster at +40m: 2 of 2"),
+            std::string::npos);
+  // One clock: simulated time is elapsed time, never a 1970 date.
+  EXPECT_EQ(browser->Execute("return document.body.innerText").get<std::string>().find("1970"),
+            std::string::npos);
+  // One snapshot: the cards are of the map's instant (8 GPUs of small held, 32 up).
+  EXPECT_EQ(browser->Execute("return document.getElementById('card-gpus').innerText")
+                .get<std::string>()
+                .find("8 / 32"),
+            0u);
+  EXPECT_NE(browser->Execute("return document.getElementById('card-time').innerText")
+                .get<std::string>()
+                .find("+40m"),
             std::string::npos);
   // A click explains from the snapshot.
   browser->Execute(

@@ -61,10 +61,38 @@ function fmtDuration(s) {
   return `${Math.floor(s / 86400)}d ${Math.round((s % 86400) / 3600)}h`;
 }
 
+// A span as the engine writes it in reasons (src/engine/time/span.h FormatSpan, rounded up):
+// "45s", "12m", "3h10m", "2d4h", so that a start column and its reason say the same.
+function fmtSpan(s) {
+  if (!isFinite(s)) return 'forever';
+  s = Math.ceil(Math.min(Math.max(s, 0), 1e15));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor((s + 59) / 60);
+  if (m < 60) return `${m}m`;
+  if (m < 24 * 60) return m % 60 ? `${Math.floor(m / 60)}h${m % 60}m` : `${m / 60}h`;
+  const h = Math.floor((m + 59) / 60);
+  return h % 24 ? `${Math.floor(h / 24)}d${h % 24}h` : `${h / 24}d`;
+}
+
+// A replay's report (SNAPSHOT.clock.simulated): times are simulated seconds since the
+// simulation's t=0, carried as times since 1970; they are shown as that elapsed time.
+const SIMULATED = !!(SNAPSHOT && SNAPSHOT.clock && SNAPSHOT.clock.simulated);
+
+function fmtElapsed(ms) {
+  let s = Math.floor(Math.max(ms, 0) / 1000);
+  const d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600);
+  const m = Math.floor(s % 3600 / 60);
+  s %= 60;
+  if (d) return `+${d}d${h}h${m}m`;
+  if (h) return `+${h}h${m}m`;
+  if (m) return `+${m}m${s ? `${s}s` : ''}`;
+  return `+${s}s`;
+}
+
 function nowMs() {
-  // In a snapshot, "now" is when its workloads were taken (the end of the run unless
+  // In a snapshot, "now" is the snapshot's instant (the peak of the GPU allocation unless
   // --report-at says otherwise), not the reader's clock.
-  const at = SNAPSHOT && (SNAPSHOT.workloads?.time || SNAPSHOT.summary?.time);
+  const at = SNAPSHOT && (SNAPSHOT.clock?.snapshot || SNAPSHOT.workloads?.time || SNAPSHOT.summary?.time);
   const t = at ? Date.parse(at) : NaN;
   return Number.isFinite(t) ? t : Date.now();
 }
@@ -73,6 +101,7 @@ function fmtTime(iso) {
   if (!iso) return '—';
   const t = Date.parse(iso);
   if (!isFinite(t)) return String(iso);
+  if (SIMULATED) return fmtElapsed(t);
   return new Date(t).toISOString().replace('T', ' ').replace(/\.\d+Z$|Z$/, 'Z');
 }
 
@@ -82,8 +111,14 @@ function fmtWhen(iso) {
   const t = Date.parse(iso);
   if (!isFinite(t)) return String(iso);
   const d = (t - nowMs()) / 1000;
-  const rel = Math.abs(d) < 1 ? 'now' : d > 0 ? `in ${fmtDuration(d)}` : `${fmtDuration(-d)} ago`;
+  const rel = Math.abs(d) < 1 ? 'now' : d > 0 ? `in ${fmtSpan(d)}` : `${fmtSpan(-d)} ago`;
   return `${rel} (${fmtTime(iso)})`;
+}
+
+// A trend axis's end: the time of day, or a replay's elapsed time.
+function axisTime(ms) {
+  const s = fmtTime(new Date(ms).toISOString());
+  return SIMULATED ? s : s.slice(11);
 }
 
 function fmtQty(resource, v) {
@@ -172,7 +207,7 @@ function renderSummary(s) {
       card('idle GPU nodes', s.idleGpuNodes, 'card-idle'),
       card('admitted workloads', s.admittedWorkloads, 'card-admitted'),
       card('pending workloads', s.pendingWorkloads, 'card-pending'),
-      card(SNAPSHOT ? 'end of run' : (s.leader ? 'leader' : 'standby'),
+      card(SNAPSHOT ? 'the cluster at' : (s.leader ? 'leader' : 'standby'),
            s.synced === false ? 'syncing' : fmtTime(s.time), 'card-time'));
 }
 
@@ -225,7 +260,7 @@ function renderQueues(q) {
     });
   }
   replace('queues', q.items.length ? table(['queue', 'flavor', 'resource', { text: 'nominal', cls: 'num' },
-      { text: SNAPSHOT ? 'used (mean over the run)' : 'used', cls: 'num' }, { text: 'borrowed', cls: 'num' }, { text: 'borrow limit', cls: 'num' },
+      { text: 'used', cls: 'num' }, { text: 'borrowed', cls: 'num' }, { text: 'borrow limit', cls: 'num' },
       'usage', { text: 'admitted', cls: 'num' }, { text: 'pending', cls: 'num' }, 'pending by reason',
       { text: 'weighted share', cls: 'num' }, 'reservation'], rows)
       : el('p', { class: 'muted' }, 'No ClusterQueues.'));
@@ -430,8 +465,8 @@ function lineChart(title, times, values, fmt, id, fixedMax, second) {
       svg('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }),
       svg('text', { x: L - 4, y: T + 8, 'text-anchor': 'end' }, fmt(vmax)),
       svg('text', { x: L - 4, y: H - B, 'text-anchor': 'end' }, fmt(0)),
-      svg('text', { x: L, y: H - 4 }, fmtTime(new Date(t0).toISOString()).slice(11)),
-      svg('text', { x: W - R, y: H - 4, 'text-anchor': 'end' }, fmtTime(new Date(t1).toISOString()).slice(11)),
+      svg('text', { x: L, y: H - 4 }, axisTime(t0)),
+      svg('text', { x: W - R, y: H - 4, 'text-anchor': 'end' }, axisTime(t1)),
       svg('polygon', { class: 'area', points: `${x(line[0][0])},${H - B} ${pts.join(' ')} ${x(line[line.length - 1][0])},${H - B}` }),
       svg('polyline', { class: 'line', points: pts.join(' ') }));
   if (ok2.length) {
