@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dra/allocator.h"
 
 namespace tessera::dra {
@@ -29,8 +30,8 @@ Case Generate() {
   c.node.counter_sets["p/gpu"] = {"gpu", {{"slices", *rc::gen::inRange(2, 12) * 1000}}};
   for (int i = 0; i < n; ++i) {
     NodeDevice d;
-    d.device.name = "d" + std::to_string(i);
-    d.device.attributes[kRoot] = std::string("root-") + std::to_string(*rc::gen::inRange(0, 3));
+    d.device.name = absl::StrCat("d", i);
+    d.device.attributes[kRoot] = absl::StrCat("root-", *rc::gen::inRange(0, 3));
     if (*rc::gen::inRange(0, 3) == 0)
       d.consumes.push_back({"p/gpu", {{"slices", *rc::gen::inRange(1, 5) * 1000}}});
     c.node.devices.push_back(d);
@@ -40,14 +41,14 @@ Case Generate() {
   const int claims = *rc::gen::inRange(1, 3);
   for (int k = 0; k < claims; ++k) {
     ClaimInput ci;
-    ci.name = "c" + std::to_string(k);
+    ci.name = absl::StrCat("c", k);
     const int requests = *rc::gen::inRange(1, 3);
     for (int r = 0; r < requests; ++r) {
       RequestInput req;
-      req.name = "r" + std::to_string(r);
+      req.name = absl::StrCat("r", r);
       const int alts = *rc::gen::inRange(1, 3);
       for (int a = 0; a < alts; ++a)
-        req.alternatives.push_back({"a" + std::to_string(a), *rc::gen::inRange(0, 3), false,
+        req.alternatives.push_back({absl::StrCat("a", a), *rc::gen::inRange(0, 3), false,
                                     *rc::gen::inRange(1, 4), nullptr});
       ci.requests.push_back(req);
     }

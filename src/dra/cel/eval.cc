@@ -388,7 +388,9 @@ Value Evaluator::Eval(const Node& n) {
 // Upstream converts every attribute before it evaluates: a version that is not semantic fails
 // every selector on the device.
 absl::Status CheckVersions(const Device& d) {
-  for (const auto& [name, value] : d.attributes) {
+  for (const auto& entry : d.attributes) {
+    const std::string& name = entry.first;  // (a lambda may not capture a structured binding
+    const AttributeValue& value = entry.second;  // in clang's C++20, which the fuzz build uses)
     auto check = [&](const Scalar& s) -> absl::Status {
       if (auto* v = std::get_if<Version>(&s)) {
         auto sv = ParseSemver(v->text, false);

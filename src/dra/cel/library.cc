@@ -309,7 +309,7 @@ absl::StatusOr<Quantity> ParseQuantity(absl::string_view s) {
   size_t n0 = pos;
   while (pos < end && IsDigit(s[pos])) ++pos;
   std::string num(s.substr(n0, pos - n0));
-  if (num.empty()) num = "0";
+  if (num.empty()) num.assign(1, '0');  // (not = "0": a false -Wrestrict at -O3, GCC 12)
   std::string denom;
   if (pos < end && s[pos] == '.') {
     size_t d0 = ++pos;

@@ -1,5 +1,6 @@
 // dra/cel's own tests: what a user writing a selector would notice (the corpus test covers the
 // agreement with upstream pair by pair).
+#include "absl/strings/str_cat.h"
 #include "dra/cel/selector.h"
 
 #include "dra/filters.h"
@@ -95,7 +96,7 @@ TEST(CelSelector, LengthNestingAndCostAreBounded) {
   EXPECT_FALSE(Selector::Compile(deep).ok());
 
   std::string list = "[";
-  for (int i = 0; i < 200; ++i) list += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < 200; ++i) absl::StrAppend(&list, i ? "," : "", i);
   list += "]";
   auto r = Eval(list + ".all(x, " + list + ".all(y, " + list + ".all(z, true)))");
   ASSERT_FALSE(r.ok());
