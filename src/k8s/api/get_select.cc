@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "k8s/api/table.h"
 
@@ -20,13 +21,13 @@ void Yaml(const json& j, int indent, std::string& out) {
   const std::string pad(static_cast<size_t>(indent), ' ');
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      out += pad + json(it.key()).dump() + ":";
+      absl::StrAppend(&out, pad, json(it.key()).dump(), ":");
       const json& v = it.value();
       if ((v.is_object() || v.is_array()) && !v.empty()) {
         out += "\n";
         Yaml(v, indent + 2, out);
       } else {
-        out += " " + (v.is_object() ? "{}" : v.is_array() ? "[]" : v.dump()) + "\n";
+        absl::StrAppend(&out, " ", v.is_object() ? "{}" : v.is_array() ? "[]" : v.dump(), "\n");
       }
     }
   } else if (j.is_array()) {
@@ -35,13 +36,13 @@ void Yaml(const json& j, int indent, std::string& out) {
         // "- " then the first line of the nested block on the same line.
         std::string inner;
         Yaml(v, indent + 2, inner);
-        out += pad + "- " + inner.substr(static_cast<size_t>(indent) + 2);
+        absl::StrAppend(&out, pad, "- ", inner.substr(static_cast<size_t>(indent) + 2));
       } else {
-        out += pad + "- " + (v.is_object() ? "{}" : v.is_array() ? "[]" : v.dump()) + "\n";
+        absl::StrAppend(&out, pad, "- ", v.is_object() ? "{}" : v.is_array() ? "[]" : v.dump(), "\n");
       }
     }
   } else {
-    out += pad + j.dump() + "\n";
+    absl::StrAppend(&out, pad, j.dump(), "\n");
   }
 }
 
