@@ -85,7 +85,7 @@ usage() {
   grep -q -- "$want" "$tmp/u.err" "$tmp/u.out" || fail "tessera $*: no \"$want\": $(cat "$tmp/u.err")"
 }
 usage "not in {table,json}" sim -o xml
-usage "not in range" sim --until x
+usage "out of range" sim --until x
 usage "--until" sim --until
 usage "files is required" validate
 usage "The following argument was not expected" sim --no-such-flag
