@@ -85,6 +85,14 @@ class Replayer {
         t = std::min(t, as_->Next(false));
         if (t != kInf) t = std::min(t, as_->Next(true));
       }
+      // A preemption the engine held back in the last instant (an admission is final within
+      // its instant) is retried a second later when nothing else comes first, as `tessera sim`
+      // does; a run of such instants alone is bounded (a circle of preemptions).
+      if (const double retry = s_->NextRetry(last_); retry < t) {
+        if (++retry_streak_ <= kMaxRetryStreak) t = retry;
+      } else {
+        retry_streak_ = 0;
+      }
       if (t == kInf) break;
       double now = t;
       if (options_.cycle_interval > 0) now = NextCycleTime(t, options_.cycle_interval);
@@ -670,6 +678,9 @@ class Replayer {
   int queue_channel_ = 5;       // the first queue's channel (after the NodePools' ones)
   int64_t pending_ = 0, running_ = 0;
   double last_ = 0;
+  // Instants in a row that only a held-back preemption's retry brought (Scheduler::NextRetry).
+  static constexpr int kMaxRetryStreak = 1000;
+  int retry_streak_ = 0;
   AllocationAreas areas_;  // the time-weighted allocation figures
   double total_milli_ = 1;
   int64_t snapshot_milli_ = 0;  // GPU milli allocated at the peak snapshot
