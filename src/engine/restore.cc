@@ -131,9 +131,9 @@ absl::Status ChargeNodes(EngineState& s, WorkloadId id, std::vector<PodPlacement
     }
     // DRA claims are allocated again on the pod's node (docs/dra.md).
     if (w.pod_sets[p.pod_set].claims.empty()) continue;
-    std::string why = s.dra->Reason(w, p.pod_set, p.node);
-    if (why.empty()) pods[i].dra = s.dra->Allocate(w, p.pod_set, p.node);
+    pods[i].dra = s.dra->Allocate(w, p.pod_set, p.node);
     if (pods[i].dra.empty()) {
+      const std::string why = s.dra->Reason(w, p.pod_set, p.node);
       for (size_t j = i + 1; j-- > 0;) {
         s.cluster->Release(pods[j].node, w.pod_sets[pods[j].pod_set].requests, pods[j].gpus,
                            pods[j].mig_starts);
