@@ -287,17 +287,81 @@ void ReadResourceSlice(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   out.model.dra.nodes.emplace(*node, std::move(devices));
 }
 
+namespace {
+
+// The node a node-local allocation's nodeSelector names: kube-scheduler writes one term that
+// matches metadata.name (or the kubernetes.io/hostname label) In [node].
+std::string AllocatedNode(DocContext& ctx, const YAML::Node& selector, const std::string& path) {
+  std::string node;
+  ForEachSeq(ctx, Child(selector, "nodeSelectorTerms"), path + ".nodeSelectorTerms",
+             [&](size_t, const YAML::Node& term, const std::string& tpath) {
+               for (const char* list : {"matchFields", "matchExpressions"})
+                 ForEachSeq(ctx, Child(term, list), tpath + "." + list,
+                            [&](size_t, const YAML::Node& req, const std::string& rpath) {
+                              auto key = GetString(ctx, req, "key", rpath + ".key");
+                              auto op = GetString(ctx, req, "operator", rpath + ".operator");
+                              auto values = GetStringList(ctx, req, "values", rpath + ".values");
+                              if (key && op && values && *op == "In" && values->size() == 1 &&
+                                  (*key == "metadata.name" || *key == "kubernetes.io/hostname"))
+                                node = values->front();
+                              return !ctx.failed();
+                            });
+               return !ctx.failed();
+             });
+  return node;
+}
+
+// status.allocation (the devices a scheduler gave the claim) and status.reservedFor.
+void ReadClaimStatus(DocContext& ctx, const YAML::Node& status, dra::Claim& c) {
+  if (!ExpectMap(ctx, status, "status")) return;
+  ForEachSeq(ctx, Child(status, "reservedFor"), "status.reservedFor",
+             [&](size_t, const YAML::Node& r, const std::string& rpath) {
+               if (auto name = GetString(ctx, r, "name", rpath + ".name"))
+                 c.reserved_for.push_back(*name);
+               return !ctx.failed();
+             });
+  const YAML::Node alloc = Child(status, "allocation");
+  if (!ExpectMap(ctx, alloc, "status.allocation")) return;
+  dra::ClaimAllocation a;
+  if (const YAML::Node sel = Child(alloc, "nodeSelector"); ExpectMap(ctx, sel, "status.allocation.nodeSelector"))
+    a.node = AllocatedNode(ctx, sel, "status.allocation.nodeSelector");
+  ForEachSeq(ctx, Child(Child(alloc, "devices"), "results"), "status.allocation.devices.results",
+             [&](size_t, const YAML::Node& r, const std::string& rpath) {
+               dra::AllocatedDevice d;
+               auto request = RequireString(ctx, r, "request", rpath + ".request");
+               auto driver = RequireString(ctx, r, "driver", rpath + ".driver");
+               auto pool = RequireString(ctx, r, "pool", rpath + ".pool");
+               auto device = RequireString(ctx, r, "device", rpath + ".device");
+               if (!request || !driver || !pool || !device) return false;
+               a.devices.push_back({*request, *driver, *pool, *device});
+               return true;
+             });
+  if (a.node.empty() && !ctx.failed())
+    ctx.Warning(alloc, "status.allocation.nodeSelector",
+                "the allocation names no node (network-attached devices are not read): its "
+                "pods cannot be placed");
+  c.allocation = std::move(a);
+}
+
+}  // namespace
+
 void ReadResourceClaim(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
-  dra::Claim c{meta.ns, meta.name, {}, meta.source};
+  dra::Claim c;
+  c.ns = meta.ns;
+  c.name = meta.name;
+  c.source = meta.source;
   if (!ReadClaimSpec(ctx, RequireSpec(ctx, meta), "spec", c.spec)) return;
-  if (!IsNullish(Child(Child(meta.root, "status"), "allocation")))
-    ctx.Warning(Child(meta.root, "status"), "status.allocation",
-                "an existing allocation is not restored: the claim is allocated again");
+  c.uid = GetString(ctx, meta.metadata, "uid", "metadata.uid").value_or("");
+  ReadClaimStatus(ctx, Child(meta.root, "status"), c);
+  if (ctx.failed()) return;
   out.model.dra.claims.push_back(std::move(c));
 }
 
 void ReadResourceClaimTemplate(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
-  dra::Claim c{meta.ns, meta.name, {}, meta.source};
+  dra::Claim c;
+  c.ns = meta.ns;
+  c.name = meta.name;
+  c.source = meta.source;
   YAML::Node spec = RequireSpec(ctx, meta);
   if (IsNullish(spec)) return;
   if (!ReadClaimSpec(ctx, Child(spec, "spec"), "spec.spec", c.spec)) return;

@@ -3,6 +3,8 @@
 #include <set>
 
 #include "config/dra_objects.h"
+#include "config/dra_quota.h"
+#include "config/loader.h"
 #include "dra/filters.h"
 #include "fmt/format.h"
 
@@ -191,3 +193,31 @@ void ResolveDra(Model& model, std::vector<Diagnostic>& out) {
 }
 
 }  // namespace tessera::config_internal
+
+namespace tessera {
+
+absl::StatusOr<std::vector<dra::DeviceClassMapping>> ReadDeviceClassMappings(
+    const std::string& path) {
+  LoadResult lr = LoadManifestFiles({path});
+  for (const Diagnostic& d : lr.diagnostics)
+    if (d.severity == Diagnostic::Severity::kError)
+      return absl::InvalidArgumentError(d.ToString());
+  if (lr.model.dra.mappings.empty())
+    return absl::InvalidArgumentError(
+        path + ": no Kueue Configuration with resources.deviceClassMappings in it");
+  return lr.model.dra.mappings;
+}
+
+Resources DraClaimQuota(const dra::DraModel& dra, const dra::Claim& claim) {
+  std::vector<Diagnostic> ignored;  // said where the claim is read
+  return config_internal::ClaimCounts(claim, config_internal::MappedClasses(dra, ignored),
+                                      ignored);
+}
+
+void CountDraNodeQuota(Model& model) {
+  std::vector<Diagnostic> ignored;
+  const auto mapped = config_internal::MappedClasses(model.dra, ignored);
+  config_internal::CountNodeDevices(model, mapped, ignored);
+}
+
+}  // namespace tessera

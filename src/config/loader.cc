@@ -676,6 +676,13 @@ void LoadManifestText(std::string_view text, std::string_view filename, LoadResu
   loader.Finish();
 }
 
+void LoadManifestTexts(const std::vector<std::pair<std::string, std::string>>& texts,
+                       LoadResult& into) {
+  Loader loader(into);
+  for (const auto& [text, filename] : texts) loader.LoadText(text, filename);
+  loader.Finish();
+}
+
 LoadResult LoadManifestFiles(const std::vector<std::string>& paths) {
   LoadResult result;
   Loader loader(result);

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/foreign_queue.h"
@@ -59,6 +60,10 @@ LoadResult LoadManifestFiles(const std::vector<std::string>& paths);
 // Loads YAML text; `filename` is used in diagnostics only. Appends to `into`. Pods of a pod group
 // are matched to their PodGroup within one call, or to a PodGroup loaded by an earlier call.
 void LoadManifestText(std::string_view text, std::string_view filename, LoadResult& into);
+// Loads several texts, each (text, filename), as one input: what is resolved across documents
+// (pod groups, DRA claims) is resolved once, at the end.
+void LoadManifestTexts(const std::vector<std::pair<std::string, std::string>>& texts,
+                       LoadResult& into);
 
 // Warnings for references to undefined objects (LocalQueue -> ClusterQueue, ClusterQueue ->
 // flavor/cohort, workload -> LocalQueue/PriorityClass/WorkloadPriorityClass).

@@ -65,12 +65,28 @@ struct ClaimSpec {
   std::vector<Constraint> constraints;
 };
 
+// A claim's status.allocation as the API server has it (written by a scheduler before it bound
+// a pod): the devices, and the node their selector names (node-local devices).
+struct AllocatedDevice {
+  std::string request;  // "gpu", or "gpu/sub" for a firstAvailable subrequest
+  std::string driver, pool, device;
+};
+struct ClaimAllocation {
+  std::string node;  // nodeSelector's metadata.name (or kubernetes.io/hostname); "" if neither
+  std::vector<AllocatedDevice> devices;
+};
+
 // A ResourceClaim or a ResourceClaimTemplate (whose claims are one per pod).
 struct Claim {
   std::string ns;
   std::string name;
   ClaimSpec spec;
   std::string source;
+  std::string uid;  // metadata.uid (a ResourceClaim in tessera serve)
+  // A ResourceClaim already allocated: its devices are taken, and the pods that use it go to
+  // that node; it is freed only when the allocation is cleared.
+  std::optional<ClaimAllocation> allocation;
+  std::vector<std::string> reserved_for;  // status.reservedFor[].name (pods)
 };
 
 // A counter set a slice shares among its devices (partitionable devices: the MIG partitions of

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <utility>
 
 #include "fmt/format.h"
@@ -78,13 +79,47 @@ DraState::DraState(const Model& model, dra::SelectorCompiler compiler) : model_(
   shared_.resize(model.dra.claims.size());
   for (const auto& in : claim_inputs_) claim_min_.push_back(MinDevices(in));
   for (const auto& in : template_inputs_) template_min_.push_back(MinDevices(in));
+  PinAllocated();
+}
+
+void DraState::PinAllocated() {
+  std::map<std::string, NodeId> by_name;
+  for (size_t n = 0; n < model_.nodes.size(); ++n)
+    by_name.emplace(model_.nodes[n].name, static_cast<NodeId>(n));
+  for (size_t c = 0; c < model_.dra.claims.size(); ++c) {
+    const auto& alloc = model_.dra.claims[c].allocation;
+    if (!alloc) continue;
+    SharedClaim& sc = shared_[c];
+    sc.pinned = true;
+    auto it = by_name.find(alloc->node);
+    if (it == by_name.end() || nodes_[it->second].devices == nullptr) continue;
+    const NodeIndex& ni = nodes_[it->second];
+    DraAllocation a;
+    for (const dra::AllocatedDevice& want : alloc->devices) {
+      const auto& devs = ni.devices->devices;
+      int32_t found = -1;
+      for (size_t d = 0; d < devs.size() && found < 0; ++d)
+        if (devs[d].device.name == want.device && devs[d].device.pool == want.pool &&
+            devs[d].device.driver == want.driver && !ni.in_use[d])
+          found = static_cast<int32_t>(d);
+      if (found < 0) break;
+      a.devices.push_back(ni.first + found);
+      a.requests.push_back(want.request);
+    }
+    // Every device seen, and free: taken here. Otherwise the claim holds devices this engine
+    // cannot see (a slice gone) or that another claim holds too: its pods wait.
+    if (a.devices.size() != alloc->devices.size()) continue;
+    sc.node = it->second;
+    sc.devices = a;
+    Mark(sc.node, a, true);
+  }
 }
 
 int64_t DraState::Demand(const Workload& w, int ps) const {
   int64_t n = 0;
   for (const dra::PodClaim& pc : w.pod_sets[ps].claims) {
     if (pc.template_ >= 0) n += template_min_[pc.template_];
-    if (pc.claim >= 0 && shared_[pc.claim].pods == 0) n += claim_min_[pc.claim];
+    if (pc.claim >= 0 && !shared_[pc.claim].allocated()) n += claim_min_[pc.claim];
   }
   return n;
 }
@@ -102,9 +137,17 @@ bool DraState::Inputs(const Workload& w, int ps, NodeId n, std::vector<dra::Clai
       in.push_back(template_inputs_[pc.template_]);
     } else if (pc.claim >= 0) {
       const SharedClaim& sc = shared_[pc.claim];
-      if (sc.pods > 0) {
+      if (sc.allocated()) {
         if (sc.node == n) continue;  // allocated on this node already
-        if (why != nullptr)
+        if (why == nullptr) return false;
+        if (sc.node < 0)
+          *why = fmt::format("ResourceClaim {}/{} is allocated to devices no node of this "
+                             "cluster publishes now (status.allocation)",
+                             w.ns, pc.claim_name);
+        else if (sc.pinned && sc.pods == 0)
+          *why = fmt::format("ResourceClaim {}/{} is allocated on node {} (status.allocation)",
+                             w.ns, pc.claim_name, model_.nodes[sc.node].name);
+        else
           *why = fmt::format("ResourceClaim {}/{} is allocated on node {}, which its other pods "
                              "use",
                              w.ns, pc.claim_name, model_.nodes[sc.node].name);
@@ -190,7 +233,7 @@ std::vector<DraAllocation> DraState::Allocate(const Workload& w, int ps, NodeId 
   }
   // Shared claims allocated before: the pod lists their devices too.
   for (size_t i = 0; i < claims.size(); ++i)
-    if (claims[i].claim >= 0 && shared_[claims[i].claim].pods > 0)
+    if (claims[i].claim >= 0 && shared_[claims[i].claim].allocated())
       result[i] = shared_[claims[i].claim].devices;
   Take(w, ps, n, result);
   return result;
@@ -214,7 +257,7 @@ void DraState::Take(const Workload& w, int ps, NodeId n, const std::vector<DraAl
   for (size_t i = 0; i < claims.size() && i < a.size(); ++i) {
     if (claims[i].claim >= 0) {
       SharedClaim& sc = shared_[claims[i].claim];
-      if (sc.pods++ > 0) continue;
+      if (sc.pods++ > 0 || sc.pinned) continue;
       sc.node = n;
       sc.devices = a[i];
     }
@@ -229,7 +272,7 @@ void DraState::Release(const Workload& w, int ps, const std::vector<DraAllocatio
     const NodeId n = device_node_[a[i].devices.front()];
     if (claims[i].claim >= 0) {
       SharedClaim& sc = shared_[claims[i].claim];
-      if (--sc.pods > 0) continue;
+      if (--sc.pods > 0 || sc.pinned) continue;
       sc = SharedClaim{};
     }
     Mark(n, a[i], false);

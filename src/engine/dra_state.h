@@ -64,7 +64,13 @@ class DraState {
     NodeId node = -1;
     int32_t pods = 0;
     DraAllocation devices;
+    // Allocated before this engine (status.allocation): its devices stay taken whatever its
+    // pods do, until the allocation is cleared (a new Model); node -1 when they are not seen.
+    bool pinned = false;
+    bool allocated() const { return pods > 0 || pinned; }
   };
+  // The claims with a status.allocation take their devices.
+  void PinAllocated();
   // The inputs for the claims of pod set `ps` that need allocating now (shared claims already
   // allocated are left out), with their PodSet::claims index; false when some claim can
   // never be allocated on node n (missing, or shared and held on another node), with `why`.

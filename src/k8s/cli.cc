@@ -12,6 +12,7 @@
 #include "accounting/store.h"
 #include "cli/command.h"
 #include "cli/flag_range.h"
+#include "config/dra_quota.h"
 #include "fmt/format.h"
 #include "k8s/api/api_client.h"
 #include "k8s/api/api_cost.h"
@@ -38,6 +39,7 @@ void OnSignal(int sig) {
 
 struct ServeFlags {
   std::string kubeconfig;
+  std::string kueue_config;  // Kueue's Configuration: its DRA deviceClassMappings
   std::string context;
   bool insecure = false;
   std::string scheduler_name = "tessera";
@@ -209,6 +211,11 @@ int Serve(const ServeFlags& f) {
   options.underuse = {f.underuse_threshold, f.underuse_for_s};
   options.accounting = stores.rw.get();
   if (!ElasticOptions(f, options)) return 1;
+  if (!f.kueue_config.empty()) {
+    auto mappings = ReadDeviceClassMappings(f.kueue_config);
+    if (!mappings.ok()) return Fail(std::string(mappings.status().message()));
+    options.dra_mappings = std::move(*mappings);
+  }
   options.scheduler_name = f.scheduler_name;
   options.bind_workers = f.bind_workers;
   options.scheduled_events = !f.no_scheduled_events;
@@ -294,6 +301,9 @@ Command AddServeCommand(CLI::App& app) {
   s->add_option("--kubeconfig", flags->kubeconfig,
                 "kubeconfig file (default: in-cluster service account credentials)");
   s->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  s->add_option("--kueue-config", flags->kueue_config,
+                "Kueue's Configuration file: its resources.deviceClassMappings count DRA devices "
+                "in ClusterQueue quota (docs/dra.md)");
   s->add_flag("--insecure-skip-tls-verify", flags->insecure, "do not verify the server's cert");
   s->add_flag("--http2", flags->http2,
               "talk HTTP/2 to the API server (default HTTP/1.1, one connection per request in "

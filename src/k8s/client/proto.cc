@@ -112,12 +112,25 @@ bool Condition(std::string_view b, json& out, Err& err) {
   });
 }
 
+// A PodResourceClaimStatus (DRA): the claim entry and the ResourceClaim made for it.
+bool ResourceClaimStatus(std::string_view b, json& out, Err& err) {
+  return Fields(b, "PodResourceClaimStatus", err, [&](const Field& f) {
+    if (!IsBytes(f)) return true;
+    if (f.number == 1) out["name"] = Str(f);
+    if (f.number == 2) out["resourceClaimName"] = Str(f);
+    return true;
+  });
+}
+
 bool PodStatus(std::string_view b, json& out, Err& err) {
   return Fields(b, "PodStatus", err, [&](const Field& f) {
     if (!IsBytes(f)) return true;
     if (f.number == 1) out["phase"] = Str(f);
     if (f.number == 2 && !Append(out, "conditions", f.bytes, err, Condition)) return false;
     if (f.number == 11) out["nominatedNodeName"] = Str(f);
+    if (f.number == 15 &&
+        !Append(out, "resourceClaimStatuses", f.bytes, err, ResourceClaimStatus))
+      return false;
     return true;
   });
 }

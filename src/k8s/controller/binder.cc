@@ -52,9 +52,10 @@ std::string Binder::BindingJson(const BindingBody& b) {
 }
 
 void Binder::Bind(const PodInfo& p, const std::string& node, const std::vector<int32_t>& gpus,
-                  const std::vector<int8_t>& mig_starts, bool protect) {
+                  const std::vector<int8_t>& mig_starts, bool protect,
+                  std::vector<ClaimReservation> claims) {
   // The server copies a Binding's annotations onto the pod in the same write.
-  BindingBody b{p.ns, p.name, p.uid, node, {}};
+  BindingBody b{p.ns, p.name, p.uid, node, {}, std::move(claims)};
   if (!gpus.empty()) b.annotations.emplace_back(kGpuIndicesAnnotation, FormatGpuIndices(gpus));
   if (!mig_starts.empty())
     b.annotations.emplace_back(kMigStartsAnnotation, FormatGpuIndices(std::vector<int32_t>(
@@ -105,7 +106,14 @@ void Binder::SendBind(const std::string& key, const std::string& path, const Bin
     callbacks_.bind_done(key, b.node, kDropped);
     return;
   }
+  if (!b.claims.empty()) {
+    if (const long reserved = ReserveClaims(key, b); reserved != 200) {
+      callbacks_.bind_done(key, b.node, reserved);
+      return;
+    }
+  }
   const long status = Send(path, b);
+  if (status != 200 && status != 201) UnreserveClaims(b, b.claims.size());
   if (status == 409) {
     // Someone else bound it, or a resync is due: fetch the pod as it is now.
     auto slash = key.find('/');
@@ -118,6 +126,38 @@ void Binder::SendBind(const std::string& key, const std::string& path, const Bin
       callbacks_.conflict_pod(key, std::move(object));
   }
   callbacks_.bind_done(key, b.node, status);
+}
+
+std::string Binder::DraVersion() {
+  std::lock_guard<std::mutex> l(eviction_mu_);
+  if (!dra_version_.empty()) return dra_version_;
+  RequestLimits limits;
+  limits.cancel = &stop_;
+  auto r = client_->Get("/apis/resource.k8s.io/v1", "application/json", limits);
+  if (!r.ok() || r->status >= 500) return "v1";  // unknown: ask again next time
+  dra_version_ = r->status == 200 ? "v1" : "v1beta2";
+  return dra_version_;
+}
+
+long Binder::ReserveClaims(const std::string& key, const BindingBody& b) {
+  const std::string version = DraVersion();
+  for (size_t i = 0; i < b.claims.size(); ++i) {
+    std::string why;
+    const long status =
+        ReserveClaim(*client_, version, b.claims[i], ClaimPod{b.name, b.uid}, stop_, &why);
+    if (status == 200) continue;
+    spdlog::warn("tessera: pod {} not bound to {}: {}", key, b.node, why);
+    UnreserveClaims(b, i);
+    return status == 0 || status == 200 ? 409 : status;
+  }
+  return 200;
+}
+
+void Binder::UnreserveClaims(const BindingBody& b, size_t count) {
+  if (count == 0) return;
+  const std::string version = DraVersion();
+  for (size_t i = 0; i < count && i < b.claims.size(); ++i)
+    UnreserveClaim(*client_, version, b.claims[i], ClaimPod{b.name, b.uid}, stop_);
 }
 
 void Binder::SendDisruptionTarget(const std::string& ns, const std::string& name,

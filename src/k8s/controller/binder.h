@@ -23,6 +23,7 @@
 #include "k8s/client/kube_client.h"
 #include "k8s/client/task_pool.h"
 #include "k8s/controller/controller.h"
+#include "k8s/controller/dra_objects.h"
 #include "k8s/controller/objects.h"
 #include "k8s/observe/metrics.h"
 
@@ -53,8 +54,12 @@ class Binder {
   // Binds the pod to `node`, recording the devices it was given (kGpuIndicesAnnotation,
   // kMigStartsAnnotation), and with `protect`, that consolidation must leave its node alone
   // (kDoNotDisruptAnnotation, kSafeToEvictAnnotation).
+  // With DRA claims (dra_objects.h), each claim is allocated and reserved for the pod first, as
+  // kube-scheduler does; a claim that cannot be fails the bind (its status: 409 or the
+  // server's), and a bind that fails undoes the claims reserved for it.
   void Bind(const PodInfo& pod, const std::string& node, const std::vector<int32_t>& gpus,
-            const std::vector<int8_t>& mig_starts, bool protect = false);
+            const std::vector<int8_t>& mig_starts, bool protect = false,
+            std::vector<ClaimReservation> claims = {});
   // Tells the pod it is about to go, then evicts it with its own grace period (retried while a
   // PodDisruptionBudget says not now). The notice is the DisruptionTarget=True condition with
   // reason PreemptionByScheduler and `message`, as kube-scheduler and Kueue set it; it is sent
@@ -66,7 +71,14 @@ class Binder {
   struct BindingBody {
     std::string ns, name, uid, node;
     std::vector<std::pair<std::string, std::string>> annotations;
+    std::vector<ClaimReservation> claims;
   };
+  // Runs on a worker: reserves the pod's claims; on a failure undoes those reserved and returns
+  // the status (200: all reserved).
+  long ReserveClaims(const std::string& key, const BindingBody& b);
+  void UnreserveClaims(const BindingBody& b, size_t count);
+  // "v1" where the server serves resource.k8s.io/v1, else "v1beta2" (asked once).
+  std::string DraVersion();
   static std::string BindingJson(const BindingBody& b);
   // Runs on a worker: sends the Binding, retrying server errors; returns the HTTP status.
   long Send(const std::string& path, const BindingBody& b);
@@ -85,6 +97,7 @@ class Binder {
   std::string EvictionVersion();
   std::mutex eviction_mu_;
   std::string eviction_version_;         // GUARDED_BY(eviction_mu_)
+  std::string dra_version_;              // GUARDED_BY(eviction_mu_)
   std::atomic<bool> json_binds_{false};  // the server refused a protobuf Binding: JSON from now
   std::unique_ptr<TaskPool> pool_;       // last: its workers use the members above
 };

@@ -84,6 +84,11 @@ void Controller::Impl::Start() {
   informers.back()->SetAlternatePaths(
       {std::begin(kWorkloadPodGroupPaths) + 1, std::end(kWorkloadPodGroupPaths)});
   for (const char* r : kQueueResources) AddInformer(r, fmt::format("{}/{}", kQueueGroup, r), true);
+  // Dynamic Resource Allocation (docs/dra.md), where the server serves it (v1: 1.34+).
+  for (const char* r : kDraResources) {
+    AddInformer(r, fmt::format("{}/{}", kDraApiPaths[0], r), true);
+    informers.back()->SetAlternatePaths({fmt::format("{}/{}", kDraApiPaths[1], r)});
+  }
   if (options.provisioning.enabled) {
     provisioner =
         std::make_unique<Provisioner>(client, options.provisioning, options.node_policy, stop);
@@ -359,10 +364,12 @@ void Controller::Impl::PodUpsert(const json& obj) {
       !p.Bound() && ReadInterruptible(p.annotations) != ReadInterruptible(old.annotations);
   // A scheduling gate went (or came): the pod joins its gang, or leaves it (gang_assembly.h).
   const bool gates_changed = p.scheduling_gates != old.scheduling_gates;
+  // A DRA claim of a waiting pod got its ResourceClaim (created from its template).
+  const bool claims_changed = !p.Bound() && ClaimNames(p) != ClaimNames(old);
   old = std::move(p);
   if (!newly_bound) {
     if (auto g = groups.find(old.GroupKey());
-        (time_changed || mark_changed || gates_changed) && g != groups.end())
+        (time_changed || mark_changed || gates_changed || claims_changed) && g != groups.end())
       Unsettle(g->second);
     return;
   }

@@ -14,7 +14,9 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "dra/model.h"
 #include "k8s/api/cluster_view.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/controller/node_policy.h"
@@ -60,6 +62,9 @@ struct ControllerOptions {
   // that do not fit, and the rules for nodes being removed, spot nodes and consolidation.
   ProvisioningOptions provisioning;
   NodePolicyOptions node_policy;
+  // Kueue's deviceClassMappings (docs/dra.md, "Quota"): DRA devices of these classes count as
+  // their resource in ClusterQueue quota (serve's --kueue-config).
+  std::vector<dra::DeviceClassMapping> dra_mappings;
 };
 
 struct ControllerSnapshot {

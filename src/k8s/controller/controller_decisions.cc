@@ -12,6 +12,7 @@
 #include "k8s/controller/controller_impl.h"
 #include "k8s/controller/fair_sharing_status.h"
 #include "k8s/controller/gang_assembly.h"
+#include "config/dra_quota.h"
 #include "k8s/controller/workload_api.h"
 #include "spdlog/spdlog.h"
 
@@ -23,6 +24,10 @@ void Controller::Impl::Rebuild() {
   need_rebuild = false;
   ++metrics->rebuilds;
   Model m = cache.Snapshot(&node_names);
+  if (!options.dra_mappings.empty()) {
+    m.dra.mappings = options.dra_mappings;
+    CountDraNodeQuota(m);
+  }
   SayMarkProblems();
   node_index.clear();
   for (size_t i = 0; i < node_names.size(); ++i) node_index[node_names[i]] = static_cast<NodeId>(i);
@@ -35,6 +40,7 @@ void Controller::Impl::Rebuild() {
   }
   SeedFairUsage(**created);
   engine = std::move(*created);
+  IndexDra();
   need_capacity_stale = true;
   id_to_group.clear();
   // Restore admitted workloads first (they hold what they hold), oldest first.
@@ -106,6 +112,7 @@ void Controller::Impl::Place(Group& g) {
   g.interruptible =
       DefaultInterruptible(a.workload, cache.interruptible_marks(), engine->model()).value;
   if (a.bound == 0) ApplySpotPolicy(a.workload, options.node_policy, g.interruptible);
+  ResolveClaims(a.workload);
   WorkloadId id = engine->AddWorkload(std::move(a.workload));
   need_capacity_stale = true;
   if (static_cast<size_t>(id) >= id_to_group.size()) id_to_group.resize(id + 1);
@@ -227,10 +234,11 @@ void Controller::Impl::Carry(const Decision& d) {
         const std::string& key = set[pl.index];
         const std::string& node = node_names[pl.node];
         assumed[key] = Assumed{node, pl.gpus, pl.mig_starts};
+        std::vector<ClaimReservation> claims = Reservations(key, node, pl);
         if (victims_on_node.count(node)) {
-          nominated.push_back(PendingBind{key, node, pl.gpus, pl.mig_starts});
+          nominated.push_back(PendingBind{key, node, pl.gpus, pl.mig_starts, std::move(claims)});
         } else {
-          Bind(key, node, pl.gpus, pl.mig_starts);
+          Bind(key, node, pl.gpus, pl.mig_starts, std::move(claims));
         }
       }
       break;
@@ -290,7 +298,7 @@ void Controller::Impl::ReleaseNominated() {
     if (victims_on_node.count(b.node)) {
       keep.push_back(std::move(b));
     } else {
-      Bind(b.pod, b.node, b.gpus, b.mig_starts);
+      Bind(b.pod, b.node, b.gpus, b.mig_starts, std::move(b.claims));
     }
   }
   nominated.swap(keep);
@@ -298,13 +306,14 @@ void Controller::Impl::ReleaseNominated() {
 
 void Controller::Impl::Bind(const std::string& key, const std::string& node,
                             const std::vector<int32_t>& gpus,
-                            const std::vector<int8_t>& mig_starts) {
+                            const std::vector<int8_t>& mig_starts,
+                            std::vector<ClaimReservation> claims) {
   auto it = pods.find(key);
   if (it == pods.end()) return;
   binds_in_flight.insert(key);
   auto g = groups.find(it->second.GroupKey());
   binder->Bind(it->second, node, gpus, mig_starts,
-               g != groups.end() && ProtectFromDisruption(g->second));
+               g != groups.end() && ProtectFromDisruption(g->second), std::move(claims));
 }
 
 void Controller::Impl::Evict(const std::string& key, const std::string& why) {

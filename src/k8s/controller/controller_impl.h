@@ -39,6 +39,7 @@
 #include "k8s/client/informer.h"
 #include "k8s/controller/binder.h"
 #include "k8s/controller/controller.h"
+#include "k8s/controller/dra_objects.h"
 #include "k8s/controller/object_cache.h"
 #include "k8s/controller/objects.h"
 #include "k8s/controller/pending_message.h"
@@ -99,6 +100,7 @@ struct Controller::Impl {
     std::string pod, node;
     std::vector<int32_t> gpus;
     std::vector<int8_t> mig_starts;
+    std::vector<ClaimReservation> claims;
   };
 
   Impl(KubeClient* c, ControllerOptions o, Metrics* m)
@@ -151,6 +153,9 @@ struct Controller::Impl {
   std::unordered_map<std::string, std::vector<std::string>> problems_said;
 
   std::unique_ptr<Scheduler> engine;
+  std::unordered_map<std::string, int32_t> claim_index;  // "ns/name" -> engine's dra.claims
+  std::vector<Resources> claim_quota;  // per engine dra.claims entry: its deviceClassMappings
+  std::vector<std::pair<NodeId, const dra::Device*>> dra_devices;  // by DraState device id
   std::vector<std::string> id_to_group;
   std::unordered_map<std::string, NodeId> node_index;
   std::vector<std::string> node_names;
@@ -230,7 +235,7 @@ struct Controller::Impl {
   // Sends the nominated binds whose node no victim holds any more.
   void ReleaseNominated();
   void Bind(const std::string& key, const std::string& node, const std::vector<int32_t>& gpus,
-            const std::vector<int8_t>& mig_starts);
+            const std::vector<int8_t>& mig_starts, std::vector<ClaimReservation> claims = {});
   // Admission fair sharing usage into a new engine: the old engine's, else the LocalQueues'
   // status (a restart).
   void SeedFairUsage(Scheduler& next);
@@ -260,6 +265,18 @@ struct Controller::Impl {
   // PodGroups: phase and how many of their pods are bound.
   void WritePodGroupStatuses();
   void WriteStatuses();
+
+  // ---------------------------------------------------------------- controller_dra.cc
+  // DRA (docs/dra.md, "Kubernetes mode"): after a rebuild, the engine's claims by "ns/name" and
+  // its devices by id.
+  void IndexDra();
+  // Each pod claim of `w` finds its ResourceClaim in the engine's model (one that does not
+  // exist yet leaves the pod waiting, with that reason); a claim made from a template adds its
+  // mapped devices to the pod's requests (quota), as Kueue counts them.
+  void ResolveClaims(Workload& w) const;
+  // What to write to the claims of pod `key` before binding it at placement `pl` on `node`.
+  std::vector<ClaimReservation> Reservations(const std::string& key, const std::string& node,
+                                             const PodPlacement& pl) const;
 
   // ---------------------------------------------------------------- controller_provisioning.cc
   // ProvisioningRequests for the gangs the engine says need capacity (provisioning.h), at most

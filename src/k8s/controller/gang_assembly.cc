@@ -213,6 +213,19 @@ const TimeFields* GroupTime(const Gang& g, const GangSources& sources) {
   return nullptr;
 }
 
+// Pods with DRA claims are alike only when they use the same claims (a shared ResourceClaim):
+// the claims made from a template are each pod's own, and so is each pod's pod set.
+bool SameClaims(const PodSet& s, const PodSet& first) {
+  if (s.claims.size() != first.claims.size()) return false;
+  for (size_t i = 0; i < s.claims.size(); ++i)
+    if (s.claims[i].name != first.claims[i].name ||
+        s.claims[i].claim_name != first.claims[i].claim_name ||
+        s.claims[i].template_name != first.claims[i].template_name ||
+        !s.claims[i].template_name.empty() || s.claims[i].unsupported != first.claims[i].unsupported)
+      return false;
+  return true;
+}
+
 bool AlikePodSets(const PodSet& s, const PodSet& first) {
   return s.requests == first.requests && s.node_selector == first.node_selector &&
          s.tolerations.size() == first.tolerations.size() &&
@@ -220,7 +233,7 @@ bool AlikePodSets(const PodSet& s, const PodSet& first) {
          s.topology.level == first.topology.level &&
          s.topology.required == first.topology.required && s.anti_affinity == first.anti_affinity &&
          s.affinity.preferred_terms.size() == first.affinity.preferred_terms.size() &&
-         s.spread.size() == first.spread.size();
+         s.spread.size() == first.spread.size() && SameClaims(s, first);
 }
 
 }  // namespace

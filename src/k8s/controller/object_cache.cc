@@ -243,6 +243,9 @@ ObjectCache::Changes ObjectCache::Apply(const WatchEvent& ev) {
     ApplyNamespaces(ev, changes);
   } else if (r == "workloadpodgroups") {
     ApplyWorkloadPodGroups(ev, changes);
+  } else if (DraObjects::IsDraResource(r)) {
+    // Every change counts, status too: a claim's allocation takes its devices.
+    changes.rebuild = dra_.Apply(ev);
   } else {
     auto& store = queue_objects_[r];
     if (ev.type == T::kReplace) {
@@ -368,6 +371,7 @@ Model ObjectCache::Snapshot(std::vector<std::string>* node_names) {
   m.local_queues = std::move(lr.model.local_queues);
   m.workload_priority_classes = std::move(lr.model.workload_priority_classes);
   m.config = lr.model.config;
+  m.dra = dra_.Load();
   for (const auto& [name, pc] : priority_classes_) m.priority_classes.push_back(pc);
   m.namespace_labels = namespaces_;
   over_limit_ = std::move(over);

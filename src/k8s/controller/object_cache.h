@@ -19,6 +19,7 @@
 
 #include "k8s/client/event_recorder.h"
 #include "k8s/client/informer.h"
+#include "k8s/controller/dra_objects.h"
 #include "k8s/controller/gang_assembly.h"
 #include "k8s/controller/node_policy.h"
 #include "model/model.h"
@@ -65,6 +66,7 @@ class ObjectCache {
   // sharing usage is read back from it: k8s/controller/fair_sharing_status.h).
   const json& LocalQueueStatus(const std::string& key) const;
   size_t num_nodes() const { return nodes_.size(); }
+  const DraObjects& dra() const { return dra_; }
 
  private:
   void UpsertNode(const json& obj, Changes& changes);
@@ -81,6 +83,7 @@ class ObjectCache {
   void ForgetOwnersNotSeen(const std::string& prefix, const std::set<std::string>& seen);
 
   std::map<std::string, std::pair<Node, bool>> nodes_;  // name -> node, ready
+  DraObjects dra_;  // DeviceClasses, ResourceSlices, ResourceClaims
   GangSources gangs_;
   std::map<std::string, PriorityClass> priority_classes_;
   // PriorityClass name -> its metadata.annotations (the interruptible mark is read at Snapshot).

@@ -1,6 +1,7 @@
 #include "k8s/controller/objects.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -466,6 +467,39 @@ void ReadOwnerAndDevices(const json& md, PodInfo& p) {
 
 }  // namespace
 
+namespace {
+
+// spec.resourceClaims (DRA, docs/dra.md): each names its ResourceClaim, or a template whose
+// claim the ResourceClaim controller creates and names in status.resourceClaimStatuses; until
+// it has, the pod waits, and says so.
+void ReadPodClaims(const json& spec, const json& status, PodSet& ps) {
+  const json& claims = At(spec, "resourceClaims");
+  if (!claims.is_array()) return;
+  std::map<std::string, std::string> made;  // entry name -> its claim's name
+  if (const json& st = At(status, "resourceClaimStatuses"); st.is_array())
+    for (const json& c : st) made[Str(c, "name")] = Str(c, "resourceClaimName");
+  for (const json& c : claims) {
+    dra::PodClaim pc;
+    pc.name = Str(c, "name");
+    pc.claim_name = Str(c, "resourceClaimName");
+    pc.template_name = Str(c, "resourceClaimTemplateName");
+    if (pc.claim_name.empty() && !pc.template_name.empty()) {
+      auto it = made.find(pc.name);
+      if (it != made.end() && !it->second.empty()) {
+        pc.claim_name = it->second;
+      } else {
+        pc.unsupported = fmt::format(
+            "waiting for the ResourceClaim of claim {} (from ResourceClaimTemplate {}) to be "
+            "created by the ResourceClaim controller (kube-controller-manager)",
+            pc.name, pc.template_name);
+      }
+    }
+    ps.claims.push_back(std::move(pc));
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   PodInfo p;
   if (absl::Status st = ReadPodHeader(obj, p); !st.ok()) return st;
@@ -495,19 +529,7 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
     p.workload_priority_class = it->second;
   ReadPodGroupRef(md, spec, p);
   ReadOwnerAndDevices(md, p);
-  // DRA claims (docs/dra.md): serve does not allocate them yet, so such a pod is never bound
-  // without its devices; its reason says why.
-  if (const json& claims = At(spec, "resourceClaims"); claims.is_array())
-    for (const json& c : claims) {
-      dra::PodClaim pc;
-      pc.name = Str(c, "name");
-      pc.claim_name = Str(c, "resourceClaimName");
-      pc.template_name = Str(c, "resourceClaimTemplateName");
-      pc.unsupported = "the pod has DRA claims (spec.resourceClaims), which tessera serve does "
-                       "not allocate yet (docs/dra.md): give it to kube-scheduler "
-                       "(spec.schedulerName) or use nvidia.com/gpu";
-      ps.claims.push_back(std::move(pc));
-    }
+  ReadPodClaims(spec, At(obj, "status"), ps);
   if (const json& gates = At(spec, "schedulingGates"); gates.is_array())
     for (const json& g : gates) p.scheduling_gates.push_back(Str(g, "name"));
   p.time =
@@ -518,6 +540,13 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   if (std::string problem; !ReadInterruptible(p.annotations, &problem) && !problem.empty())
     p.time_problems.push_back(std::move(problem));
   return p;
+}
+
+std::vector<std::string> ClaimNames(const PodInfo& p) {
+  std::vector<std::string> out;
+  for (const dra::PodClaim& c : p.set.claims)
+    out.push_back(fmt::format("{}={}/{}", c.name, c.claim_name, c.template_name));
+  return out;
 }
 
 std::string Describe(const PodInfo& p) {
@@ -537,6 +566,7 @@ std::string Describe(const PodInfo& p) {
     s += fmt::format(" prefer={}x{}", t.weight, t.term.match_expressions.size());
   s += " " + DescribeTime(p.time);
   s += fmt::format(" gates=[{}]", fmt::join(p.scheduling_gates, ","));
+  s += fmt::format(" claims=[{}]", fmt::join(ClaimNames(p), ","));
   s += " gpus=" + FormatGpuIndices(p.gpu_indices);
   s += " migStarts=" +
        FormatGpuIndices(std::vector<int32_t>(p.mig_starts.begin(), p.mig_starts.end()));

@@ -138,6 +138,8 @@ struct JobInfo {
 // One line with everything ParsePod read from a pod (for debug logs, and for tests that check
 // two encodings of a pod read the same).
 std::string Describe(const PodInfo& p);
+// "entry=claim/template" for each of the pod's DRA claims (the claim's name once known).
+std::vector<std::string> ClaimNames(const PodInfo& p);
 // Parses a v1 Node into the model's Node (labels, taints, allocatable, unschedulable, and the GPU
 // labels and annotations of config/gpu_fields.h). A node whose Ready condition is not True is
 // reported through `ready`. A GPU label or annotation that cannot be used is left out of the
