@@ -1,0 +1,209 @@
+// Tessera's DRA allocation beside kube-scheduler 1.37's on one API server (docs/dra.md,
+// "Side by side with kube-scheduler"): a randomized corpus of ResourceSlices and ResourceClaims
+// (exact counts, CEL selectors on attributes, firstAvailable, matchAttribute, allocationMode
+// All, several requests), each claim tried on each kind of node by both schedulers at once. Every
+// (claim, node) pair is a node of its own for each scheduler, and its pod is held there by a
+// nodeSelector, so the answers do not depend on what else was placed: the pair is feasible or
+// not, and when it is, both allocate some devices. They must agree on every pair; the devices
+// chosen are compared and the differences printed. TESSERA_DRA_SEED picks another corpus.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "gtest/gtest.h"
+#include "k8s/integration/queue_cluster_test.h"
+#include "tests/k8s/test_cluster.h"
+
+namespace tessera::k8s {
+namespace {
+
+using testing::json;
+using testing::TestCluster;
+
+constexpr double kTimeout = 120;
+constexpr const char* kDriver = "gpu.example.com";
+
+std::string Attr(const std::string& name) {
+  return fmt::format("device.attributes['{}'].{}", kDriver, name);
+}
+
+// A node kind: the devices of its one slice.
+json RandomDevices(std::mt19937& rng) {
+  const char* models[] = {"a100", "h100", "l4"};
+  json devices = json::array();
+  const int n = 2 + static_cast<int>(rng() % 7);
+  for (int i = 0; i < n; ++i)
+    devices.push_back({{"name", fmt::format("gpu-{}", i)},
+                       {"attributes",
+                        {{"model", {{"string", models[rng() % 3]}}},
+                         {"pcieRoot", {{"string", rng() % 2 ? "p1" : "p0"}}},
+                         {"numa", {{"int", static_cast<int>(rng() % 2)}}},
+                         {"index", {{"int", i}}}}}});
+  return devices;
+}
+
+json Exactly(const std::string& cls, int count, const std::string& cel = "") {
+  json e = {{"deviceClassName", cls}, {"count", count}};
+  if (!cel.empty()) e["selectors"] = {{{"cel", {{"expression", cel}}}}};
+  return e;
+}
+
+// A claim's spec.devices, of one of seven shapes.
+json RandomClaim(std::mt19937& rng) {
+  const char* models[] = {"a100", "h100", "l4"};
+  const int count = 1 + static_cast<int>(rng() % 3);
+  switch (rng() % 7) {
+    case 0:
+      return {{"requests", {{{"name", "gpu"}, {"exactly", Exactly("gpu.example.com", count)}}}}};
+    case 1:
+      return {{"requests",
+               {{{"name", "gpu"},
+                 {"exactly", Exactly("gpu.example.com", count,
+                                     fmt::format("{} == '{}'", Attr("model"),
+                                                 models[rng() % 3]))}}}}};
+    case 2:
+      return {{"requests", {{{"name", "gpu"}, {"exactly", Exactly("h100.example.com", count)}}}}};
+    case 3:
+      return {{"requests",
+               {{{"name", "gpu"},
+                 {"firstAvailable",
+                  {{{"name", "big"}, {"deviceClassName", "h100.example.com"}, {"count", 2}},
+                   {{"name", "small"}, {"deviceClassName", "gpu.example.com"}, {"count", 1}}}}}}}};
+    case 4:
+      return {{"requests", {{{"name", "gpu"}, {"exactly", Exactly("gpu.example.com", 1 + count)}}}},
+              {"constraints", {{{"matchAttribute", fmt::format("{}/pcieRoot", kDriver)}}}}};
+    case 5: {
+      json e = {{"deviceClassName", "gpu.example.com"},
+                {"allocationMode", "All"},
+                {"selectors", {{{"cel", {{"expression", Attr("numa") + " == 0"}}}}}}};
+      return {{"requests", {{{"name", "gpu"}, {"exactly", e}}}}};
+    }
+    default:
+      return {{"requests",
+               {{{"name", "fast"}, {"exactly", Exactly("h100.example.com", 1)}},
+                {{"name", "other"},
+                 {"exactly", Exactly("gpu.example.com", count,
+                                     Attr("model") + " != 'h100'")}}}}};
+  }
+}
+
+class K8sDraSideBySide : public testing_queues::QueueClusterTest {};
+
+TEST_F(K8sDraSideBySide, SameFeasibilityAsKubeSchedulerOnARandomCorpus) {
+  const std::string bin = TestCluster::KubeSchedulerPath();
+  ASSERT_FALSE(bin.empty()) << "kube-scheduler is not built (scripts/k8s/build-apiserver.sh)";
+  const char* seed_env = std::getenv("TESSERA_DRA_SEED");
+  const unsigned seed = seed_env ? static_cast<unsigned>(std::atoi(seed_env)) : 1;
+  std::mt19937 rng(seed);
+  constexpr int kNodeKinds = 4, kClaims = 14;
+  std::vector<json> kinds, claims;
+  for (int t = 0; t < kNodeKinds; ++t) kinds.push_back(RandomDevices(rng));
+  for (int k = 0; k < kClaims; ++k) claims.push_back(RandomClaim(rng));
+
+  for (const auto& [name, cel] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"gpu.example.com", fmt::format("device.driver == '{}'", kDriver)},
+           {"h100.example.com",
+            fmt::format("device.driver == '{}' && {} == 'h100'", kDriver, Attr("model"))}})
+    cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
+                      {"kind", "DeviceClass"},
+                      {"metadata", {{"name", name}}},
+                      {"spec", {{"selectors", {{{"cel", {{"expression", cel}}}}}}}}});
+  const char* stacks[] = {"default-scheduler", "tessera"};
+  auto pair_name = [](int s, int k, int t) { return fmt::format("s{}-c{}-n{}", s, k, t); };
+  for (int s = 0; s < 2; ++s)
+    for (int k = 0; k < kClaims; ++k)
+      for (int t = 0; t < kNodeKinds; ++t) {
+        const std::string p = pair_name(s, k, t);
+        cluster_->CreateNodes(1, 0, p, {{"tessera.dev/pair", p}});
+        cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
+                          {"kind", "ResourceSlice"},
+                          {"metadata", {{"name", p}}},
+                          {"spec",
+                           {{"driver", kDriver},
+                            {"nodeName", p + "-0"},
+                            {"pool", {{"name", p}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                            {"devices", kinds[t]}}}});
+        cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
+                          {"kind", "ResourceClaim"},
+                          {"metadata", {{"name", p}, {"namespace", "default"}}},
+                          {"spec", {{"devices", claims[k]}}}});
+        json pod = cluster_->PodSpec("default", p, 0, stacks[s]);
+        pod["spec"]["nodeSelector"] = {{"tessera.dev/pair", p}};
+        pod["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", p}}};
+        pod["spec"]["containers"][0]["resources"]["claims"] = {{{"name", "gpu"}}};
+        cluster_->Create(pod);
+      }
+  std::vector<std::string> argv = {bin, "--kubeconfig=" + cluster_->kubeconfig_path(),
+                                   "--leader-elect=false", "--secure-port=0", "--v=0"};
+  if (!cluster_->FeatureGates().empty())
+    argv.push_back("--feature-gates=" + cluster_->FeatureGates());
+  int pid = TestCluster::Spawn(argv, cluster_->dir() + "/kube-scheduler.log");
+  ASSERT_GT(pid, 0);
+  StartTessera();
+
+  // Every pod bound, or told why not (PodScheduled=False), by its scheduler.
+  auto settled = [&] {
+    int n = 0;
+    for (const json& p : cluster_->Pods("default")) {
+      bool done = !p["spec"].value("nodeName", "").empty();
+      for (const json& c : p["status"].value("conditions", json::array()))
+        done = done || (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False");
+      n += done;
+    }
+    return n == 2 * kClaims * kNodeKinds;
+  };
+  ASSERT_TRUE(TestCluster::WaitFor(settled, kTimeout)) << "not every pod was decided";
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // a retry that binds one late
+  ASSERT_TRUE(TestCluster::WaitFor(settled, kTimeout));
+
+  std::map<std::string, bool> bound;
+  for (const json& p : cluster_->Pods("default"))
+    bound[p["metadata"].value("name", "")] = !p["spec"].value("nodeName", "").empty();
+  std::map<std::string, std::set<std::string>> devices;
+  json list = cluster_->Get("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims");
+  for (const json& c : list.value("items", json::array())) {
+    auto& d = devices[c["metadata"].value("name", "")];
+    const json& a = c["status"].value("allocation", json());
+    if (a.is_object())
+      for (const json& r : a["devices"].value("results", json::array()))
+        d.insert(r.value("request", "") + ":" + r.value("device", ""));
+  }
+  int agree = 0, feasible = 0, same_devices = 0;
+  for (int k = 0; k < kClaims; ++k)
+    for (int t = 0; t < kNodeKinds; ++t) {
+      const std::string ks = pair_name(0, k, t), ts = pair_name(1, k, t);
+      EXPECT_EQ(bound[ks], bound[ts])
+          << "claim " << k << " " << claims[k].dump() << " on node kind " << t << " "
+          << kinds[t].dump() << ": kube-scheduler " << (bound[ks] ? "binds" : "does not bind")
+          << ", Tessera " << (bound[ts] ? "binds" : "does not bind");
+      agree += bound[ks] == bound[ts];
+      if (!(bound[ks] && bound[ts])) continue;
+      ++feasible;
+      EXPECT_EQ(devices[ks].size(), devices[ts].size()) << "claim " << k << " node kind " << t;
+      if (devices[ks] == devices[ts]) {
+        ++same_devices;
+      } else {
+        std::cout << fmt::format("[ devices ] claim {} node kind {}: kube-scheduler {}, Tessera {}\n",
+                                 k, t, fmt::join(devices[ks], ","), fmt::join(devices[ts], ","));
+      }
+    }
+  std::cout << fmt::format(
+      "[ side by side ] seed {}: {} of {} (claim, node) pairs decided alike; {} feasible for "
+      "both, {} of them with the same devices\n",
+      seed, agree, kClaims * kNodeKinds, feasible, same_devices);
+  EXPECT_GT(feasible, 0);
+  EXPECT_LT(feasible, kClaims * kNodeKinds);  // the corpus has both answers
+  TestCluster::Kill(pid);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
