@@ -63,8 +63,9 @@ namespace {
 // one of its steps.
 class Replayer {
  public:
-  Replayer(const Trace& trace, const JobConverter& converter, const ReplayOptions& options)
-      : trace_(trace), converter_(converter), options_(options) {}
+  Replayer(const Trace& trace, const JobSource& jobs, const JobConverter& converter,
+           const ReplayOptions& options)
+      : trace_(trace), jobs_(jobs), converter_(converter), options_(options) {}
 
   absl::StatusOr<ReplayResult> Run(Model model) {
     if (absl::Status st = Init(std::move(model)); !st.ok()) return st;
@@ -140,7 +141,7 @@ class Replayer {
   // The typical pods, the nodes' GPU model ids, the engine and the ledger.
   absl::Status Init(Model model) {
     fgd::GpuModelTable models;
-    auto typical = TypicalPods(trace_, model, milli_, models);
+    auto typical = TypicalPods(trace_, jobs_, model, milli_, models);
     if (!typical.ok()) return typical.status();
     res_.typical = *typical;
     std::vector<int32_t> node_models(model.nodes.size(), fgd::kNoGpuModel);
@@ -196,7 +197,8 @@ class Replayer {
   }
 
   // Arrival order: the manifests' workloads (already in the engine as ids 0..k-1), then the
-  // trace's jobs, each sorted by time; equal times keep file order, manifests first.
+  // trace's jobs (from the source's cursor, one ahead), each sorted by time; equal times keep
+  // file order, manifests first.
   void InitArrivalOrder() {
     k_ = s_->num_workloads();
     manifest_order_.resize(static_cast<size_t>(k_));
@@ -204,13 +206,9 @@ class Replayer {
     std::stable_sort(
         manifest_order_.begin(), manifest_order_.end(),
         [&](WorkloadId a, WorkloadId b) { return ManifestArrival(a) < ManifestArrival(b); });
-    trace_order_.resize(trace_.jobs.size());
-    for (size_t i = 0; i < trace_order_.size(); ++i) trace_order_[i] = static_cast<int32_t>(i);
-    std::stable_sort(trace_order_.begin(), trace_order_.end(), [&](int32_t a, int32_t b) {
-      return trace_.jobs[static_cast<size_t>(a)].arrival <
-             trace_.jobs[static_cast<size_t>(b)].arrival;
-    });
-    res_.jobs = static_cast<int64_t>(k_) + static_cast<int64_t>(trace_.jobs.size());
+    cursor_ = jobs_.Cursor();
+    PullJob();
+    res_.jobs = static_cast<int64_t>(k_) + jobs_.size();
     res_.start = std::min(NextManifest(), NextTrace());
     if (res_.start == kInf) res_.start = 0;
   }
@@ -225,16 +223,13 @@ class Replayer {
   double NextManifest() const {
     return mi_ < manifest_order_.size() ? ManifestArrival(manifest_order_[mi_]) : kInf;
   }
-  double NextTrace() const {
-    return ti_ < trace_order_.size() ? trace_.jobs[static_cast<size_t>(trace_order_[ti_])].arrival
-                                     : kInf;
-  }
+  double NextTrace() const { return has_job_ ? job_.arrival : kInf; }
+  void PullJob() { has_job_ = cursor_->Next(job_, job_index_); }
 
   // Metrics: one series channel per quantity, then one per queue.
   void InitMetrics() {
     double last_arrival = 0;
-    if (!trace_order_.empty())
-      last_arrival = trace_.jobs[static_cast<size_t>(trace_order_.back())].arrival;
+    if (jobs_.size() > 0) last_arrival = jobs_.last_arrival();
     if (!manifest_order_.empty())
       last_arrival = std::max(last_arrival, ManifestArrival(manifest_order_.back()));
     res_.channels = {"gpu_allocation_pct", "fragmentation_pct", "pending_jobs", "running_jobs",
@@ -379,8 +374,8 @@ class Replayer {
         id = manifest_order_[mi_++];
         at = tm;
       } else {
-        int32_t j = trace_order_[ti_++];
-        id = s_->AddWorkload(converter_.Make(trace_.jobs[static_cast<size_t>(j)], j));
+        id = s_->AddWorkload(converter_.Make(job_, job_index_));
+        PullJob();
         first_admit_.push_back(-1);
         admit_at_.push_back(-1);
         at = tt;
@@ -652,6 +647,7 @@ class Replayer {
   }
 
   const Trace& trace_;
+  const JobSource& jobs_;
   const JobConverter& converter_;
   const ReplayOptions& options_;
   const ResourceId milli_ = kGpuMilli;
@@ -671,8 +667,11 @@ class Replayer {
 
   WorkloadId k_ = 0;  // manifest workloads
   std::vector<WorkloadId> manifest_order_;
-  std::vector<int32_t> trace_order_;
-  size_t mi_ = 0, ti_ = 0;  // next in manifest_order_ / trace_order_
+  size_t mi_ = 0;  // next in manifest_order_
+  std::unique_ptr<JobCursor> cursor_;  // the trace's jobs in arrival order
+  TraceJob job_;                       // the next of them, when has_job_
+  int64_t job_index_ = 0;
+  bool has_job_ = false;
 
   std::vector<double> values_;  // the series' channels now
   int queue_channel_ = 5;       // the first queue's channel (after the NodePools' ones)
@@ -704,7 +703,13 @@ class Replayer {
 absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
                                        const JobConverter& converter,
                                        const ReplayOptions& options) {
-  return Replayer(trace, converter, options).Run(std::move(model));
+  return RunReplay(std::move(model), trace, TraceJobs(trace), converter, options);
+}
+
+absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace, const JobSource& jobs,
+                                       const JobConverter& converter,
+                                       const ReplayOptions& options) {
+  return Replayer(trace, jobs, converter, options).Run(std::move(model));
 }
 
 }  // namespace tessera::trace
