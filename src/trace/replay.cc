@@ -19,6 +19,7 @@
 #include "fmt/format.h"
 #include "sim/simulator.h"
 #include "trace/late_jobs.h"
+#include "trace/queue_totals.h"
 #include "trace/ledger.h"
 #include "trace/reruns.h"
 #include "trace/size_classes.h"
@@ -35,12 +36,6 @@ struct HeldPod {
   int32_t share_gpu;
   std::vector<int32_t> gpus;
 };
-
-int DelayBin(double wait) {
-  for (int b = 0; b < static_cast<int>(kDelayBinEdges.size()); ++b)
-    if (wait <= kDelayBinEdges[static_cast<size_t>(b)]) return b;
-  return kDelayBins - 1;
-}
 
 }  // namespace
 
@@ -178,8 +173,7 @@ class Replayer {
           NominalGpus(m_->cluster_queues[static_cast<size_t>(q)]);
     }
     res_.queues[static_cast<size_t>(ncq_)].name = "(none)";
-    waits_.resize(res_.queues.size());
-    jcts_.resize(res_.queues.size());
+    totals_.Resize(res_.queues.size());
     queue_milli_.assign(res_.queues.size(), 0);
   }
   size_t QueueOf(WorkloadId id) const {
@@ -356,7 +350,7 @@ class Replayer {
       s_->Finish(id, when);
       auto q = QueueOf(id);
       ++res_.queues[q].finished;
-      jcts_[q].push_back(when - ArrivalOf(id));
+      totals_.Finished(q, when - ArrivalOf(id));
       classes_.Finished(ClassOf(id), when - ArrivalOf(id),
                         m_->workloads[static_cast<size_t>(id)].runtime.value_or(0));
       --running_;
@@ -548,7 +542,7 @@ class Replayer {
       first_admit_[static_cast<size_t>(id)] = now;
       ++res_.queues[q].admitted;
       double wait = now - ArrivalOf(id);
-      waits_[q].push_back(wait);
+      totals_.FirstAdmitted(q, wait);
       late_.FirstAdmitted(ArrivalOf(id), wait);
       res_.admission_waits.Add(res_.series, now, wait);
       classes_.FirstAdmitted(ClassOf(id), wait);
@@ -583,47 +577,10 @@ class Replayer {
   }
   // Per-queue summaries, their sum in res_.all, and the fairness index.
   void SumQueues() {
-    const double span = res_.end - res_.start;
-    std::vector<double> all_waits, all_jcts, fairness;
-    QueueResult& all = res_.all;
-    all.name = "(all)";
-    for (size_t q = 0; q < res_.queues.size(); ++q) {
-      QueueResult& r = res_.queues[q];
-      all_waits.insert(all_waits.end(), waits_[q].begin(), waits_[q].end());
-      all_jcts.insert(all_jcts.end(), jcts_[q].begin(), jcts_[q].end());
-      r.wait = Summarize(waits_[q]);
-      r.jct = Summarize(jcts_[q]);
-      r.mean_gpus =
-          span > 0 ? r.gpu_hours * 3600.0 / span : static_cast<double>(queue_milli_[q]) / 1000.0;
-      all.quota_gpus += r.quota_gpus;
-      all.jobs += r.jobs;
-      all.admitted += r.admitted;
-      all.finished += r.finished;
-      all.rejected += r.rejected;
-      all.pending_at_end += r.pending_at_end;
-      all.running_at_end += r.running_at_end;
-      all.preempted += r.preempted;
-      all.gpu_hours += r.gpu_hours;
-      all.gpu_hours_lost += r.gpu_hours_lost;
-      all.gpu_hours_in_grace += r.gpu_hours_in_grace;
-      all.mean_gpus += r.mean_gpus;
-      for (int b = 0; b < kDelayBins; ++b) all.wait_histogram[b] += r.wait_histogram[b];
-      if (r.quota_gpus > 0) fairness.push_back(r.mean_gpus / r.quota_gpus);
-    }
-    all.wait = Summarize(all_waits);
-    all.jct = Summarize(all_jcts);
+    totals_.Sum(res_, queue_milli_);
     res_.total_wait =
         reruns_.TotalWaits(first_admit_, [this](WorkloadId id) { return ArrivalOf(id); })
-            .value_or(all.wait);
-    all.peak_gpus = res_.peak_allocation_pct * static_cast<double>(res_.gpus_total) / 100.0;
-    res_.gpu_hours_lost = all.gpu_hours_lost;
-    res_.gpu_hours_in_grace = all.gpu_hours_in_grace;
-    // "(none)" is listed only when some job had no ClusterQueue.
-    if (res_.queues.back().jobs == 0) {
-      res_.queues.pop_back();
-      res_.channels.pop_back();
-    }
-    res_.jain_index = JainIndex(fairness);
+            .value_or(res_.all.wait);
   }
   // Cluster-wide means and final values, and the notes.
   void Finalize() {
@@ -661,7 +618,7 @@ class Replayer {
   // With ReplayOptions::accounting: a record per run (docs/accounting.md).
   std::optional<accounting::RunRecorder> runs_;
   int ncq_ = 0;                                    // ClusterQueues; queue index ncq_ is "(none)"
-  std::vector<std::vector<double>> waits_, jcts_;  // per queue
+  QueueTotals totals_;  // per queue: waits and completion times, and the sums at the end
   std::vector<int64_t> queue_milli_;               // per queue, GPU milli held now
   SizeClassMetrics classes_;
 
