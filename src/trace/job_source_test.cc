@@ -204,7 +204,7 @@ TEST(ValueList, SummaryIsSummarize) {
 TEST(ValueList, EqualValuesAreKeptOnce) {
   // A million waits of whole minutes up to a day: at most the 1441 values and one buffer.
   ValueList list;
-  for (int i = 0; i < 1'000'000; ++i) list.Add(60.0 * ((i * 7919) % 1441));
+  for (int64_t i = 0; i < 1'000'000; ++i) list.Add(60.0 * static_cast<double>((i * 7919) % 1441));
   EXPECT_EQ(list.size(), 1'000'000);
   EXPECT_LE(list.entries(), 1441 + 4096);
   ValueList all;

@@ -84,7 +84,8 @@ void MergeRuns(std::vector<std::pair<double, int64_t>>& a,
   out.reserve(a.size() + b.size());
   size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
-    const auto& next = j >= b.size() || (i < a.size() && a[i].first <= b[j].first) ? a[i++] : b[j++];
+    const auto& next =
+        j >= b.size() || (i < a.size() && a[i].first <= b[j].first) ? a[i++] : b[j++];
     if (!out.empty() && out.back().first == next.first) {
       out.back().second += next.second;
     } else {

@@ -19,8 +19,8 @@
 #include "fmt/format.h"
 #include "sim/simulator.h"
 #include "trace/late_jobs.h"
-#include "trace/queue_totals.h"
 #include "trace/ledger.h"
+#include "trace/queue_totals.h"
 #include "trace/reruns.h"
 #include "trace/size_classes.h"
 #include "trace/typical_pods.h"
@@ -617,14 +617,14 @@ class Replayer {
   std::optional<cost::CostLedger> cost_;
   // With ReplayOptions::accounting: a record per run (docs/accounting.md).
   std::optional<accounting::RunRecorder> runs_;
-  int ncq_ = 0;                                    // ClusterQueues; queue index ncq_ is "(none)"
+  int ncq_ = 0;         // ClusterQueues; queue index ncq_ is "(none)"
   QueueTotals totals_;  // per queue: waits and completion times, and the sums at the end
-  std::vector<int64_t> queue_milli_;               // per queue, GPU milli held now
+  std::vector<int64_t> queue_milli_;  // per queue, GPU milli held now
   SizeClassMetrics classes_;
 
   WorkloadId k_ = 0;  // manifest workloads
   std::vector<WorkloadId> manifest_order_;
-  size_t mi_ = 0;  // next in manifest_order_
+  size_t mi_ = 0;                      // next in manifest_order_
   std::unique_ptr<JobCursor> cursor_;  // the trace's jobs in arrival order
   TraceJob job_;                       // the next of them, when has_job_
   int64_t job_index_ = 0;
