@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "benchmark/benchmark.h"
+#include "trace/job_source.h"
 #include "trace/model_builder.h"
 #include "trace/replay.h"
 #include "trace/synthetic.h"
@@ -20,14 +21,18 @@ void BM_ReplaySynthetic(benchmark::State& state) {
   so.nodes = static_cast<int32_t>(state.range(1));
   so.load = static_cast<double>(state.range(2)) / 100.0;
   so.seed = 1;
-  const Trace t = GenerateSynthetic(so);
+  // The jobs as `tessera sim replay --synthetic-jobs` replays them: made as the replay reaches
+  // each (trace/job_source.h), `t` holds the cluster only.
+  Trace t;
+  const SyntheticGenerator cluster(so, t);
+  const SyntheticJobs jobs(so, /*limit=*/-1, /*ignore_times=*/false);
   int64_t cycles = 0;
   double wait_p99 = 0;
   for (auto _ : state) {
     Model model;
     std::vector<std::string> notes;
-    auto conv = BuildModel(t, {}, model, notes);
-    auto r = RunReplay(std::move(model), t, *conv, {});
+    auto conv = BuildModel(t, jobs, {}, model, notes);
+    auto r = RunReplay(std::move(model), t, jobs, *conv, {});
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
       return;

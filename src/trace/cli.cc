@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "model/printable.h"
 #include "trace/cli_flags.h"
 #include "trace/estimates.h"
+#include "trace/job_source.h"
 #include "trace/model_builder.h"
 #include "trace/readers.h"
 #include "trace/replay.h"
@@ -34,20 +36,27 @@ double PeakRssMiB() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux: kilobytes
 }
 
+namespace {
+// The synthetic generator's options from the flags.
+trace::SyntheticOptions SyntheticOptionsOf(const ReplayFlags& f) {
+  trace::SyntheticOptions so;
+  so.jobs = f.synthetic_jobs;
+  so.nodes = f.synthetic_nodes;
+  so.seed = f.seed;
+  so.queues = f.synthetic_queues;
+  so.load = f.synthetic_load;
+  so.mix = f.synthetic_mix == "gangs" ? trace::SyntheticMix::kGangs : trace::SyntheticMix::kMixed;
+  return so;
+}
+}  // namespace
+
 // The trace: synthetic, or read from --nodes and --jobs (broken rows said on stderr), cut to
 // --limit, with --ignore-times applied. False (said) when it cannot be read.
 bool ReadTrace(const ReplayFlags& f, trace::Trace& tr, trace::ReadLog& log) {
   using trace::BadRows;
   const BadRows bad = f.bad_rows == "fail" ? BadRows::kFail : BadRows::kSkip;
   if (f.synthetic_jobs > 0) {
-    trace::SyntheticOptions so;
-    so.jobs = f.synthetic_jobs;
-    so.nodes = f.synthetic_nodes;
-    so.seed = f.seed;
-    so.queues = f.synthetic_queues;
-    so.load = f.synthetic_load;
-    so.mix = f.synthetic_mix == "gangs" ? trace::SyntheticMix::kGangs : trace::SyntheticMix::kMixed;
-    tr = trace::GenerateSynthetic(so);
+    tr = trace::GenerateSynthetic(SyntheticOptionsOf(f));
   } else {
     for (const auto& n : f.nodes) {
       if (auto s = trace::ReadNodes(n, bad, tr, log); !s.ok()) {
@@ -82,6 +91,23 @@ bool ReadTrace(const ReplayFlags& f, trace::Trace& tr, trace::ReadLog& log) {
 
   return true;
 }
+
+namespace {
+// As ReadTrace, and the jobs as a stream for the replay. A synthetic trace to replay (not to
+// write) is made job by job as the replay reaches each (trace/job_source.h): `tr` then holds
+// the cluster only, and --limit and --ignore-times apply to the stream.
+bool ReadTraceJobs(const ReplayFlags& f, trace::Trace& tr, trace::ReadLog& log,
+                   std::unique_ptr<trace::JobSource>& jobs) {
+  if (f.synthetic_jobs > 0 && f.write_trace.empty()) {
+    trace::SyntheticGenerator cluster(SyntheticOptionsOf(f), tr);
+    jobs = std::make_unique<trace::SyntheticJobs>(SyntheticOptionsOf(f), f.limit, f.ignore_times);
+    return true;
+  }
+  if (!ReadTrace(f, tr, log)) return false;
+  jobs = std::make_unique<trace::TraceJobs>(tr);
+  return true;
+}
+}  // namespace
 
 // The model builder's options from the flags. False (said) when --estimates is bad.
 bool BuildOptionsOf(const ReplayFlags& f, trace::BuildOptions& bo) {
@@ -193,13 +219,14 @@ int RunReplayCommand(const ReplayFlags& f) {
 
   trace::Trace tr;
   trace::ReadLog log;
-  if (!ReadTrace(f, tr, log)) return 1;
+  std::unique_ptr<trace::JobSource> jobs;
+  if (!ReadTraceJobs(f, tr, log, jobs)) return 1;
   if (!f.write_trace.empty()) return WriteTraceOnly(f, tr);
   trace::BuildOptions bo;
   if (!BuildOptionsOf(f, bo)) return 1;
   std::vector<std::string> notes;
   Model model = std::move(manifests.model);
-  auto conv = trace::BuildModel(tr, bo, model, notes);
+  auto conv = trace::BuildModel(tr, *jobs, bo, model, notes);
   if (!conv.ok()) {
     std::cerr << EscapeNonPrintable(std::string(conv.status().message())) << "\n";
     return 1;
@@ -220,7 +247,7 @@ int RunReplayCommand(const ReplayFlags& f) {
   if (f.scale_up == "gang-aware") ro.scale_up = ScaleUpMode::kGangAware;
   if (f.scale_up == "pod-by-pod") ro.scale_up = ScaleUpMode::kPodByPod;
   if (records) ro.accounting = &*records;
-  auto result = trace::RunReplay(std::move(model), tr, *conv, ro);
+  auto result = trace::RunReplay(std::move(model), tr, *jobs, *conv, ro);
   if (!result.ok()) {
     std::cerr << "tessera sim replay: "
               << EscapeNonPrintable(std::string(result.status().message())) << "\n";

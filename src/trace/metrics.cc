@@ -75,6 +75,91 @@ Distribution Summarize(std::vector<double>& values) {
   return d;
 }
 
+namespace {
+
+// Merges ascending runs `b` into ascending runs `a`, equal values into one run.
+void MergeRuns(std::vector<std::pair<double, int64_t>>& a,
+               const std::vector<std::pair<double, int64_t>>& b) {
+  std::vector<std::pair<double, int64_t>> out;
+  out.reserve(a.size() + b.size());
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const auto& next =
+        j >= b.size() || (i < a.size() && a[i].first <= b[j].first) ? a[i++] : b[j++];
+    if (!out.empty() && out.back().first == next.first) {
+      out.back().second += next.second;
+    } else {
+      out.push_back(next);
+    }
+  }
+  a = std::move(out);
+}
+
+}  // namespace
+
+void ValueList::Add(double v) {
+  fresh_.push_back(v);
+  ++count_;
+  if (!plain_ && fresh_.size() >= std::max<size_t>(4096, runs_.size())) Compact();
+}
+
+void ValueList::Append(const ValueList& other) {
+  MergeRuns(runs_, other.runs_);
+  for (double v : other.fresh_) fresh_.push_back(v);
+  count_ += other.count_;
+}
+
+void ValueList::Compact() {
+  std::sort(fresh_.begin(), fresh_.end());
+  std::vector<std::pair<double, int64_t>> add;
+  for (double v : fresh_) {
+    if (!add.empty() && add.back().first == v) {
+      ++add.back().second;
+    } else {
+      add.emplace_back(v, 1);
+    }
+  }
+  std::vector<double>().swap(fresh_);
+  MergeRuns(runs_, add);
+  // Fewer than two values a run: counting them saves nothing.
+  plain_ = static_cast<int64_t>(runs_.size()) * 2 > count_;
+}
+
+Distribution ValueList::Summary() {
+  Distribution d;
+  if (count_ == 0) return d;
+  std::sort(fresh_.begin(), fresh_.end());
+  const int64_t n = count_;
+  auto rank_of = [n](double p) {
+    auto k = static_cast<int64_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
+    return std::clamp<int64_t>(k, 1, n);
+  };
+  const int64_t k50 = rank_of(50), k95 = rank_of(95), k99 = rank_of(99);
+  double sum = 0;
+  int64_t seen = 0;  // values summed so far; the next one has rank seen + 1
+  auto take = [&](double v, int64_t times) {
+    for (int64_t t = 0; t < times; ++t) sum += v;
+    if (seen < k50 && k50 <= seen + times) d.p50 = v;
+    if (seen < k95 && k95 <= seen + times) d.p95 = v;
+    if (seen < k99 && k99 <= seen + times) d.p99 = v;
+    seen += times;
+    d.max = v;
+  };
+  // Runs and buffer in one ascending walk: the sorted list Summarize would sum.
+  size_t i = 0, j = 0;
+  while (i < runs_.size() || j < fresh_.size()) {
+    if (j >= fresh_.size() || (i < runs_.size() && runs_[i].first <= fresh_[j])) {
+      take(runs_[i].first, runs_[i].second);
+      ++i;
+    } else {
+      take(fresh_[j++], 1);
+    }
+  }
+  d.count = n;
+  d.mean = sum / static_cast<double>(n);
+  return d;
+}
+
 double JainIndex(std::span<const double> x) {
   double sum = 0, sq = 0;
   for (double v : x) {

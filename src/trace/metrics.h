@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tessera::trace {
@@ -59,6 +60,34 @@ struct Distribution {
 // Nearest-rank quantiles: pX is the smallest value with at least X% of the values at or below
 // it. Sorts `values`. All zero for an empty list.
 Distribution Summarize(std::vector<double>& values);
+
+// Values kept for exact nearest-rank quantiles in a replay (waits, completion times): equal
+// values are kept once with their count, so that a million waits of 0 s, or completion times in
+// whole seconds, take a few thousand entries instead of a million. Values come in a buffer that
+// is sorted into the counted runs when it grows past them; once that halves the entries no more
+// (nearly every value distinct), the buffer just grows, as a plain list of values would.
+class ValueList {
+ public:
+  void Add(double v);
+  // Adds every value of `other`.
+  void Append(const ValueList& other);
+  int64_t size() const { return count_; }
+  // Entries held (runs and buffered values): what the list costs, for tests.
+  int64_t entries() const {
+    return static_cast<int64_t>(runs_.size()) + static_cast<int64_t>(fresh_.size());
+  }
+  // Summarize over the values: the same figures, to the bit (the values are summed in sorted
+  // order, as Summarize does). Sorts the buffer.
+  Distribution Summary();
+
+ private:
+  void Compact();
+
+  int64_t count_ = 0;
+  std::vector<std::pair<double, int64_t>> runs_;  // distinct values, ascending, with counts
+  std::vector<double> fresh_;                     // added since the last Compact
+  bool plain_ = false;                            // runs no longer pay: fresh_ only grows
+};
 
 // Jain's fairness index (sum x)^2 / (n * sum x^2) of `x`; 1 when every x is 0 or x is empty.
 double JainIndex(std::span<const double> x);

@@ -112,18 +112,18 @@ absl::Status AddTraceNodes(const Trace& trace, Model& model) {
 }
 
 // Marks the queues and priorities the trace's jobs use: only those must resolve.
-UsedNames FindUsedNames(const Trace& trace) {
+UsedNames FindUsedNames(const Trace& trace, const JobSource& jobs) {
   UsedNames used;
   used.queue.assign(trace.queues.size(), false);
   used.prio.assign(trace.priorities.size(), false);
   used.first_line_q.assign(trace.queues.size(), 0);
   used.first_line_p.assign(trace.priorities.size(), 0);
-  for (const auto& j : trace.jobs) {
+  jobs.ForEach([&](const TraceJob& j, int64_t) {
     if (!used.queue[j.queue]) used.first_line_q[j.queue] = j.line;
     if (!used.prio[j.priority]) used.first_line_p[j.priority] = j.line;
     used.queue[j.queue] = true;
     used.prio[j.priority] = true;
-  }
+  });
   return used;
 }
 
@@ -326,10 +326,16 @@ double NominalGpus(const ClusterQueue& cq) {
 
 absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const BuildOptions& options,
                                         Model& model, std::vector<std::string>& notes) {
+  return BuildModel(trace, TraceJobs(trace), options, model, notes);
+}
+
+absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const JobSource& jobs,
+                                        const BuildOptions& options, Model& model,
+                                        std::vector<std::string>& notes) {
   JobConverter conv;
   conv.trace_ = &trace;
   if (absl::Status st = AddTraceNodes(trace, model); !st.ok()) return st;
-  const UsedNames used = FindUsedNames(trace);
+  const UsedNames used = FindUsedNames(trace, jobs);
 
   conv.queue_names_.assign(trace.queues.size(), "");
   if (options.unqueued) {

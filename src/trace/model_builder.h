@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "model/model.h"
 #include "trace/estimates.h"
+#include "trace/job_source.h"
 #include "trace/trace.h"
 
 namespace tessera::trace {
@@ -46,7 +47,8 @@ class JobConverter {
   Workload Make(const TraceJob& job, int64_t index) const;
 
  private:
-  friend absl::StatusOr<JobConverter> BuildModel(const Trace&, const BuildOptions&, Model&,
+  friend absl::StatusOr<JobConverter> BuildModel(const Trace&, const JobSource&,
+                                                 const BuildOptions&, Model&,
                                                  std::vector<std::string>&);
   const Trace* trace_ = nullptr;
   std::vector<std::string> queue_names_;     // per Trace::queues entry
@@ -61,6 +63,11 @@ class JobConverter {
 // already in `model` do not declare them, and checks that every queue and priority the trace
 // names resolves. `notes` receives what was assumed (one line each).
 [[nodiscard]] absl::StatusOr<JobConverter> BuildModel(const Trace& trace,
+                                                      const BuildOptions& options, Model& model,
+                                                      std::vector<std::string>& notes);
+// As above with the trace's jobs as a stream (trace/job_source.h): `trace` gives the nodes and
+// the names the jobs refer to (its own jobs are not read).
+[[nodiscard]] absl::StatusOr<JobConverter> BuildModel(const Trace& trace, const JobSource& jobs,
                                                       const BuildOptions& options, Model& model,
                                                       std::vector<std::string>& notes);
 

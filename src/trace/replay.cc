@@ -20,6 +20,7 @@
 #include "sim/simulator.h"
 #include "trace/late_jobs.h"
 #include "trace/ledger.h"
+#include "trace/queue_totals.h"
 #include "trace/reruns.h"
 #include "trace/size_classes.h"
 #include "trace/typical_pods.h"
@@ -35,12 +36,6 @@ struct HeldPod {
   int32_t share_gpu;
   std::vector<int32_t> gpus;
 };
-
-int DelayBin(double wait) {
-  for (int b = 0; b < static_cast<int>(kDelayBinEdges.size()); ++b)
-    if (wait <= kDelayBinEdges[static_cast<size_t>(b)]) return b;
-  return kDelayBins - 1;
-}
 
 }  // namespace
 
@@ -63,8 +58,9 @@ namespace {
 // one of its steps.
 class Replayer {
  public:
-  Replayer(const Trace& trace, const JobConverter& converter, const ReplayOptions& options)
-      : trace_(trace), converter_(converter), options_(options) {}
+  Replayer(const Trace& trace, const JobSource& jobs, const JobConverter& converter,
+           const ReplayOptions& options)
+      : trace_(trace), jobs_(jobs), converter_(converter), options_(options) {}
 
   absl::StatusOr<ReplayResult> Run(Model model) {
     if (absl::Status st = Init(std::move(model)); !st.ok()) return st;
@@ -140,7 +136,7 @@ class Replayer {
   // The typical pods, the nodes' GPU model ids, the engine and the ledger.
   absl::Status Init(Model model) {
     fgd::GpuModelTable models;
-    auto typical = TypicalPods(trace_, model, milli_, models);
+    auto typical = TypicalPods(trace_, jobs_, model, milli_, models);
     if (!typical.ok()) return typical.status();
     res_.typical = *typical;
     std::vector<int32_t> node_models(model.nodes.size(), fgd::kNoGpuModel);
@@ -177,8 +173,7 @@ class Replayer {
           NominalGpus(m_->cluster_queues[static_cast<size_t>(q)]);
     }
     res_.queues[static_cast<size_t>(ncq_)].name = "(none)";
-    waits_.resize(res_.queues.size());
-    jcts_.resize(res_.queues.size());
+    totals_.Resize(res_.queues.size());
     queue_milli_.assign(res_.queues.size(), 0);
   }
   size_t QueueOf(WorkloadId id) const {
@@ -196,7 +191,8 @@ class Replayer {
   }
 
   // Arrival order: the manifests' workloads (already in the engine as ids 0..k-1), then the
-  // trace's jobs, each sorted by time; equal times keep file order, manifests first.
+  // trace's jobs (from the source's cursor, one ahead), each sorted by time; equal times keep
+  // file order, manifests first.
   void InitArrivalOrder() {
     k_ = s_->num_workloads();
     manifest_order_.resize(static_cast<size_t>(k_));
@@ -204,13 +200,9 @@ class Replayer {
     std::stable_sort(
         manifest_order_.begin(), manifest_order_.end(),
         [&](WorkloadId a, WorkloadId b) { return ManifestArrival(a) < ManifestArrival(b); });
-    trace_order_.resize(trace_.jobs.size());
-    for (size_t i = 0; i < trace_order_.size(); ++i) trace_order_[i] = static_cast<int32_t>(i);
-    std::stable_sort(trace_order_.begin(), trace_order_.end(), [&](int32_t a, int32_t b) {
-      return trace_.jobs[static_cast<size_t>(a)].arrival <
-             trace_.jobs[static_cast<size_t>(b)].arrival;
-    });
-    res_.jobs = static_cast<int64_t>(k_) + static_cast<int64_t>(trace_.jobs.size());
+    cursor_ = jobs_.Cursor();
+    PullJob();
+    res_.jobs = static_cast<int64_t>(k_) + jobs_.size();
     res_.start = std::min(NextManifest(), NextTrace());
     if (res_.start == kInf) res_.start = 0;
   }
@@ -225,16 +217,13 @@ class Replayer {
   double NextManifest() const {
     return mi_ < manifest_order_.size() ? ManifestArrival(manifest_order_[mi_]) : kInf;
   }
-  double NextTrace() const {
-    return ti_ < trace_order_.size() ? trace_.jobs[static_cast<size_t>(trace_order_[ti_])].arrival
-                                     : kInf;
-  }
+  double NextTrace() const { return has_job_ ? job_.arrival : kInf; }
+  void PullJob() { has_job_ = cursor_->Next(job_, job_index_); }
 
   // Metrics: one series channel per quantity, then one per queue.
   void InitMetrics() {
     double last_arrival = 0;
-    if (!trace_order_.empty())
-      last_arrival = trace_.jobs[static_cast<size_t>(trace_order_.back())].arrival;
+    if (jobs_.size() > 0) last_arrival = jobs_.last_arrival();
     if (!manifest_order_.empty())
       last_arrival = std::max(last_arrival, ManifestArrival(manifest_order_.back()));
     res_.channels = {"gpu_allocation_pct", "fragmentation_pct", "pending_jobs", "running_jobs",
@@ -361,7 +350,7 @@ class Replayer {
       s_->Finish(id, when);
       auto q = QueueOf(id);
       ++res_.queues[q].finished;
-      jcts_[q].push_back(when - ArrivalOf(id));
+      totals_.Finished(q, when - ArrivalOf(id));
       classes_.Finished(ClassOf(id), when - ArrivalOf(id),
                         m_->workloads[static_cast<size_t>(id)].runtime.value_or(0));
       --running_;
@@ -379,8 +368,8 @@ class Replayer {
         id = manifest_order_[mi_++];
         at = tm;
       } else {
-        int32_t j = trace_order_[ti_++];
-        id = s_->AddWorkload(converter_.Make(trace_.jobs[static_cast<size_t>(j)], j));
+        id = s_->AddWorkload(converter_.Make(job_, job_index_));
+        PullJob();
         first_admit_.push_back(-1);
         admit_at_.push_back(-1);
         at = tt;
@@ -553,7 +542,7 @@ class Replayer {
       first_admit_[static_cast<size_t>(id)] = now;
       ++res_.queues[q].admitted;
       double wait = now - ArrivalOf(id);
-      waits_[q].push_back(wait);
+      totals_.FirstAdmitted(q, wait);
       late_.FirstAdmitted(ArrivalOf(id), wait);
       res_.admission_waits.Add(res_.series, now, wait);
       classes_.FirstAdmitted(ClassOf(id), wait);
@@ -588,47 +577,10 @@ class Replayer {
   }
   // Per-queue summaries, their sum in res_.all, and the fairness index.
   void SumQueues() {
-    const double span = res_.end - res_.start;
-    std::vector<double> all_waits, all_jcts, fairness;
-    QueueResult& all = res_.all;
-    all.name = "(all)";
-    for (size_t q = 0; q < res_.queues.size(); ++q) {
-      QueueResult& r = res_.queues[q];
-      all_waits.insert(all_waits.end(), waits_[q].begin(), waits_[q].end());
-      all_jcts.insert(all_jcts.end(), jcts_[q].begin(), jcts_[q].end());
-      r.wait = Summarize(waits_[q]);
-      r.jct = Summarize(jcts_[q]);
-      r.mean_gpus =
-          span > 0 ? r.gpu_hours * 3600.0 / span : static_cast<double>(queue_milli_[q]) / 1000.0;
-      all.quota_gpus += r.quota_gpus;
-      all.jobs += r.jobs;
-      all.admitted += r.admitted;
-      all.finished += r.finished;
-      all.rejected += r.rejected;
-      all.pending_at_end += r.pending_at_end;
-      all.running_at_end += r.running_at_end;
-      all.preempted += r.preempted;
-      all.gpu_hours += r.gpu_hours;
-      all.gpu_hours_lost += r.gpu_hours_lost;
-      all.gpu_hours_in_grace += r.gpu_hours_in_grace;
-      all.mean_gpus += r.mean_gpus;
-      for (int b = 0; b < kDelayBins; ++b) all.wait_histogram[b] += r.wait_histogram[b];
-      if (r.quota_gpus > 0) fairness.push_back(r.mean_gpus / r.quota_gpus);
-    }
-    all.wait = Summarize(all_waits);
-    all.jct = Summarize(all_jcts);
+    totals_.Sum(res_, queue_milli_);
     res_.total_wait =
         reruns_.TotalWaits(first_admit_, [this](WorkloadId id) { return ArrivalOf(id); })
-            .value_or(all.wait);
-    all.peak_gpus = res_.peak_allocation_pct * static_cast<double>(res_.gpus_total) / 100.0;
-    res_.gpu_hours_lost = all.gpu_hours_lost;
-    res_.gpu_hours_in_grace = all.gpu_hours_in_grace;
-    // "(none)" is listed only when some job had no ClusterQueue.
-    if (res_.queues.back().jobs == 0) {
-      res_.queues.pop_back();
-      res_.channels.pop_back();
-    }
-    res_.jain_index = JainIndex(fairness);
+            .value_or(res_.all.wait);
   }
   // Cluster-wide means and final values, and the notes.
   void Finalize() {
@@ -652,6 +604,7 @@ class Replayer {
   }
 
   const Trace& trace_;
+  const JobSource& jobs_;
   const JobConverter& converter_;
   const ReplayOptions& options_;
   const ResourceId milli_ = kGpuMilli;
@@ -664,15 +617,18 @@ class Replayer {
   std::optional<cost::CostLedger> cost_;
   // With ReplayOptions::accounting: a record per run (docs/accounting.md).
   std::optional<accounting::RunRecorder> runs_;
-  int ncq_ = 0;                                    // ClusterQueues; queue index ncq_ is "(none)"
-  std::vector<std::vector<double>> waits_, jcts_;  // per queue
-  std::vector<int64_t> queue_milli_;               // per queue, GPU milli held now
+  int ncq_ = 0;         // ClusterQueues; queue index ncq_ is "(none)"
+  QueueTotals totals_;  // per queue: waits and completion times, and the sums at the end
+  std::vector<int64_t> queue_milli_;  // per queue, GPU milli held now
   SizeClassMetrics classes_;
 
   WorkloadId k_ = 0;  // manifest workloads
   std::vector<WorkloadId> manifest_order_;
-  std::vector<int32_t> trace_order_;
-  size_t mi_ = 0, ti_ = 0;  // next in manifest_order_ / trace_order_
+  size_t mi_ = 0;                      // next in manifest_order_
+  std::unique_ptr<JobCursor> cursor_;  // the trace's jobs in arrival order
+  TraceJob job_;                       // the next of them, when has_job_
+  int64_t job_index_ = 0;
+  bool has_job_ = false;
 
   std::vector<double> values_;  // the series' channels now
   int queue_channel_ = 5;       // the first queue's channel (after the NodePools' ones)
@@ -704,7 +660,13 @@ class Replayer {
 absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
                                        const JobConverter& converter,
                                        const ReplayOptions& options) {
-  return Replayer(trace, converter, options).Run(std::move(model));
+  return RunReplay(std::move(model), trace, TraceJobs(trace), converter, options);
+}
+
+absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace, const JobSource& jobs,
+                                       const JobConverter& converter,
+                                       const ReplayOptions& options) {
+  return Replayer(trace, jobs, converter, options).Run(std::move(model));
 }
 
 }  // namespace tessera::trace

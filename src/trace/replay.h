@@ -21,6 +21,7 @@
 #include "model/model.h"
 #include "sim/autoscaler.h"
 #include "trace/cluster_snapshot.h"
+#include "trace/job_source.h"
 #include "trace/metrics.h"
 #include "trace/model_builder.h"
 #include "trace/size_classes.h"
@@ -173,6 +174,13 @@ struct ReplayResult {
 // tessera.dev/arrival, for their tessera.dev/runtime). Fails only on an engine invariant broken
 // (with --verify) or on cycles that never settle.
 [[nodiscard]] absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
+                                                     const JobConverter& converter,
+                                                     const ReplayOptions& options);
+// As above with the trace's jobs as a stream (trace/job_source.h), so that only the jobs that
+// have arrived and not yet finished are held by the replay: `trace` gives the nodes and names
+// (its own jobs are not read), `converter` must come from BuildModel with the same source.
+[[nodiscard]] absl::StatusOr<ReplayResult> RunReplay(Model model, const Trace& trace,
+                                                     const JobSource& jobs,
                                                      const JobConverter& converter,
                                                      const ReplayOptions& options);
 

@@ -23,13 +23,13 @@ double BoundedSlowdown(double response, double run) {
 
 void SizeClassMetrics::FirstAdmitted(int c, double wait) {
   ++at(c).admitted;
-  waits_[static_cast<size_t>(c)].push_back(wait);
+  waits_[static_cast<size_t>(c)].Add(wait);
 }
 
 void SizeClassMetrics::Finished(int c, double response, double run) {
   ++at(c).finished;
-  jcts_[static_cast<size_t>(c)].push_back(response);
-  slowdowns_[static_cast<size_t>(c)].push_back(BoundedSlowdown(response, run));
+  jcts_[static_cast<size_t>(c)].Add(response);
+  slowdowns_[static_cast<size_t>(c)].Add(BoundedSlowdown(response, run));
 }
 
 void SizeClassMetrics::Advance(double dt) {
@@ -48,11 +48,11 @@ std::vector<SizeClassResult> SizeClassMetrics::Results(double span) {
   for (size_t c = 0; c < res_.size(); ++c) {
     SizeClassResult r = res_[c];
     r.name = SizeClassName(static_cast<int>(c));
-    r.wait = Summarize(waits_[c]);
-    r.slowdown = Summarize(slowdowns_[c]);
-    r.jct = Summarize(jcts_[c]);
+    r.wait = waits_[c].Summary();
+    r.slowdown = slowdowns_[c].Summary();
+    r.jct = jcts_[c].Summary();
     r.mean_gpus = span > 0 ? r.gpu_hours * 3600.0 / span : static_cast<double>(milli_[c]) / 1000.0;
-    for (auto* v : {&waits_[c], &slowdowns_[c], &jcts_[c]}) std::vector<double>().swap(*v);
+    for (auto* v : {&waits_[c], &slowdowns_[c], &jcts_[c]}) *v = ValueList();
     out.push_back(std::move(r));
   }
   return out;

@@ -4,8 +4,9 @@
 // shares included), "2-7" (more than 1, less than 8), "8-15", "16+".
 //
 // SizeClassMetrics is fed by the replay loop as jobs arrive, are admitted, finish and are
-// preempted; it keeps three doubles per finished job (wait, completion time, bounded slowdown)
-// for exact nearest-rank quantiles, and nothing else per job.
+// preempted; it keeps the waits, completion times and bounded slowdowns of the jobs for exact
+// nearest-rank quantiles, equal values counted once (ValueList, trace/metrics.h), and nothing
+// else per job.
 //
 // Thread-safety: value types.
 #pragma once
@@ -75,7 +76,7 @@ class SizeClassMetrics {
 
   std::array<SizeClassResult, kSizeClasses> res_{};
   std::array<int64_t, kSizeClasses> milli_{};
-  std::array<std::vector<double>, kSizeClasses> waits_, slowdowns_, jcts_;
+  std::array<ValueList, kSizeClasses> waits_, slowdowns_, jcts_;
 };
 
 }  // namespace tessera::trace

@@ -12,6 +12,7 @@ namespace {
 class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t state() const { return state_; }
   uint64_t Next() {
     uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -154,29 +155,36 @@ double ClampedLogNormalMean(double median, double sigma, double lo, double hi) {
          hi * (1 - NormalCdf(c));
 }
 
-Trace GenerateSynthetic(const SyntheticOptions& o) {
-  Trace t;
+SyntheticGenerator::SyntheticGenerator(const SyntheticOptions& o, Trace& t) : options_(o) {
   Rng rng(o.seed);
   if (o.mix == SyntheticMix::kMixed) t.gpu_model_sets = {{"A100"}};
   const int64_t total_gpus = AddNodes(o, rng, t);
   for (int32_t q = 0; q < o.queues; ++q) t.queues.push_back(fmt::format("team-{}", q));
   if (o.mix == SyntheticMix::kMixed) t.priorities = {"", "0", "100", "1000"};
+  rate_ = ArrivalRate(o, total_gpus);
+  rng_ = rng.state();
+}
 
+TraceJob SyntheticGenerator::Next() {
   // Arrivals are a Poisson process.
-  const double rate = ArrivalRate(o, total_gpus);
-  t.jobs.reserve(static_cast<size_t>(o.jobs));
-  double now = 0;
-  for (int64_t i = 0; i < o.jobs; ++i) {
-    TraceJob j;
-    now += rng.Exponential(1.0 / rate);
-    j.arrival = std::round(now * 1000) / 1000;  // milliseconds, as a trace would have them
-    if (o.mix == SyntheticMix::kGangs) {
-      GangJob(o, rng, j);
-    } else {
-      MixedJob(o, rng, j);
-    }
-    t.jobs.push_back(std::move(j));
+  Rng rng(rng_);
+  TraceJob j;
+  now_ += rng.Exponential(1.0 / rate_);
+  j.arrival = std::round(now_ * 1000) / 1000;  // milliseconds, as a trace would have them
+  if (options_.mix == SyntheticMix::kGangs) {
+    GangJob(options_, rng, j);
+  } else {
+    MixedJob(options_, rng, j);
   }
+  rng_ = rng.state();
+  return j;
+}
+
+Trace GenerateSynthetic(const SyntheticOptions& o) {
+  Trace t;
+  SyntheticGenerator gen(o, t);
+  t.jobs.reserve(static_cast<size_t>(std::max<int64_t>(0, o.jobs)));
+  for (int64_t i = 0; i < o.jobs; ++i) t.jobs.push_back(gen.Next());
   return t;
 }
 

@@ -33,6 +33,21 @@ struct SyntheticOptions {
 
 Trace GenerateSynthetic(const SyntheticOptions& options);
 
+// GenerateSynthetic one job at a time: the constructor makes the cluster (nodes, queues,
+// priorities, GPU model sets; no jobs) into `cluster`, then Next() makes the trace's jobs in
+// order, the same as GenerateSynthetic's. A copy goes on from where the original was.
+class SyntheticGenerator {
+ public:
+  SyntheticGenerator(const SyntheticOptions& options, Trace& cluster);
+  TraceJob Next();
+
+ private:
+  SyntheticOptions options_;
+  uint64_t rng_ = 0;  // the splitmix64 state
+  double rate_ = 1;   // arrivals a second
+  double now_ = 0;
+};
+
 // The mean of the kGangs durations: a log-normal of `median` and `sigma` clamped to [lo, hi].
 double ClampedLogNormalMean(double median, double sigma, double lo, double hi);
 

@@ -1,5 +1,6 @@
 // A cluster trace in memory: nodes, and jobs that arrive, run for a while and leave. The job
-// record is compact (about 100 bytes) because a replay holds a million of them.
+// record is compact (about 100 bytes) because a trace read from files is held whole, a million
+// jobs of it (a synthetic trace is replayed as a stream instead, trace/job_source.h).
 //
 // Readers for the openb (Alibaba cluster-trace-gpu-v2023) and the generic CSV formats fill
 // these (trace/readers.h); docs/trace-replay.md describes both formats.
