@@ -265,6 +265,10 @@ void ReadResourceSlice(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
     return;
   }
   dra::NodeDevices devices;
+  if (!IsNullish(Child(spec, "sharedCounters")) && !IsNullish(Child(spec, "devices")))
+    ctx.Warning(Child(spec, "sharedCounters"), "spec.sharedCounters",
+                "a slice with both sharedCounters and devices is refused by API servers 1.35 and "
+                "newer: publish the counter sets in a slice of their own, of the same pool");
   ForEachSeq(ctx, Child(spec, "sharedCounters"), "spec.sharedCounters",
              [&](size_t, const YAML::Node& s, const std::string& spath) {
                dra::CounterSet set;

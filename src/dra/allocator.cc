@@ -100,14 +100,25 @@ class Search {
     return false;
   }
 
-  // allocationMode All: every device of the node that the alternative selects, all of them free.
+  // allocationMode All: every device of the node that the alternative selects, all of them free
+  // and tolerated. As upstream, a selected device whose taint the request does not tolerate is
+  // one of "all", and it fails the request (it is not left out).
   bool AllDevices(size_t c, size_t r, const AltInput& alt) {
     std::vector<int32_t> all;
+    bool untolerated = false;
     for (size_t d = 0; d < node_.devices->devices.size(); ++d) {
       Match m = matches_(alt.filter, static_cast<int32_t>(d));
       if (m == Match::kError) return Fail(alt.filter, static_cast<int32_t>(d));
-      if (m == Match::kYes && DeviceTolerated(node_.devices->devices[d], alt.tolerations))
-        all.push_back(static_cast<int32_t>(d));
+      if (m != Match::kYes) continue;
+      all.push_back(static_cast<int32_t>(d));
+      untolerated = untolerated || !DeviceTolerated(node_.devices->devices[d], alt.tolerations);
+    }
+    if (untolerated) {
+      Note(absl::StrCat("claim ", claims_[c].name, ", request ",
+                        Path(claims_[c].requests[r], alt),
+                        ": allocationMode All, and a matching device has a taint the request "
+                        "does not tolerate"));
+      return false;
     }
     const RequestInput& req = claims_[c].requests[r];
     if (all.empty()) {

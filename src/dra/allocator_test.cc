@@ -180,6 +180,32 @@ TEST(DraAllocator, TaintedDevicesOnlyForTolerations) {
   EXPECT_TRUE(f.Run({c}).ok);
 }
 
+// As upstream's structured allocator: a device that allocationMode All selects is one of "all"
+// even when tainted, so an untolerated taint fails the request rather than leaving the device
+// out (found by the side by side with kube-scheduler, docs/dra.md).
+TEST(DraAllocator, AllocationModeAllFailsOnAMatchingDeviceWithAnUntoleratedTaint) {
+  Fixture f(4);
+  f.node.devices[1].taints.push_back(
+      {Taint{"gpu.example.com/unhealthy", "", TaintEffect::kNoSchedule}});
+  ClaimInput c;
+  c.name = "ns/c";
+  c.requests.push_back({"gpu", {{"gpu", 1, true, 0, nullptr}}});
+  auto out = f.Run({c});
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.reason.find("taint"), std::string::npos) << out.reason;
+  std::vector<Toleration> tol{{"gpu.example.com/unhealthy", TolerationOp::kExists, "", {}}};
+  c.requests[0].alternatives[0].tolerations = &tol;
+  out = f.Run({c});
+  ASSERT_TRUE(out.ok) << out.reason;
+  EXPECT_EQ(out.claims[0].requests[0].devices, (std::vector<int32_t>{1, 3}));
+  // A tainted device the request does not select does not matter.
+  f.node.devices[1].taints.clear();
+  f.node.devices[0].taints.push_back(
+      {Taint{"gpu.example.com/unhealthy", "", TaintEffect::kNoSchedule}});
+  c.requests[0].alternatives[0].tolerations = nullptr;
+  EXPECT_TRUE(f.Run({c}).ok);
+}
+
 TEST(DraAllocator, AClaimHoldsAtMost32Devices) {
   Fixture f(40);
   EXPECT_TRUE(f.Run({Exact(32)}).ok);

@@ -47,7 +47,43 @@ json RandomDevices(std::mt19937& rng) {
                          {"pcieRoot", {{"string", rng() % 2 ? "p1" : "p0"}}},
                          {"numa", {{"int", static_cast<int>(rng() % 2)}}},
                          {"index", {{"int", i}}}}}});
+  // A device in six is tainted (DeviceTaint, stable in 1.37): only a claim that tolerates it
+  // may have it.
+  for (json& d : devices)
+    if (rng() % 6 == 0)
+      d["taints"] = {{{"key", "example.com/unhealthy"}, {"value", "xid"}, {"effect", "NoSchedule"}}};
   return devices;
+}
+
+// The specs of the slices of a node kind of partitionable GPUs, as the NVIDIA driver publishes MIG: each GPU's whole device
+// and its two halves draw on one counter set of that GPU, so a half excludes the whole and the
+// whole excludes both halves.
+json PartitionedSpec(const std::string& pool, const std::string& node, int gpus) {
+  json counters = json::array(), devices = json::array();
+  for (int g = 0; g < gpus; ++g) {
+    const std::string set = fmt::format("gpu-{}-counters", g);
+    counters.push_back({{"name", set}, {"counters", {{"memory", {{"value", "80Gi"}}}}}});
+    auto device = [&](const std::string& name, const char* memory, bool whole) {
+      devices.push_back(
+          {{"name", name},
+           {"attributes", {{"model", {{"string", "h100"}}}, {"mig", {{"bool", !whole}}},
+                           {"pcieRoot", {{"string", g % 2 ? "p1" : "p0"}}},
+                           {"numa", {{"int", g % 2}}}, {"index", {{"int", g}}}}},
+           {"consumesCounters",
+            {{{"counterSet", set}, {"counters", {{"memory", {{"value", memory}}}}}}}}});
+    };
+    device(fmt::format("gpu-{}", g), "80Gi", true);
+    device(fmt::format("gpu-{}-mig-0", g), "40Gi", false);
+    device(fmt::format("gpu-{}-mig-1", g), "40Gi", false);
+  }
+  // Counter sets in a slice of their own (API servers 1.35+ refuse both in one), same pool.
+  json base = {{"driver", kDriver},
+               {"nodeName", node},
+               {"pool", {{"name", pool}, {"generation", 1}, {"resourceSliceCount", 2}}}};
+  json with_counters = base, with_devices = base;
+  with_counters["sharedCounters"] = counters;
+  with_devices["devices"] = devices;
+  return json::array({with_counters, with_devices});
 }
 
 json Exactly(const std::string& cls, int count, const std::string& cel = "") {
@@ -60,7 +96,22 @@ json Exactly(const std::string& cls, int count, const std::string& cel = "") {
 json RandomClaim(std::mt19937& rng) {
   const char* models[] = {"a100", "h100", "l4"};
   const int count = 1 + static_cast<int>(rng() % 3);
-  switch (rng() % 7) {
+  switch (rng() % 10) {
+    case 7:  // halves of partitioned GPUs
+      return {{"requests", {{{"name", "gpu"},
+                             {"exactly", Exactly("gpu.example.com", 1 + count,
+                                                 Attr("mig") + " == true")}}}}};
+    case 8: {  // whole GPUs, tolerating the taint
+      json e = Exactly("gpu.example.com", count);
+      e["tolerations"] = {{{"key", "example.com/unhealthy"}, {"operator", "Exists"}}};
+      return {{"requests", {{{"name", "gpu"}, {"exactly", e}}}}};
+    }
+    case 9:  // a whole GPU and a half of another
+      return {{"requests",
+               {{{"name", "whole"},
+                 {"exactly", Exactly("gpu.example.com", 1, "!(" + Attr("mig") + " == true)")}},
+                {{"name", "half"},
+                 {"exactly", Exactly("gpu.example.com", 1, Attr("mig") + " == true")}}}}};
     case 0:
       return {{"requests", {{{"name", "gpu"}, {"exactly", Exactly("gpu.example.com", count)}}}}};
     case 1:
@@ -103,9 +154,10 @@ TEST_F(K8sDraSideBySide, SameFeasibilityAsKubeSchedulerOnARandomCorpus) {
   const char* seed_env = std::getenv("TESSERA_DRA_SEED");
   const unsigned seed = seed_env ? static_cast<unsigned>(std::atoi(seed_env)) : 1;
   std::mt19937 rng(seed);
-  constexpr int kNodeKinds = 4, kClaims = 14;
+  constexpr int kNodeKinds = 5, kClaims = 16;  // the last node kind: partitioned GPUs
   std::vector<json> kinds, claims;
-  for (int t = 0; t < kNodeKinds; ++t) kinds.push_back(RandomDevices(rng));
+  for (int t = 0; t + 1 < kNodeKinds; ++t) kinds.push_back(RandomDevices(rng));
+  kinds.push_back(json());  // PartitionedSpec, 2 GPUs
   for (int k = 0; k < kClaims; ++k) claims.push_back(RandomClaim(rng));
 
   for (const auto& [name, cel] :
@@ -124,14 +176,18 @@ TEST_F(K8sDraSideBySide, SameFeasibilityAsKubeSchedulerOnARandomCorpus) {
       for (int t = 0; t < kNodeKinds; ++t) {
         const std::string p = pair_name(s, k, t);
         cluster_->CreateNodes(1, 0, p, {{"tessera.dev/pair", p}});
-        cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
-                          {"kind", "ResourceSlice"},
-                          {"metadata", {{"name", p}}},
-                          {"spec",
-                           {{"driver", kDriver},
-                            {"nodeName", p + "-0"},
-                            {"pool", {{"name", p}, {"generation", 1}, {"resourceSliceCount", 1}}},
-                            {"devices", kinds[t]}}}});
+        json specs = kinds[t].is_null()
+                         ? PartitionedSpec(p, p + "-0", 2)
+                         : json::array({{{"driver", kDriver},
+                                         {"nodeName", p + "-0"},
+                                         {"pool", {{"name", p}, {"generation", 1},
+                                                   {"resourceSliceCount", 1}}},
+                                         {"devices", kinds[t]}}});
+        for (size_t i = 0; i < specs.size(); ++i)
+          cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
+                            {"kind", "ResourceSlice"},
+                            {"metadata", {{"name", fmt::format("{}-{}", p, i)}}},
+                            {"spec", specs[i]}});
         cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
                           {"kind", "ResourceClaim"},
                           {"metadata", {{"name", p}, {"namespace", "default"}}},
