@@ -156,7 +156,6 @@ void ClusterState::Move(NodeId n, int from_k, int to_k) {
     auto& from = pool.buckets[from_k];
     // Swap-remove, fixing the position of the node that moved into the hole.
     NodeId last = from.back();
-    if (trials_ > 0) trial_log_.push_back({n, last, m.pool, from_k, to_k, m.pos});
     from[m.pos] = last;
     from.pop_back();
     if (last != n) {
@@ -172,39 +171,6 @@ void ClusterState::Move(NodeId n, int from_k, int to_k) {
     to.push_back(n);
     pool.free_gpus += to_k - from_k;
   }
-}
-
-void ClusterState::SetPos(NodeId n, int32_t pool, int32_t pos) {
-  for (Membership& m : member_[n]) {
-    if (m.pool == pool) {
-      m.pos = pos;
-      return;
-    }
-  }
-}
-
-void ClusterState::EndTrial(size_t mark) {
-  // Each move undone in reverse: the node is the last of its `to` bucket again (every later
-  // move is undone), and goes back to its position, the node that filled it back to the end.
-  while (trial_log_.size() > mark) {
-    const MoveLog& l = trial_log_.back();
-    Pool& pool = pools_[l.pool];
-    auto& to = pool.buckets[l.to_k];
-    assert(!to.empty() && to.back() == l.n);
-    to.pop_back();
-    auto& from = pool.buckets[l.from_k];
-    if (l.last != l.n) {
-      SetPos(l.last, l.pool, static_cast<int32_t>(from.size()));
-      from.push_back(l.last);
-      from[l.pos] = l.n;
-    } else {
-      from.push_back(l.n);
-    }
-    SetPos(l.n, l.pool, l.pos);
-    pool.free_gpus -= l.to_k - l.from_k;
-    trial_log_.pop_back();
-  }
-  --trials_;
 }
 
 void ClusterState::UpdateShareRoom(NodeId n) {

@@ -176,18 +176,6 @@ class ClusterState {
   void SetOnline(NodeId n, bool online);
   bool online(NodeId n) const { return online_[n]; }
 
-  // Trials: a look ahead that gives back all it took (a preemption search evicts candidates
-  // and reinstates them). Between BeginTrial and EndTrial every move of a node between buckets
-  // is logged, and EndTrial undoes them in reverse order: the nodes sit in their buckets in the
-  // order they had at BeginTrial, so a trial leaves no trace in later placements (a history-free
-  // node order; without it, a skipped trial would change which node of a bucket comes first).
-  // REQUIRES for EndTrial: every node's free GPUs as at the matching BeginTrial. Trials nest.
-  size_t BeginTrial() {
-    ++trials_;
-    return trial_log_.size();
-  }
-  void EndTrial(size_t mark);
-
   int64_t total_gpus() const { return total_gpus_; }
   int64_t allocated_gpus() const { return total_gpus_ - free_gpus_; }
 
@@ -202,7 +190,6 @@ class ClusterState {
     int32_t pos;  // index in the bucket
   };
   void Move(NodeId n, int from_k, int to_k);
-  void SetPos(NodeId n, int32_t pool, int32_t pos);
   void UpdateShareRoom(NodeId n);
   // The instances of `req` on node n: device and start each, best fit; false if they do not fit.
   bool PlanMig(NodeId n, const Resources& req, std::vector<int32_t>& gpus,
@@ -236,14 +223,6 @@ class ClusterState {
   std::vector<uint8_t> mig_mask_;                // per device
   std::vector<std::vector<Membership>> member_;  // per node
   std::vector<Pool> pools_;
-  // One move of a node in one pool during a trial: its position in bucket `from_k` and the
-  // node the swap-remove moved into that position (itself when it was the last).
-  struct MoveLog {
-    NodeId n, last;
-    int32_t pool, from_k, to_k, pos;
-  };
-  std::vector<MoveLog> trial_log_;
-  int trials_ = 0;  // open trials
   int max_gpus_ = 0;
   int64_t total_gpus_ = 0;
   int64_t free_gpus_ = 0;

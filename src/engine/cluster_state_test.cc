@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "engine/test_builders.h"
-#include "fmt/format.h"
 #include "model/mig.h"
 
 namespace tessera {
@@ -186,66 +185,6 @@ RC_GTEST_PROP(ClusterStateTest, ARestBookedBesideAHeldClaimIsExactAndComesBackEx
   }
   cs.Unbook(rest);
   RC_ASSERT(Take(cs) == filled);
-}
-
-// `v` in an order drawn by rapidcheck.
-template <typename T>
-std::vector<T> Shuffled(std::vector<T> v) {
-  for (size_t i = 0; i + 1 < v.size(); ++i)
-    std::swap(v[i], v[*rc::gen::inRange(i, v.size())]);
-  return v;
-}
-
-// Bucket contents in their order (Take sorts them).
-std::vector<std::vector<std::vector<NodeId>>> BucketOrder(const ClusterState& cs) {
-  std::vector<std::vector<std::vector<NodeId>>> out(cs.num_pools());
-  for (int p = 0; p < cs.num_pools(); ++p)
-    for (int k = 0; k <= cs.max_gpus_per_node(); ++k) out[p].push_back(cs.Bucket(p, k));
-  return out;
-}
-
-// A trial (a preemption search: victims released, then put back in any order) leaves every node
-// at its place in its bucket, so a trial that is skipped changes no later placement. Without
-// EndTrial the nodes that moved come back at the ends of their buckets.
-RC_GTEST_PROP(ClusterStateTest, ATrialLeavesTheNodesInTheirBucketOrder, ()) {
-  std::vector<Node> nodes;
-  const int num = *rc::gen::inRange(2, 12);
-  for (int i = 0; i < num; ++i) nodes.push_back(MakeNode(fmt::format("n{}", i), 8));
-  std::vector<NodeId> all(num);
-  for (int i = 0; i < num; ++i) all[i] = i;
-  ClusterState cs(nodes, {all, std::vector<NodeId>(all.begin(), all.begin() + num / 2)});
-  struct Pod {
-    NodeId n;
-    Resources req;
-    std::vector<int32_t> gpus;
-    WorkloadId owner;
-  };
-  std::vector<Pod> pods;
-  const int count = *rc::gen::inRange(1, 30);
-  for (int i = 0; i < count; ++i) {
-    const NodeId n = *rc::gen::inRange(0, num);
-    const Resources req = testing::Req(*rc::gen::inRange(1, 5));
-    if (!cs.Fits(n, req)) continue;
-    pods.push_back({n, req, cs.Assign(n, req, i), i});
-  }
-  const auto order = BucketOrder(cs);
-  const Snapshot before = Take(cs);
-  const size_t mark = cs.BeginTrial();
-  // Some pods released, in any order, then assigned again on the same devices in any order;
-  // in between, a look at a placement that is given back.
-  std::vector<size_t> gone;
-  for (size_t i = 0; i < pods.size(); ++i)
-    if (*rc::gen::arbitrary<bool>()) gone.push_back(i);
-  gone = Shuffled(gone);
-  for (size_t i : gone) cs.Release(pods[i].n, pods[i].req, pods[i].gpus);
-  const NodeId look = *rc::gen::inRange(0, num);
-  const Resources one = testing::Req(1);
-  if (cs.Fits(look, one)) cs.Release(look, one, cs.Assign(look, one, 99));
-  gone = Shuffled(gone);
-  for (size_t i : gone) cs.AssignExact(pods[i].n, pods[i].req, pods[i].gpus, pods[i].owner);
-  cs.EndTrial(mark);
-  RC_ASSERT(Take(cs) == before);
-  RC_ASSERT(BucketOrder(cs) == order);
 }
 
 RC_GTEST_PROP(ClusterStateTest, UnbookingAClaimGivesBackExactlyWhatItTook, ()) {

@@ -251,7 +251,7 @@ bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
   // candidates of one queue come together (one slice each).
   std::vector<HopelessCand>& cands = hopeless_cands_;
   cands.clear();
-  bool others = false, dra = false;
+  bool others = false;
   ForEachCandidate(s_, id, now, policy.slices, [&](WorkloadId v) {
     const WorkloadRec& vr = s_.recs[v];
     bool ok = vr.cq == rec.cq || policy.fits_nominal;  // as MakePlan
@@ -260,12 +260,10 @@ bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
            (!pc.max_priority_threshold || vr.priority <= *pc.max_priority_threshold);
     }
     others = others || vr.cq != rec.cq;
-    for (const PlacedPod& p : vr.placed) dra = dra || !p.placement.dra.empty();
     cands.push_back({v, vr.cq, ok});
     return true;
   });
   if (cands.empty()) return true;
-  if (dra) return false;  // a search that evicts DRA claims is run
   for (size_t i = 1; i < cands.size(); ++i) {  // each queue's candidates together, or unsure
     if (cands[i].cq == cands[i - 1].cq) continue;
     for (size_t j = 0; j + 1 < i; ++j)
@@ -286,6 +284,7 @@ bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
   // the nominal check are monotone in usage), so a walk that fails at its end failed at every
   // step; one that fits at its end is searched.
   QuotaTree& qt = *s_.quota;
+  std::vector<std::vector<WorkloadId>> taken_by_attempt;
   std::vector<WorkloadId> taken;
   std::vector<Key> left;
   auto take = [&](WorkloadId v) {
@@ -298,7 +297,6 @@ bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
       if (qt.IsBorrowing(q, fr)) return true;
     return false;
   };
-  bool any_taken = false;
   for (const bool allow_borrowing : attempts) {
     taken.clear();
     for (size_t b = 0, e = 0; b < cands.size(); b = e) {
@@ -333,10 +331,24 @@ bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
       for (const PlacedPod& p : s_.recs[*it].placed)
         for (const auto& [fr, q] : p.quota) qt.AddUsage(s_.recs[*it].cq, fr, q);
     if (fits) return false;
-    any_taken = any_taken || !taken.empty();
+    taken_by_attempt.push_back(taken);
   }
-  // What the search's evictions would have left: their quota tree marked released.
-  if (any_taken) e_.pending.MarkRootReleased(rec.cq);
+  // The search's evictions, made and undone as the search would have made them (each attempt
+  // its victims in the search's order, then back in reverse): they leave the nodes in their
+  // buckets in the order the search leaves them, and their quota tree marked released. Only
+  // the fits it would check between them (all refused on quota, placing nothing) are skipped.
+  const int64_t epoch = s_.release_epoch;  // a look ahead releases nothing
+  Evicted evicted;
+  for (std::vector<WorkloadId>& victims : taken_by_attempt) {
+    std::vector<Key> order;
+    for (WorkloadId v : victims) order.push_back(KeyOf(s_, rec.cq, now, v));
+    std::sort(order.begin(), order.end(), KeyLess);
+    evicted.clear();
+    for (const Key& k : order) evicted.emplace_back(k.v, e_.statement.Evict(k.v));
+    for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
+      e_.statement.Reinstate(it->first, std::move(it->second));
+  }
+  s_.release_epoch = epoch;
   return true;
 }
 

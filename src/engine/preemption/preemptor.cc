@@ -37,23 +37,11 @@ std::optional<Preemptor::Found> Preemptor::Find(
   const Need need = e_.flavors.MinQuotaNeed(id, combo);
   std::vector<WorkloadId> candidates;
   const int64_t epoch = s_.release_epoch;  // a look ahead releases nothing
-  // The search is a trial: the nodes keep their order in the buckets (ClusterState::BeginTrial),
-  // so a search skipped below leaves the same state as one that ran and failed.
-  const size_t trial = s_.cluster->BeginTrial();
-  struct TrialGuard {
-    ClusterState& c;
-    size_t mark;
-    ~TrialGuard() { c.EndTrial(mark); }
-  } trial_guard{*s_.cluster, trial};
   for (const bool allow_borrowing : plan.attempts) {
     candidates.clear();
     for (size_t i = 0; i < plan.candidates.size(); ++i)
       if (!allow_borrowing || plan.while_borrowing[i]) candidates.push_back(plan.candidates[i]);
     if (candidates.empty()) continue;
-    // Most searches of a backlog fail on quota alone: walked on the quota tree only, without
-    // a placement, they are known to fail (their victims' queues are marked released, as the
-    // search's evictions would mark them).
-    if (search_->QuotaNeverFits(id, combo, need, allow_borrowing, candidates)) continue;
     Evicted evicted;
     const bool fits = search_->Search(id, combo, need, allow_borrowing, candidates, evicted);
     std::optional<Found> found;

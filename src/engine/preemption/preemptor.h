@@ -71,10 +71,10 @@ class Preemptor {
   // not empty and cover that, but walks only as many candidates as it takes, and sorts none.
   bool Coverable(WorkloadId id, const Combo& combo, double now) const;
   // True when Find's search surely fails on quota alone: in every attempt, the state where its
-  // walk ends (every candidate it would evict gone, taken off the quota tree only) leaves the
-  // preemptor's quota short. Leaves what the search's evictions would leave (the quota tree
-  // marked released, the instant's held-back candidates noted); false when unsure (the
-  // fair-sharing search, a required topology, DRA claims among the candidates).
+  // walk ends (every candidate it would evict gone, taken off the quota tree) leaves the
+  // preemptor's quota short. Then it makes and undoes the search's evictions, in its order, so
+  // that everything is left as the search leaves it, without sorting every candidate or trying
+  // a fit between evictions. False when unsure (the fair-sharing search, a required topology).
   bool QuotaHopeless(WorkloadId id, const Combo& combo, double now);
 
  private:

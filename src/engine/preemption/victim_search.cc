@@ -23,57 +23,10 @@ class ClassicVictimSearch : public VictimSearch {
     }
     return false;
   }
-  bool QuotaNeverFits(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
-                      const std::vector<WorkloadId>& candidates) override;
 
  private:
   Engine& e_;
-  std::vector<WorkloadId> taken_;
 };
-
-bool ClassicVictimSearch::QuotaNeverFits(WorkloadId id, const Combo& combo, const Need& need,
-                                         bool allow_borrowing,
-                                         const std::vector<WorkloadId>& candidates) {
-  // Search's walk, in the same order (OrderForTopology reorders only for a required topology:
-  // not judged here), with each eviction's quota taken off and each fit's quota part checked
-  // (PreemptorFits, then Placer::FitsNow's QuotaFits: a failed check places nothing).
-  const EngineState& s = e_.st;
-  const Workload& w = s.model.workloads[id];
-  for (const PodSet& ps : w.pod_sets)
-    if (ps.topology.required && ps.requests[kGpu] > 0) return false;
-  QuotaTree& qt = *e_.st.quota;
-  const int32_t cq = s.recs[id].cq;
-  auto quota_fits = [&] {
-    for (const auto& [fr, q] : need) {
-      if (!allow_borrowing && qt.usage(cq, fr) + q > qt.subtree_quota(cq, fr)) return false;
-      if (q > qt.Available(cq, fr)) return false;
-    }
-    return true;
-  };
-  auto give_back = [&] {
-    for (auto it = taken_.rbegin(); it != taken_.rend(); ++it)
-      for (const PlacedPod& p : s.recs[*it].placed)
-        for (const auto& [fr, q] : p.quota) qt.AddUsage(s.recs[*it].cq, fr, q);
-  };
-  taken_.clear();
-  bool fits = false;
-  for (WorkloadId v : candidates) {
-    if (!StillBorrowing(s, id, v, need)) continue;
-    for (const PlacedPod& p : s.recs[v].placed) {
-      if (!p.placement.dra.empty()) fits = true;  // DRA claims: the search is run
-      for (const auto& [fr, q] : p.quota) qt.AddUsage(s.recs[v].cq, fr, -q);
-    }
-    taken_.push_back(v);
-    if (fits || quota_fits()) {
-      fits = true;
-      break;
-    }
-  }
-  give_back();
-  if (fits) return false;
-  for (WorkloadId v : taken_) e_.pending.MarkRootReleased(s.recs[v].cq);
-  return true;
-}
 
 // Kueue's fair sharing: take from the queue with the highest share first, while the strategy
 // holds; each strategy is a pass over what is left.

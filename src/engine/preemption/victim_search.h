@@ -31,15 +31,6 @@ class VictimSearch {
   // appended to `evicted`. True when it fits.
   virtual bool Search(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
                       std::vector<WorkloadId>& candidates, Evicted& evicted) = 0;
-  // True when Search would surely fail: its walk over `candidates`, done on the quota tree
-  // alone, never reaches a state where the preemptor's quota fits (every fit it checks then
-  // fails before any placement). Then nothing is changed but what the search's evictions would
-  // have left behind (their queues' quota trees marked released, PendingQueues). False when
-  // unsure; the default, for searches whose walk depends on more than quota.
-  virtual bool QuotaNeverFits(WorkloadId, const Combo&, const Need&, bool,
-                              const std::vector<WorkloadId>&) {
-    return false;
-  }
 };
 
 std::unique_ptr<VictimSearch> MakeVictimSearch(const SchedulerConfig& config, Engine& e);
