@@ -43,29 +43,33 @@ double WorkLost(const EngineState& s, WorkloadId v, double now) {
 
 // Other queues' workloads first (reclaim), lower priority, more GPUs (fewer victims), then the
 // least work lost (checkpoint-aware; without checkpoints: the newest), then the newest.
+struct Key {
+  bool own;
+  int32_t priority;
+  int64_t gpus;
+  double lost;
+  double admitted_at;
+  WorkloadId v;
+};
+Key KeyOf(const EngineState& s, int32_t own_cq, double now, WorkloadId v) {
+  return {s.recs[v].cq == own_cq, s.recs[v].priority, s.recs[v].gpus_placed, WorkLost(s, v, now),
+          s.status[v].admitted_at, v};
+}
+bool KeyLess(const Key& a, const Key& b) {
+  if (a.own != b.own) return !a.own;
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.gpus != b.gpus) return a.gpus > b.gpus;
+  if (a.lost != b.lost) return a.lost < b.lost;
+  if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
+  return a.v > b.v;
+}
+
 void SortCandidates(const EngineState& s, int32_t own_cq, double now,
                     std::vector<WorkloadId>& out) {
-  struct Key {
-    bool own;
-    int32_t priority;
-    int64_t gpus;
-    double lost;
-    double admitted_at;
-    WorkloadId v;
-  };
   std::vector<Key> keys;
   keys.reserve(out.size());
-  for (WorkloadId v : out)
-    keys.push_back({s.recs[v].cq == own_cq, s.recs[v].priority, s.recs[v].gpus_placed,
-                    WorkLost(s, v, now), s.status[v].admitted_at, v});
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    if (a.own != b.own) return !a.own;
-    if (a.priority != b.priority) return a.priority < b.priority;
-    if (a.gpus != b.gpus) return a.gpus > b.gpus;
-    if (a.lost != b.lost) return a.lost < b.lost;
-    if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
-    return a.v > b.v;
-  });
+  for (WorkloadId v : out) keys.push_back(KeyOf(s, own_cq, now, v));
+  std::sort(keys.begin(), keys.end(), KeyLess);
   for (size_t i = 0; i < keys.size(); ++i) out[i] = keys[i].v;
 }
 
@@ -228,6 +232,124 @@ bool Preemptor::Coverable(WorkloadId id, const Combo& combo, double now) const {
     return gaps > 0 || gpu_gap > 0;
   });
   return any && gaps == 0 && gpu_gap <= 0;
+}
+
+bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
+  // The classic search only (the fair-sharing one walks by share), in the Preemptor's order
+  // (OrderForTopology reorders for a required topology).
+  if (s_.model.config.fair_sharing) return false;
+  const Workload& w = s_.model.workloads[id];
+  for (const PodSet& ps : w.pod_sets)
+    if (ps.topology.required && ps.requests[kGpu] > 0) return false;
+  const WorkloadRec& rec = s_.recs[id];
+  const PreemptionConfig& pc = s_.model.cluster_queues[rec.cq].preemption;
+  const bool bwc = pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  const Need& need = e_.flavors.MinQuotaNeed(id, combo);
+  Policy policy;
+  if (!PolicyFor(s_, id, need, policy)) return true;  // MakePlan's plan is empty
+  // Every candidate, by queue (the walk ForEachCandidate makes for MakePlan, with its marks):
+  // candidates of one queue come together (one slice each).
+  std::vector<HopelessCand>& cands = hopeless_cands_;
+  cands.clear();
+  bool others = false;
+  ForEachCandidate(s_, id, now, policy.slices, [&](WorkloadId v) {
+    const WorkloadRec& vr = s_.recs[v];
+    bool ok = vr.cq == rec.cq || policy.fits_nominal;  // as MakePlan
+    if (!ok && bwc) {
+      ok = vr.priority < rec.priority &&
+           (!pc.max_priority_threshold || vr.priority <= *pc.max_priority_threshold);
+    }
+    others = others || vr.cq != rec.cq;
+    cands.push_back({v, vr.cq, ok});
+    return true;
+  });
+  if (cands.empty()) return true;
+  for (size_t i = 1; i < cands.size(); ++i) {  // each queue's candidates together, or unsure
+    if (cands[i].cq == cands[i - 1].cq) continue;
+    for (size_t j = 0; j + 1 < i; ++j)
+      if (cands[j].cq == cands[i].cq) return false;
+  }
+  std::vector<bool> attempts;
+  if (!others || (!bwc && !policy.under_nominal)) {
+    attempts = {true};
+  } else if (!bwc && !policy.fits_nominal) {
+    attempts = {false, true};
+  } else {
+    attempts = {true, false};
+  }
+  // Per attempt, where the search's walk ends when it never fits: every candidate of the own
+  // queue gone, and of each other queue those taken, in the search's order, while that queue
+  // still borrows what the preemptor needs (StillBorrowing looks at that queue's usage only, so
+  // the queues do not depend on one another). Quota only grows along the walk (Available and
+  // the nominal check are monotone in usage), so a walk that fails at its end failed at every
+  // step; one that fits at its end is searched.
+  QuotaTree& qt = *s_.quota;
+  std::vector<std::vector<WorkloadId>> taken_by_attempt;
+  std::vector<WorkloadId> taken;
+  std::vector<Key> left;
+  auto take = [&](WorkloadId v) {
+    taken.push_back(v);
+    for (const PlacedPod& p : s_.recs[v].placed)
+      for (const auto& [fr, q] : p.quota) qt.AddUsage(s_.recs[v].cq, fr, -q);
+  };
+  auto borrows = [&](int32_t q) {
+    for (const auto& [fr, amount] : need)
+      if (qt.IsBorrowing(q, fr)) return true;
+    return false;
+  };
+  for (const bool allow_borrowing : attempts) {
+    taken.clear();
+    for (size_t b = 0, e = 0; b < cands.size(); b = e) {
+      const int32_t q = cands[b].cq;
+      for (e = b; e < cands.size() && cands[e].cq == q;) ++e;
+      if (q == rec.cq) {
+        for (size_t i = b; i < e; ++i)
+          if (!allow_borrowing || cands[i].while_borrowing) take(cands[i].v);
+        continue;
+      }
+      if (!borrows(q)) continue;  // the search skips all of them
+      left.clear();
+      for (size_t i = b; i < e; ++i)
+        if (!allow_borrowing || cands[i].while_borrowing)
+          left.push_back(KeyOf(s_, rec.cq, now, cands[i].v));
+      while (!left.empty() && borrows(q)) {
+        size_t best = 0;
+        for (size_t i = 1; i < left.size(); ++i)
+          if (KeyLess(left[i], left[best])) best = i;
+        take(left[best].v);
+        left[best] = left.back();
+        left.pop_back();
+      }
+    }
+    bool fits = !taken.empty();
+    for (const auto& [fr, q] : need) {
+      if (!fits) break;
+      if (!allow_borrowing && qt.usage(rec.cq, fr) + q > qt.subtree_quota(rec.cq, fr)) fits = false;
+      if (q > qt.Available(rec.cq, fr)) fits = false;
+    }
+    for (auto it = taken.rbegin(); it != taken.rend(); ++it)
+      for (const PlacedPod& p : s_.recs[*it].placed)
+        for (const auto& [fr, q] : p.quota) qt.AddUsage(s_.recs[*it].cq, fr, q);
+    if (fits) return false;
+    taken_by_attempt.push_back(taken);
+  }
+  // The search's evictions, made and undone as the search would have made them (each attempt
+  // its victims in the search's order, then back in reverse): they leave the nodes in their
+  // buckets in the order the search leaves them, and their quota tree marked released. Only
+  // the fits it would check between them (all refused on quota, placing nothing) are skipped.
+  const int64_t epoch = s_.release_epoch;  // a look ahead releases nothing
+  Evicted evicted;
+  for (std::vector<WorkloadId>& victims : taken_by_attempt) {
+    std::vector<Key> order;
+    for (WorkloadId v : victims) order.push_back(KeyOf(s_, rec.cq, now, v));
+    std::sort(order.begin(), order.end(), KeyLess);
+    evicted.clear();
+    for (const Key& k : order) evicted.emplace_back(k.v, e_.statement.Evict(k.v));
+    for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
+      e_.statement.Reinstate(it->first, std::move(it->second));
+  }
+  s_.release_epoch = epoch;
+  return true;
 }
 
 Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double now) const {

@@ -29,7 +29,9 @@ std::optional<Preemptor::Found> Preemptor::Find(
   // needs the candidates in order.
   if (!Coverable(id, combo, now)) return std::nullopt;
   if (may_search && !may_search(combo)) return std::nullopt;
-  // Made after `may_search`: the state may have changed (reservations lifted).
+  // Made after `may_search`: the state may have changed (reservations lifted). Most searches
+  // of a backlog fail on quota: known without the candidates in order (QuotaHopeless).
+  if (QuotaHopeless(id, combo, now)) return std::nullopt;
   const Plan plan = MakePlan(id, combo, now);
   if (plan.candidates.empty()) return std::nullopt;
   const Need need = e_.flavors.MinQuotaNeed(id, combo);

@@ -70,6 +70,12 @@ class Preemptor {
   // would cover its quota gap and the GPUs it needs. True exactly when MakePlan's candidates are
   // not empty and cover that, but walks only as many candidates as it takes, and sorts none.
   bool Coverable(WorkloadId id, const Combo& combo, double now) const;
+  // True when Find's search surely fails on quota alone: in every attempt, the state where its
+  // walk ends (every candidate it would evict gone, taken off the quota tree) leaves the
+  // preemptor's quota short. Then it makes and undoes the search's evictions, in its order, so
+  // that everything is left as the search leaves it, without sorting every candidate or trying
+  // a fit between evictions. False when unsure (the fair-sharing search, a required topology).
+  bool QuotaHopeless(WorkloadId id, const Combo& combo, double now);
 
  private:
   // Gives back every victim the preemptor can do without.
@@ -89,6 +95,12 @@ class Preemptor {
   Engine& e_;
   EngineState& s_;
   std::unique_ptr<VictimSearch> search_;
+  struct HopelessCand {
+    WorkloadId v;
+    int32_t cq;
+    bool while_borrowing;
+  };
+  std::vector<HopelessCand> hopeless_cands_;  // QuotaHopeless's, kept for its capacity
 };
 
 }  // namespace tessera
