@@ -272,7 +272,9 @@ void DraState::Release(const Workload& w, int ps, const std::vector<DraAllocatio
     const NodeId n = device_node_[a[i].devices.front()];
     if (claims[i].claim >= 0) {
       SharedClaim& sc = shared_[claims[i].claim];
-      if (--sc.pods > 0 || sc.pinned) continue;
+      // Its last pod is gone: freed, pinned or not (the ResourceClaim controller clears the
+      // allocation of a claim no pod uses).
+      if (--sc.pods > 0) continue;
       sc = SharedClaim{};
     }
     Mark(n, a[i], false);

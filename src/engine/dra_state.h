@@ -64,8 +64,9 @@ class DraState {
     NodeId node = -1;
     int32_t pods = 0;
     DraAllocation devices;
-    // Allocated before this engine (status.allocation): its devices stay taken whatever its
-    // pods do, until the allocation is cleared (a new Model); node -1 when they are not seen.
+    // Allocated before this engine (status.allocation): its devices are taken while no pod
+    // of this engine uses it (another scheduler's, or pods not here), and freed with the last
+    // of its pods here, as the ResourceClaim controller frees them; node -1 when not seen.
     bool pinned = false;
     bool allocated() const { return pods > 0 || pinned; }
   };
