@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <thread>
 #include <utility>
 
@@ -108,6 +109,32 @@ long ReadModifyWrite(KubeClient& client, const std::string& version, const Claim
 }
 
 }  // namespace
+
+void ReadPodClaims(const json& spec, const json& status, PodSet& ps) {
+  const json& claims = At(spec, "resourceClaims");
+  if (!claims.is_array()) return;
+  std::map<std::string, std::string> made;  // entry name -> its claim's name
+  if (const json& st = At(status, "resourceClaimStatuses"); st.is_array())
+    for (const json& c : st) made[Str(c, "name")] = Str(c, "resourceClaimName");
+  for (const json& c : claims) {
+    dra::PodClaim pc;
+    pc.name = Str(c, "name");
+    pc.claim_name = Str(c, "resourceClaimName");
+    pc.template_name = Str(c, "resourceClaimTemplateName");
+    if (pc.claim_name.empty() && !pc.template_name.empty()) {
+      auto it = made.find(pc.name);
+      if (it != made.end() && !it->second.empty()) {
+        pc.claim_name = it->second;
+      } else {
+        pc.unsupported = fmt::format(
+            "waiting for the ResourceClaim of claim {} (from ResourceClaimTemplate {}) to be "
+            "created by the ResourceClaim controller (kube-controller-manager)",
+            pc.name, pc.template_name);
+      }
+    }
+    ps.claims.push_back(std::move(pc));
+  }
+}
 
 bool DraObjects::IsDraResource(const std::string& resource) {
   for (const char* r : kDraResources)

@@ -17,6 +17,7 @@
 #include "dra/model.h"
 #include "k8s/client/informer.h"
 #include "k8s/client/kube_client.h"
+#include "model/model.h"
 
 namespace tessera::k8s {
 
@@ -41,6 +42,11 @@ class DraObjects {
   std::map<std::string, std::map<std::string, nlohmann::json>> objects_;  // resource -> key
   std::set<std::string> logged_;
 };
+
+// A pod's spec.resourceClaims into its pod set: each names its ResourceClaim, or a template
+// whose claim the ResourceClaim controller creates and names in status.resourceClaimStatuses;
+// until it has, the claim says so (PodClaim::unsupported) and the pod waits.
+void ReadPodClaims(const nlohmann::json& spec, const nlohmann::json& status, PodSet& ps);
 
 // A pod's claim as serve writes it before the bind (what kube-scheduler's DRA plugin writes in
 // its PreBind): status.allocation with the devices and the node, unless the claim has that

@@ -8,6 +8,7 @@
 #include "config/gpu_fields.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "k8s/controller/dra_objects.h"
 #include "k8s/controller/json_fields.h"
 #include "k8s/controller/node_policy.h"
 #include "k8s/controller/owner_kinds.h"
@@ -463,39 +464,6 @@ void ReadOwnerAndDevices(const json& md, PodInfo& p) {
   if (auto it = p.annotations.find(kMigStartsAnnotation); it != p.annotations.end())
     for (int32_t s : ParseGpuIndices(it->second))
       if (s <= 7) p.mig_starts.push_back(static_cast<int8_t>(s));
-}
-
-}  // namespace
-
-namespace {
-
-// spec.resourceClaims (DRA, docs/dra.md): each names its ResourceClaim, or a template whose
-// claim the ResourceClaim controller creates and names in status.resourceClaimStatuses; until
-// it has, the pod waits, and says so.
-void ReadPodClaims(const json& spec, const json& status, PodSet& ps) {
-  const json& claims = At(spec, "resourceClaims");
-  if (!claims.is_array()) return;
-  std::map<std::string, std::string> made;  // entry name -> its claim's name
-  if (const json& st = At(status, "resourceClaimStatuses"); st.is_array())
-    for (const json& c : st) made[Str(c, "name")] = Str(c, "resourceClaimName");
-  for (const json& c : claims) {
-    dra::PodClaim pc;
-    pc.name = Str(c, "name");
-    pc.claim_name = Str(c, "resourceClaimName");
-    pc.template_name = Str(c, "resourceClaimTemplateName");
-    if (pc.claim_name.empty() && !pc.template_name.empty()) {
-      auto it = made.find(pc.name);
-      if (it != made.end() && !it->second.empty()) {
-        pc.claim_name = it->second;
-      } else {
-        pc.unsupported = fmt::format(
-            "waiting for the ResourceClaim of claim {} (from ResourceClaimTemplate {}) to be "
-            "created by the ResourceClaim controller (kube-controller-manager)",
-            pc.name, pc.template_name);
-      }
-    }
-    ps.claims.push_back(std::move(pc));
-  }
 }
 
 }  // namespace
