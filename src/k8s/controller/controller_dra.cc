@@ -60,7 +60,8 @@ std::vector<ClaimReservation> Controller::Impl::Reservations(const std::string& 
     if (ci != claim_index.end()) {
       for (const std::string& req : requests) {
         const std::string top = req.substr(0, req.find('/'));
-        const std::string sub = req.find('/') == std::string::npos ? "" : req.substr(top.size() + 1);
+        const std::string sub =
+            req.find('/') == std::string::npos ? "" : req.substr(top.size() + 1);
         for (const dra::DeviceRequest& dr : model_claims[ci->second].spec.requests) {
           if (dr.name != top) continue;
           for (const dra::ExactRequest& alt : dr.alternatives) {

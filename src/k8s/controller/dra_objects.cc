@@ -57,8 +57,8 @@ std::vector<std::string> DevicesOf(const json& allocation) {
   const json& results = At(At(allocation, "devices"), "results");
   if (results.is_array())
     for (const json& r : results)
-      out.push_back(fmt::format("{}|{}|{}|{}", Str(r, "request"), Str(r, "driver"),
-                                Str(r, "pool"), Str(r, "device")));
+      out.push_back(fmt::format("{}|{}|{}|{}", Str(r, "request"), Str(r, "driver"), Str(r, "pool"),
+                                Str(r, "device")));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -91,8 +91,8 @@ long ReadModifyWrite(KubeClient& client, const std::string& version, const Claim
     }
     json claim = ParseJsonOrDiscarded(got->body);
     if (!claim.is_object()) {
-      if (why) *why = fmt::format("ResourceClaim {}/{}: the server's answer is not JSON", r.ns,
-                                  r.name);
+      if (why)
+        *why = fmt::format("ResourceClaim {}/{}: the server's answer is not JSON", r.ns, r.name);
       return 0;
     }
     long code = 200;
