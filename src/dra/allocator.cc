@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "dra/device_topology.h"
 
 namespace tessera::dra {
 
@@ -69,32 +70,38 @@ class Search {
         Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt), ": ",
                           alt.count, " devices, more than the ", kMaxDevicesPerClaim,
                           " one claim may hold"));
-      } else if (!EnoughFree(c, req, alt)) {
-        if (error_) return false;
-      } else if (Pick(c, r, alt, 0)) {
-        return true;
+      } else {
+        std::vector<int32_t> candidates;
+        if (!EnoughFree(c, req, alt, candidates)) {
+          if (error_) return false;
+        } else {
+          PreferCompact(node_.devices->devices, candidates, alt.count, ClaimDeviceList(c, r));
+          if (Pick(c, r, alt, candidates, 0)) return true;
+        }
       }
       if (gave_up_ || error_) return false;
     }
     return false;
   }
 
-  // Picks the remaining devices of an ExactCount alternative, from device index `from` on.
-  bool Pick(size_t c, size_t r, const AltInput& alt, size_t from) {
+  // Picks the remaining devices of an ExactCount alternative among `candidates` (in the order
+  // device_topology.h prefers), from candidates[from] on.
+  bool Pick(size_t c, size_t r, const AltInput& alt, const std::vector<int32_t>& candidates,
+            size_t from) {
     std::vector<int32_t>& picked = results_[c].requests[r].devices;
     if (static_cast<int64_t>(picked.size()) == alt.count) return Request(c, r + 1);
-    const size_t n = node_.devices->devices.size();
-    for (size_t d = from; d < n; ++d) {
+    for (size_t i = from; i < candidates.size(); ++i) {
       if (++steps_ > kMaxAllocationSteps) {
         gave_up_ = true;
         return false;
       }
-      if (!Usable(c, r, alt, static_cast<int32_t>(d))) continue;
+      const int32_t d = candidates[i];
+      if (!Usable(c, r, alt, d)) continue;
       if (error_) return false;
       std::vector<std::pair<size_t, Value>> undo;
-      if (!Add(c, r, static_cast<int32_t>(d), undo)) continue;
-      if (Pick(c, r, alt, d + 1)) return true;
-      Remove(c, r, static_cast<int32_t>(d), undo);
+      if (!Add(c, r, d, undo)) continue;
+      if (Pick(c, r, alt, candidates, i + 1)) return true;
+      Remove(c, r, d, undo);
       if (gave_up_ || error_) return false;
     }
     return false;
@@ -144,9 +151,10 @@ class Search {
     return false;
   }
 
-  // Whether the node has `alt.count` devices the alternative selects that are free; if not,
-  // says how many it selects and how many of those are free.
-  bool EnoughFree(size_t c, const RequestInput& req, const AltInput& alt) {
+  // Whether the node has `alt.count` devices the alternative selects that are free (collected in
+  // `candidates`, in slice order); if not, says how many it selects and how many are free.
+  bool EnoughFree(size_t c, const RequestInput& req, const AltInput& alt,
+                  std::vector<int32_t>& candidates) {
     int64_t selected = 0, free = 0;
     for (size_t d = 0; d < node_.devices->devices.size(); ++d) {
       Match m = matches_(alt.filter, static_cast<int32_t>(d));
@@ -154,7 +162,9 @@ class Search {
       if (m != Match::kYes || !DeviceTolerated(node_.devices->devices[d], alt.tolerations))
         continue;
       ++selected;
-      if (!Busy(static_cast<int32_t>(d))) ++free;
+      if (Busy(static_cast<int32_t>(d))) continue;
+      ++free;
+      candidates.push_back(static_cast<int32_t>(d));
     }
     selected_ += selected;
     if (free >= alt.count) return true;
@@ -260,6 +270,16 @@ class Search {
     for (const CounterUse& u : dev.consumes)
       for (const auto& [name, amount] : u.counters) counters_[u.counter_set][name] += sign * amount;
     return true;
+  }
+
+  // The devices claim c holds through its requests before request r.
+  std::vector<int32_t> ClaimDeviceList(size_t c, size_t r) const {
+    std::vector<int32_t> out;
+    for (size_t i = 0; i < r; ++i) {
+      const auto& held = results_[c].requests[i].devices;
+      out.insert(out.end(), held.begin(), held.end());
+    }
+    return out;
   }
 
   int64_t ClaimDevices(size_t c) const {

@@ -214,5 +214,63 @@ TEST(DraAllocator, AClaimHoldsAtMost32Devices) {
   EXPECT_NE(out.reason.find("32"), std::string::npos) << out.reason;
 }
 
+// Topology from device attributes (dra/device_topology.h): without a constraint, a claim's
+// devices still go to one PCIe root where one has room, the fullest such root first.
+TEST(DraAllocator, DevicesGoToTheFullestPcieRootThatHoldsThem) {
+  Fixture f(8);  // roots 0 (gpu-0..3) and 1 (gpu-4..7)
+  f.in_use[0] = true;
+  auto four = f.Run({Exact(4)});
+  ASSERT_TRUE(four.ok) << four.reason;
+  // The slice order would give gpu-1..4, across both roots.
+  EXPECT_EQ(four.claims[0].requests[0].devices, (std::vector<int32_t>{4, 5, 6, 7}));
+  auto two = f.Run({Exact(2)});
+  ASSERT_TRUE(two.ok) << two.reason;
+  EXPECT_EQ(two.claims[0].requests[0].devices, (std::vector<int32_t>{1, 2}));
+  f.in_use[1] = true;
+  auto one = f.Run({Exact(1)});  // root 0 has 2 free, root 1 has 4: best fit is root 0
+  ASSERT_TRUE(one.ok) << one.reason;
+  EXPECT_EQ(one.claims[0].requests[0].devices, (std::vector<int32_t>{2}));
+}
+
+TEST(DraAllocator, NumaNodeWhenNoPcieRootHoldsTheRequest) {
+  Fixture f(8, 2);  // roots of 2; NUMA nodes of 4
+  for (int i = 0; i < 8; ++i)
+    f.node.devices[i].device.attributes["resource.kubernetes.io/numaNode"] = int64_t{i / 4};
+  f.in_use[1] = f.in_use[2] = true;  // the slice order would give gpu-0, 3 and 4
+  auto out = f.Run({Exact(3)});
+  ASSERT_TRUE(out.ok) << out.reason;
+  EXPECT_EQ(out.claims[0].requests[0].devices, (std::vector<int32_t>{4, 5, 6}));
+  // The driver's own attribute `numa` serves when the standard one is absent.
+  for (int i = 0; i < 8; ++i) {
+    auto& attrs = f.node.devices[i].device.attributes;
+    attrs.erase("resource.kubernetes.io/numaNode");
+    attrs["gpu.example.com/numa"] = int64_t{i / 4};
+  }
+  out = f.Run({Exact(3)});
+  ASSERT_TRUE(out.ok) << out.reason;
+  EXPECT_EQ(out.claims[0].requests[0].devices, (std::vector<int32_t>{4, 5, 6}));
+}
+
+TEST(DraAllocator, ALaterRequestOfAClaimJoinsTheRootOfItsFirst) {
+  Fixture f(8);
+  f.in_use[5] = f.in_use[6] = f.in_use[7] = true;  // root 1 has only gpu-4 free
+  ClaimInput c = Exact(2);
+  c.requests.push_back({"nic", {{"nic", 0, false, 1, nullptr}}});
+  auto out = f.Run({c});
+  ASSERT_TRUE(out.ok) << out.reason;
+  EXPECT_EQ(out.claims[0].requests[0].devices, (std::vector<int32_t>{0, 1}));
+  // Best fit alone would take gpu-4; the claim's first request is under root 0.
+  EXPECT_EQ(out.claims[0].requests[1].devices, (std::vector<int32_t>{2}));
+}
+
+TEST(DraAllocator, WithoutTopologyAttributesTheSliceOrderStands) {
+  Fixture f(8);
+  for (auto& d : f.node.devices) d.device.attributes.erase("resource.kubernetes.io/pcieRoot");
+  f.in_use[0] = true;
+  auto out = f.Run({Exact(4)});
+  ASSERT_TRUE(out.ok) << out.reason;
+  EXPECT_EQ(out.claims[0].requests[0].devices, (std::vector<int32_t>{1, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace tessera::dra
