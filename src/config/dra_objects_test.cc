@@ -182,5 +182,75 @@ spec: {extendedResourceName: example.com/gpu}
   EXPECT_TRUE(r.model.dra.claims[0].spec.requests[0].alternatives[0].all);
 }
 
+TEST(DraObjects, ComputeDomainsAreCheckedAndTheirChannelPodsKeptInOneClique) {
+  LoadResult bad = Load(R"(apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata: {name: a}
+spec: {numNodes: 2}
+---
+apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata: {name: b}
+spec: {channel: {resourceClaimTemplate: {name: t}, allocationMode: Some}}
+)");
+  EXPECT_NE(Find(bad, Sev::kError, "spec.channel"), nullptr) << AllDiagnostics(bad);
+  EXPECT_NE(Find(bad, Sev::kError, "Some"), nullptr) << AllDiagnostics(bad);
+  EXPECT_TRUE(bad.model.dra.compute_domains.empty());
+
+  // A template the input holds is kept as written; a pod set with its own topology keeps it.
+  LoadResult r = Load(R"(apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {nvidia.com/gpu.clique: "c.1"}}
+status: {allocatable: {cpu: "8", memory: 8Gi, pods: "10"}}
+---
+apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata: {name: cd}
+spec: {channel: {resourceClaimTemplate: {name: cd-channel}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: cd-channel}
+spec:
+  spec:
+    devices:
+      requests: [{name: ch, exactly: {deviceClassName: compute-domain-default-channel.nvidia.com}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: x}]
+  resourceClaims: [{name: ch, resourceClaimTemplateName: cd-channel}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: q
+  annotations: {kueue.x-k8s.io/podset-preferred-topology: example.com/rack}
+spec:
+  containers: [{name: c, image: x}]
+  resourceClaims: [{name: ch, resourceClaimTemplateName: cd-channel}]
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  ASSERT_EQ(r.model.dra.templates.size(), 1u);
+  EXPECT_EQ(r.model.dra.templates[0].spec.requests[0].name, "ch");
+  EXPECT_EQ(Find(r, Sev::kNotice, "is made as NVIDIA"), nullptr) << AllDiagnostics(r);
+  EXPECT_TRUE(r.model.dra.classes.contains("compute-domain-default-channel.nvidia.com"));
+  ASSERT_EQ(r.model.dra.nodes["n1"].devices.size(), 1u);
+  EXPECT_EQ(r.model.dra.nodes["n1"].devices[0].device.name, "channel-0");
+  ASSERT_EQ(r.model.workloads.size(), 2u);
+  for (const Workload& w : r.model.workloads) {
+    const TopologyRequest& t = w.pod_sets[0].topology;
+    if (w.name == "p") {
+      EXPECT_EQ(t.level, "nvidia.com/gpu.clique");
+      EXPECT_TRUE(t.required);
+    } else {
+      EXPECT_EQ(t.level, "example.com/rack");
+      EXPECT_FALSE(t.required);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -2,6 +2,7 @@
 #include <map>
 #include <set>
 
+#include "config/compute_domain.h"
 #include "config/dra_objects.h"
 #include "config/dra_quota.h"
 #include "config/loader.h"
@@ -179,6 +180,7 @@ void MergeDra(dra::DraModel& into, dra::DraModel& from) {
     for (auto& c : *list) to.push_back(std::move(c));
   }
   for (auto& m : from.mappings) into.mappings.push_back(std::move(m));
+  for (auto& cd : from.compute_domains) into.compute_domains.push_back(std::move(cd));
 }
 
 void ResolveDra(Model& model, std::vector<Diagnostic>& out) {
@@ -186,9 +188,11 @@ void ResolveDra(Model& model, std::vector<Diagnostic>& out) {
   for (const Workload& w : model.workloads)
     for (const PodSet& ps : w.pod_sets) claims = claims || !ps.claims.empty();
   if (model.dra.empty() && !claims) return;
+  MakeComputeDomainObjects(model, out);
   CheckSelectors(model.dra, out);
   const auto mapped = MappedClasses(model.dra, out);
   ResolvePodClaims(model, mapped, out);
+  KeepChannelPodsInOneClique(model, out);
   CountNodeDevices(model, mapped, out);
 }
 

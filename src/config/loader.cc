@@ -12,6 +12,7 @@
 
 #include "config/dra_objects.h"
 #include "config/foreign_queues.h"
+#include "config/groups.h"
 #include "config/kinds.h"
 #include "config/kinds/registry.h"
 #include "config/pod_template_probe.h"
@@ -65,122 +66,11 @@ int LoadResult::count(Diagnostic::Severity s) const {
 
 namespace {
 
-using Reader = void (*)(DocContext&, const ObjectMeta&, Staged&);
-
-struct KindSpec {
-  std::string_view kind;
-  Reader reader;  // nullptr: a well-known kind Tessera skips with a notice
-  bool namespaced;
-  std::vector<std::string_view> versions = {};  // empty: the group's
-};
-
-struct GroupSpec {
-  std::string_view group;
-  std::vector<std::string_view> versions;  // the first is the one a reader is written for
-  std::vector<KindSpec> kinds;
-};
-
 namespace ci = config_internal;
 
-// The groups of the cluster and queue kinds, and the well-known kinds Tessera skips; the job
-// kinds join them from config/kinds/registry.h in Groups().
-std::vector<GroupSpec>* BaseGroups() {
-  return new std::vector<GroupSpec>{
-      {"",
-       {"v1"},
-       {{"Node", ci::ReadNode, false},
-        {"Namespace", ci::ReadNamespace, false},
-        
-        {"List", nullptr, false},  // handled by the loader itself
-        {"ConfigMap", nullptr, true},
-        {"Secret", nullptr, true},
-        {"Service", nullptr, true},
-        {"ServiceAccount", nullptr, true},
-        {"PersistentVolumeClaim", nullptr, true},
-        {"PersistentVolume", nullptr, false},
-        {"ResourceQuota", nullptr, true},
-        {"LimitRange", nullptr, true},
-        {"Endpoints", nullptr, true},
-        {"Event", nullptr, true},
-        {"ReplicationController", nullptr, true},
-        {"PodTemplate", nullptr, true},
-        {"Binding", nullptr, true},
-        {"ComponentStatus", nullptr, false}}},
-      {"batch", {"v1"}, {{"CronJob", nullptr, true}}},
-      {"apps",
-       {"v1"},
-       {{"StatefulSet", nullptr, true},
-        {"DaemonSet", nullptr, true},
-        {"ReplicaSet", nullptr, true},
-        {"ControllerRevision", nullptr, true}}},
-      {"scheduling.k8s.io", {"v1"}, {{"PriorityClass", ci::ReadPriorityClass, false}}},
-      {"resource.k8s.io",  // Dynamic Resource Allocation (config/dra_objects.h)
-       {"v1", "v1beta2"},
-       {{"DeviceClass", ci::ReadDeviceClass, false},
-        {"ResourceSlice", ci::ReadResourceSlice, false},
-        {"ResourceClaim", ci::ReadResourceClaim, true},
-        {"ResourceClaimTemplate", ci::ReadResourceClaimTemplate, true},
-        {"DeviceTaintRule", nullptr, false}}},
-      {"config.kueue.x-k8s.io",
-       {"v1beta1", "v1beta2"},
-       {{"Configuration", ci::ReadKueueConfiguration, false}}},
-      {"kueue.x-k8s.io",
-       {"v1beta1", "v1beta2", "v1alpha1"},
-       {{"ResourceFlavor", ci::ReadResourceFlavor, false},
-        {"ClusterQueue", ci::ReadClusterQueue, false},
-        {"LocalQueue", ci::ReadLocalQueue, true},
-        {"Cohort", ci::ReadCohort, false},
-        {"WorkloadPriorityClass", ci::ReadWorkloadPriorityClass, false},
-        {"Topology", ci::ReadTopology, false},
-        {"AdmissionCheck", nullptr, false},
-        {"MultiKueueCluster", nullptr, false},
-        {"MultiKueueConfig", nullptr, false},
-        {"ProvisioningRequestConfig", nullptr, false}}},
-      {"tessera.dev",
-       {"v1alpha1"},
-       {{"NodePool", ci::ReadNodePool, false},
-        {"SchedulerConfig", ci::ReadSchedulerConfig, false},
-        // Tessera's own CRDs for Kubernetes mode: Kueue's kinds and spec field names, so that a
-        // Kueue user changes only the apiVersion.
-        {"ResourceFlavor", ci::ReadResourceFlavor, false},
-        {"ClusterQueue", ci::ReadClusterQueue, false},
-        {"LocalQueue", ci::ReadLocalQueue, true},
-        {"Cohort", ci::ReadCohort, false},
-        {"WorkloadPriorityClass", ci::ReadWorkloadPriorityClass, false},
-        {"Topology", ci::ReadTopology, false}}},
-      {"scheduling.run.ai",  // KAI Scheduler: its Queue is converted (config/foreign_queues.h)
-       {"v2", "v2alpha2"},
-       {{"Queue", ci::ReadKaiQueue, false},
-        {"PodGroup", nullptr, true},
-        {"BindRequest", nullptr, true}}},
-      {"scheduling.volcano.sh",  // Volcano's Queue is converted too
-       {"v1beta1"},
-       {{"Queue", ci::ReadVolcanoQueue, false},
-        {"PodGroup", nullptr, true}}},
-      {"batch.volcano.sh",
-       {"v1alpha1"},
-       {{"CronJob", nullptr, true}}},
-      {"scheduling.x-k8s.io",
-       {"v1alpha1"},
-       {{"ElasticQuota", nullptr, true}}},
-      {"scheduling.sigs.k8s.io",
-       {"v1alpha1"},
-       {{"ElasticQuota", nullptr, true}}},
-      {"kubeflow.org",
-       {"v1"},
-       {{"MPIJob", nullptr, true},
-        {"XGBoostJob", nullptr, true},
-        {"PaddleJob", nullptr, true},
-        {"JAXJob", nullptr, true},
-        {"MXJob", nullptr, true},
-        {"Notebook", nullptr, true},
-        {"Experiment", nullptr, true},
-        {"Trial", nullptr, true},
-        {"Suggestion", nullptr, true},
-        {"Profile", nullptr, false},
-        {"PodDefault", nullptr, true}}},
-  };
-}
+using config_internal::BaseGroups;
+using config_internal::GroupSpec;
+using config_internal::KindSpec;
 
 // The groups Tessera reads. An unknown kind in one of these is an error (most likely a typo); an
 // object of any other group is skipped with a notice. A job kind takes the place of a skipped

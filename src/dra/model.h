@@ -124,14 +124,25 @@ struct DeviceClassMapping {
   std::vector<std::string> device_classes;
 };
 
+// NVIDIA's ComputeDomain (resource.nvidia.com/v1beta1): multi-node NVLink for the pods that
+// claim its channel, through the ResourceClaimTemplate named in spec.channel. docs/dra.md.
+struct ComputeDomain {
+  std::string ns;
+  std::string name;
+  std::string channel_template;  // spec.channel.resourceClaimTemplate.name
+  std::string source;
+};
+
 struct DraModel {
   std::map<std::string, DeviceClass> classes;
   std::map<std::string, NodeDevices> nodes;  // by node name
   std::vector<Claim> claims;                 // ResourceClaims
   std::vector<Claim> templates;              // ResourceClaimTemplates
   std::vector<DeviceClassMapping> mappings;
+  std::vector<ComputeDomain> compute_domains;
   bool empty() const {
-    return classes.empty() && nodes.empty() && claims.empty() && templates.empty();
+    return classes.empty() && nodes.empty() && claims.empty() && templates.empty() &&
+           compute_domains.empty();
   }
 };
 
