@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "config/pod_template.h"
+#include "dra/compute_domain.h"
 #include "config/yaml_util.h"
 #include "fmt/format.h"
 
@@ -17,26 +18,6 @@ Diagnostic Notice(const std::string& source, std::string path, std::string messa
   d.path = std::move(path);
   d.message = std::move(message);
   return d;
-}
-
-// A class whose devices are ComputeDomain channels: NVIDIA's own, or one whose selectors pick the
-// ComputeDomain driver's channel devices.
-bool IsChannelClass(const dra::DraModel& dra, const std::string& name) {
-  if (name == kChannelClass) return true;
-  auto it = dra.classes.find(name);
-  if (it == dra.classes.end()) return false;
-  for (const dra::CelSelector& s : it->second.selectors)
-    if (s.expression.find(kComputeDomainDriver) != std::string::npos &&
-        s.expression.find("'channel'") != std::string::npos)
-      return true;
-  return false;
-}
-
-bool ClaimsChannel(const dra::DraModel& dra, const dra::Claim& claim) {
-  for (const dra::DeviceRequest& r : claim.spec.requests)
-    for (const dra::ExactRequest& alt : r.alternatives)
-      if (IsChannelClass(dra, alt.device_class)) return true;
-  return false;
 }
 
 }  // namespace
@@ -73,40 +54,40 @@ void MakeComputeDomainObjects(Model& model, std::vector<Diagnostic>& out) {
     t.source = cd.source;
     dra::ExactRequest channel;
     channel.name = "channel";
-    channel.device_class = kChannelClass;
+    channel.device_class = dra::kChannelClass;
     t.spec.requests.push_back({"channel", {channel}, false});
     dra.templates.push_back(std::move(t));
     out.push_back(Notice(cd.source, "spec.channel.resourceClaimTemplate.name",
                          fmt::format("ResourceClaimTemplate {}/{} is made as NVIDIA's "
                                      "ComputeDomain controller makes it: one {} device",
-                                     cd.ns, cd.channel_template, kChannelClass)));
+                                     cd.ns, cd.channel_template, dra::kChannelClass)));
   }
   const std::string& source = dra.compute_domains.front().source;
-  if (!dra.classes.contains(kChannelClass)) {
+  if (!dra.classes.contains(dra::kChannelClass)) {
     dra::DeviceClass c;
-    c.name = kChannelClass;
+    c.name = dra::kChannelClass;
     c.source = source;
     c.selectors.push_back({fmt::format("device.driver == '{0}' && "
                                        "device.attributes['{0}'].type == 'channel' && "
                                        "device.attributes['{0}'].id == 0",
-                                       kComputeDomainDriver),
+                                       dra::kComputeDomainDriver),
                            source, "spec.selectors[0].cel.expression"});
-    dra.classes.emplace(kChannelClass, std::move(c));
+    dra.classes.emplace(dra::kChannelClass, std::move(c));
   }
   int made = 0;
   for (const Node& n : model.nodes) {
-    if (!n.labels.contains(kCliqueLabel)) continue;
+    if (!n.labels.contains(dra::kCliqueLabel)) continue;
     dra::NodeDevices& nd = dra.nodes[n.name];
     bool publishes = false;
     for (const dra::NodeDevice& d : nd.devices)
-      publishes = publishes || d.device.driver == kComputeDomainDriver;
+      publishes = publishes || d.device.driver == dra::kComputeDomainDriver;
     if (publishes) continue;
     dra::NodeDevice d;
-    d.device.driver = kComputeDomainDriver;
+    d.device.driver = dra::kComputeDomainDriver;
     d.device.pool = n.name;
     d.device.name = "channel-0";
-    d.device.attributes[std::string(kComputeDomainDriver) + "/type"] = std::string("channel");
-    d.device.attributes[std::string(kComputeDomainDriver) + "/id"] = int64_t{0};
+    d.device.attributes[std::string(dra::kComputeDomainDriver) + "/type"] = std::string("channel");
+    d.device.attributes[std::string(dra::kComputeDomainDriver) + "/id"] = int64_t{0};
     d.source = n.source;
     nd.devices.push_back(std::move(d));
     ++made;
@@ -115,7 +96,7 @@ void MakeComputeDomainObjects(Model& model, std::vector<Diagnostic>& out) {
     out.push_back(Notice(source, "",
                          fmt::format("{} node(s) with label {} get the channel device "
                                      "(channel-0) NVIDIA's ComputeDomain plugin publishes",
-                                     made, kCliqueLabel)));
+                                     made, dra::kCliqueLabel)));
 }
 
 void KeepChannelPodsInOneClique(Model& model, std::vector<Diagnostic>& out) {
@@ -123,23 +104,21 @@ void KeepChannelPodsInOneClique(Model& model, std::vector<Diagnostic>& out) {
   for (Workload& w : model.workloads)
     for (PodSet& ps : w.pod_sets) {
       bool channel = false;
-      std::string source;
+      std::string source, group;
       for (const dra::PodClaim& pc : ps.claims) {
         const dra::Claim* c = pc.template_ >= 0 ? &dra.templates[pc.template_]
                               : pc.claim >= 0   ? &dra.claims[pc.claim]
                                                 : nullptr;
-        if (c != nullptr && ClaimsChannel(dra, *c)) {
-          channel = true;
-          source = pc.source;
-        }
+        if (c == nullptr || !dra::ClaimsComputeDomainChannel(dra, c->spec)) continue;
+        channel = true;
+        source = pc.source;
+        group = "compute-domain:" + c->name;
       }
-      if (!channel || ps.topology.present()) continue;
-      ps.topology.level = kCliqueLabel;
-      ps.topology.required = true;
+      if (!channel || !dra::KeepInOneClique(ps, group)) continue;
       out.push_back(Notice(source, "resourceClaims",
                            fmt::format("pod set {} of {} {} claims a ComputeDomain channel: its "
                                        "pods go to one NVLink clique ({})",
-                                       ps.name, w.kind, w.name, kCliqueLabel)));
+                                       ps.name, w.kind, w.name, dra::kCliqueLabel)));
     }
 }
 

@@ -13,10 +13,6 @@
 
 namespace tessera::config_internal {
 
-inline constexpr const char* kCliqueLabel = "nvidia.com/gpu.clique";
-inline constexpr const char* kChannelClass = "compute-domain-default-channel.nvidia.com";
-inline constexpr const char* kComputeDomainDriver = "compute-domain.nvidia.com";
-
 void ReadComputeDomain(DocContext& ctx, const ObjectMeta& meta, Staged& out);
 
 // Before the pods' claims are resolved: what NVIDIA's driver would make for the input's
@@ -27,7 +23,8 @@ void MakeComputeDomainObjects(Model& model, std::vector<Diagnostic>& out);
 
 // Once the pods' claims are resolved: a pod set that claims a ComputeDomain channel, and asks
 // for no topology of its own, is required in one NVLink clique (one value of the clique label),
-// so that its pods share NVLink.
+// so that its pods share NVLink; the workload's pod sets that claim one ComputeDomain's channel
+// share one clique (dra/compute_domain.h).
 void KeepChannelPodsInOneClique(Model& model, std::vector<Diagnostic>& out);
 
 }  // namespace tessera::config_internal

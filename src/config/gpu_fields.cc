@@ -213,6 +213,13 @@ std::vector<FieldProblem> ApplyTopologyAnnotations(const Labels& annotations,
     topology.level = it->second;
     topology.required = required;
   }
+  if (auto it = annotations.find(std::string(kPodSetGroupAnnotation)); it != annotations.end()) {
+    if (!topology.present())
+      out.push_back({false, false, std::string(kPodSetGroupAnnotation),
+                     "names a pod set group but no topology level: it has no effect"});
+    else
+      topology.group = it->second;
+  }
   return out;
 }
 

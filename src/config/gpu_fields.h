@@ -37,6 +37,9 @@ inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kGpuCountLabel = "nvidia.com/gpu.count";
 inline constexpr std::string_view kGpuReplicasLabel = "nvidia.com/gpu.replicas";
 inline constexpr std::string_view kGpuReplicasAnnotation = "tessera.dev/gpu-replicas";
+// Kueue's podset-group-name: pod sets of one workload that name the same group are placed in
+// one domain of their topology level together.
+inline constexpr std::string_view kPodSetGroupAnnotation = "kueue.x-k8s.io/podset-group-name";
 inline constexpr std::string_view kRequiredTopologyAnnotation =
     "kueue.x-k8s.io/podset-required-topology";
 inline constexpr std::string_view kPreferredTopologyAnnotation =

@@ -68,6 +68,18 @@ TEST(GpuFieldsTest, PodShareAndTopologyAnnotations) {
   EXPECT_EQ(
       ApplyTopologyAnnotations({{"kueue.x-k8s.io/podset-required-topology", ""}}, empty).size(),
       1u);
+  // Kueue's podset-group-name: kept with a topology level; without one, a warning.
+  TopologyRequest grouped;
+  EXPECT_TRUE(ApplyTopologyAnnotations({{"kueue.x-k8s.io/podset-required-topology", "rack"},
+                                        {"kueue.x-k8s.io/podset-group-name", "train"}},
+                                       grouped)
+                  .empty());
+  EXPECT_EQ(grouped.group, "train");
+  TopologyRequest alone;
+  auto warned = ApplyTopologyAnnotations({{"kueue.x-k8s.io/podset-group-name", "train"}}, alone);
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_FALSE(warned[0].error);
+  EXPECT_TRUE(alone.group.empty());
 }
 
 }  // namespace

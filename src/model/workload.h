@@ -28,6 +28,9 @@ struct TopologyRequest {
   std::string level;  // node label of the level; empty when `tier` is used
   int32_t tier = 0;
   bool required = false;  // all pods in one domain, else not admitted; false: as few as possible
+  // Pod sets of one workload with the same non-empty group are placed in one domain together, at
+  // the level of the first one's request (Kueue's podset-group-name).
+  std::string group;
   bool present() const { return !level.empty() || tier > 0; }
 };
 

@@ -94,9 +94,16 @@ bool Placer::PlaceMin(WorkloadId id, const std::vector<int32_t>& combo, size_t m
     const int target = s_.MinOfSet(id, ps);
     if (rec.placed_per_set[ps] >= target) continue;
     if (w.pod_sets[ps].topology.present()) {
-      if (!e_.topology.PlaceSetInTopology(id, static_cast<int>(ps), target - rec.placed_per_set[ps],
-                                          combo, mark))
-        return false;
+      // With the later pod sets of its topology group, if it has one: one domain for them all.
+      std::vector<TopologyPlacer::SetCount> sets{
+          {static_cast<int>(ps), target - rec.placed_per_set[ps]}};
+      const std::string& group = w.pod_sets[ps].topology.group;
+      for (size_t o = ps + 1; o < w.pod_sets.size() && !group.empty(); ++o) {
+        const int more = s_.MinOfSet(id, o) - rec.placed_per_set[o];
+        if (w.pod_sets[o].topology.group == group && more > 0)
+          sets.push_back({static_cast<int>(o), more});
+      }
+      if (!e_.topology.PlaceSetsInTopology(id, sets, combo, mark)) return false;
       continue;
     }
     while (rec.placed_per_set[ps] < target) {

@@ -36,11 +36,22 @@ class TopologyPlacer {
   // as possible (preferred). Leaves what it placed on success; rolls back to `mark` on failure
   // and says why in reason().
   bool PlaceSetInTopology(WorkloadId id, int ps, int count, const Combo& combo, size_t mark);
+  // The same for several pod sets of one workload (a topology group: Kueue's
+  // podset-group-name), all in one domain, at the level of the first set's request.
+  struct SetCount {
+    int ps;
+    int count;
+  };
+  bool PlaceSetsInTopology(WorkloadId id, const std::vector<SetCount>& sets, const Combo& combo,
+                           size_t mark);
   // Why the last topology placement failed; empty when none did since clear_reason().
   const std::string& reason() const { return reason_; }
   void clear_reason() { reason_.clear(); }
 
  private:
+  // The nodes of pod set ps's pool that could take one of its pods now, and about how many.
+  std::vector<std::pair<NodeId, int64_t>> Capacities(WorkloadId id, int ps,
+                                                     const Combo& combo) const;
   // Fills groups of nodes in order; true when `count` pods were placed.
   bool FillGroups(WorkloadId id, int ps, int count, const Combo& combo,
                   const std::vector<std::vector<NodeId>>& groups);

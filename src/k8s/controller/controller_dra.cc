@@ -3,6 +3,7 @@
 #include <set>
 
 #include "config/dra_quota.h"
+#include "dra/compute_domain.h"
 #include "engine/dra_state.h"
 #include "k8s/controller/controller_impl.h"
 
@@ -29,6 +30,12 @@ void Controller::Impl::ResolveClaims(Workload& w) const {
       pc.claim = it->second;
       if (!pc.template_name.empty() && static_cast<size_t>(pc.claim) < claim_quota.size())
         ps.requests += claim_quota[pc.claim];
+      // A ComputeDomain's pods share one NVLink clique: each pod with a template claim is a pod
+      // set of its own here, so they form a topology group, by the template they claim from.
+      const dra::DraModel& dra = engine->model().dra;
+      if (dra::ClaimsComputeDomainChannel(dra, dra.claims[pc.claim].spec))
+        dra::KeepInOneClique(ps, "compute-domain:" + (pc.template_name.empty() ? pc.claim_name
+                                                                               : pc.template_name));
     }
 }
 

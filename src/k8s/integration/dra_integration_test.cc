@@ -229,5 +229,51 @@ TEST_F(K8sDra, MappedDevicesCountInClusterQueueQuota) {
   EXPECT_EQ(Allocations().size(), 2u);
 }
 
+// NVIDIA's ComputeDomain: a gang whose pods claim a channel lands in one NVLink clique (node
+// label nvidia.com/gpu.clique), though packing alone would start it on a-0, the first node.
+TEST_F(K8sDra, AGangThatClaimsAComputeDomainChannelLandsInOneClique) {
+  cluster_->CreateNodes(1, 8, "a", {{"nvidia.com/gpu.clique", "c.0"}});
+  cluster_->CreateNodes(2, 8, "b", {{"nvidia.com/gpu.clique", "c.1"}});
+  for (const char* node : {"a-0", "b-0", "b-1"})
+    cluster_->Create(
+        {{"apiVersion", "resource.k8s.io/v1"},
+         {"kind", "ResourceSlice"},
+         {"metadata", {{"name", std::string(node) + "-channels"}}},
+         {"spec",
+          {{"driver", "compute-domain.nvidia.com"},
+           {"nodeName", node},
+           {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+           {"devices",
+            {{{"name", "channel-0"},
+              {"attributes", {{"type", {{"string", "channel"}}}, {"id", {{"int", 0}}}}}}}}}}});
+  cluster_->Create(json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+    "metadata": {"name": "compute-domain-default-channel.nvidia.com"},
+    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'compute-domain.nvidia.com'"}}]}})"));
+  cluster_->Create(json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "train-channel", "namespace": "default"},
+    "spec": {"spec": {"devices": {"requests": [{"name": "channel",
+      "exactly": {"deviceClassName": "compute-domain-default-channel.nvidia.com"}}]}}}})"));
+  StartTessera();
+  cluster_->Create(testing_queues::PodGroupObject("default", "train", 2));
+  for (int i = 0; i < 2; ++i) {
+    json pod = cluster_->PodSpec("default", fmt::format("train-{}", i), 8, "tessera",
+                                 {{"scheduling.x-k8s.io/pod-group", "train"}});
+    pod["spec"]["resourceClaims"] = {
+        {{"name", "channel"}, {"resourceClaimTemplateName", "train-channel"}}};
+    pod["spec"]["containers"][0]["resources"]["claims"] = {{{"name", "channel"}}};
+    cluster_->Create(pod);
+  }
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 2; }, kTimeout))
+      << "bound: " << cluster_->BoundPods("default");
+  std::set<std::string> nodes;
+  for (const json& p : cluster_->Pods("default")) nodes.insert(p["spec"].value("nodeName", ""));
+  EXPECT_EQ(nodes, (std::set<std::string>{"b-0", "b-1"}));
+  auto alloc = Allocations();
+  EXPECT_EQ(alloc.size(), 2u);
+  ExpectDisjoint(alloc, 1);
+}
+
 }  // namespace
 }  // namespace tessera::k8s
