@@ -15,6 +15,7 @@
 #include "config/controller_fields.h"
 #include "config/fair_usage.h"
 #include "config/kinds.h"
+#include "config/preemption_fields.h"
 #include "config/pricing.h"
 #include "config/time_fields.h"
 
@@ -364,6 +365,7 @@ void ReadClusterQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   }
   if (auto w = ReadFairWeight(ctx, spec)) cq.fair_weight = *w;
   ReadClusterQueueTime(ctx, meta, cq);
+  ReadClusterQueuePreemption(ctx, meta, cq);
   ReadAdmissionScope(ctx, spec, cq);
   ReadClusterQueueControl(ctx, spec, cq);
   if (ctx.failed()) return;
@@ -423,7 +425,8 @@ void ReadWorkloadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& 
   pc.name = meta.name;
   pc.source = meta.source;
   auto v = PriorityValue(ctx, meta);
-  if (!v) return;
+  pc.non_preemptible = ReadPreemptibility(ctx, meta).value_or(false);
+  if (!v || ctx.failed()) return;
   pc.value = static_cast<int32_t>(*v);
   out.model.workload_priority_classes.push_back(std::move(pc));
 }
@@ -464,6 +467,7 @@ void ReadPriorityClass(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                                       {{"PreemptLowerPriority", false}, {"Never", true}}))
       pc.preemption_never = *policy;
   }
+  pc.non_preemptible = ReadPreemptibility(ctx, meta).value_or(false);
   if (!v || ctx.failed()) return;
   pc.value = static_cast<int32_t>(*v);
   out.model.priority_classes.push_back(std::move(pc));

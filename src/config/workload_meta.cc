@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "config/preemption_fields.h"
 #include "config/time_fields.h"
 #include "model/queue_markers.h"
 
@@ -160,6 +161,7 @@ Workload NewWorkload(DocContext& ctx, const ObjectMeta& meta, std::string kind) 
   }
   ReadAdmittedFlavor(ctx, meta, w);
   ReadWorkloadTimeMetadata(ctx, meta, w);
+  w.non_preemptible = ReadPreemptibility(ctx, meta);
   return w;
 }
 

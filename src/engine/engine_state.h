@@ -73,6 +73,9 @@ struct WorkloadRec {
   int32_t cq = -1;  // -1: not queued
   int32_t priority = 0;
   bool can_preempt = true;
+  // Never preempted, admitted only within its ClusterQueue's nominal quota (KAI's
+  // non-preemptible: Workload::non_preemptible, else its priority class's).
+  bool non_preemptible = false;
   std::string unresolved;  // a missing reference: pending with this reason
   // (pod set, resource group) pairs a pod set requests from: where a combination chooses
   std::vector<std::pair<int32_t, int32_t>> slots;

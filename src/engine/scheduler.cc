@@ -343,6 +343,7 @@ void SchedulerImpl::Resolve(WorkloadId id) {
       rec.priority = it->second;
     }
   }
+  rec.non_preemptible = NonPreemptible(s_.model, w);
   if (!w.queue_name.empty()) {
     auto it = s_.local_queues.find(w.ns + "/" + w.queue_name);
     if (auto lq = s_.local_queue_ids.find(w.ns + "/" + w.queue_name);

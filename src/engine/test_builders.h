@@ -125,9 +125,9 @@ inline Model MakeModel(std::vector<Node> nodes, std::vector<ClusterQueue> cqs,
     m.local_queues.push_back({"default", cq.name, cq.name, ""});
     m.cluster_queues.push_back(std::move(cq));
   }
-  m.priority_classes.push_back({"low", 10, false, false, ""});
-  m.priority_classes.push_back({"high", 100, false, false, ""});
-  m.priority_classes.push_back({"high-never", 100, false, true, ""});
+  m.priority_classes.push_back({"low", 10, false, false, "", false});
+  m.priority_classes.push_back({"high", 100, false, false, "", false});
+  m.priority_classes.push_back({"high-never", 100, false, true, "", false});
   return m;
 }
 

@@ -52,12 +52,19 @@ enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
 enum class WithinClusterQueuePolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
 enum class ReclaimPolicy { kNever, kLowerPriority, kAny };
 enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
+// Which victims of equal priority a preemptor takes (annotation tessera.dev/victim-order on the
+// ClusterQueue). kLeastLostWork: the set that frees enough and loses the least work (GPU-seconds
+// since each victim's last checkpoint, else since its start; then CPU-seconds), ties broken by
+// fewer victims. kFewestVictims: the largest first (Tessera's order before). kKueue: Kueue's
+// own order, the most recently admitted first.
+enum class VictimOrder : int8_t { kLeastLostWork, kFewestVictims, kKueue };
 
 struct PreemptionConfig {
   WithinClusterQueuePolicy within_cluster_queue = WithinClusterQueuePolicy::kNever;
   ReclaimPolicy reclaim_within_cohort = ReclaimPolicy::kNever;
   BorrowWithinCohortPolicy borrow_within_cohort = BorrowWithinCohortPolicy::kNever;
   std::optional<int32_t> max_priority_threshold;  // borrowWithinCohort.maxPriorityThreshold
+  VictimOrder victim_order = VictimOrder::kLeastLostWork;  // tessera.dev/victim-order
 };
 
 // spec.stopPolicy (Kueue): a stopped ClusterQueue admits nothing new, and its pending
@@ -84,6 +91,9 @@ struct ClusterQueue {
   std::vector<ResourceGroup> resource_groups;
   PreemptionConfig preemption;
   double fair_weight = 1.0;
+  // KAI's queue priority (annotation tessera.dev/queue-priority): a higher one's head is tried
+  // before the others', ahead of fair share and of the heads' own priorities.
+  int32_t queue_priority = 0;
   // Defaults for the workloads of this queue (annotations tessera.dev/max-wait and
   // tessera.dev/min-runtime on the ClusterQueue, seconds): see Workload.
   std::optional<double> max_wait;
@@ -118,12 +128,16 @@ struct PriorityClass {
   bool global_default = false;
   bool preemption_never = false;  // preemptionPolicy: Never
   std::string source;
+  // tessera.dev/preemptibility: non-preemptible: its workloads run only within their queue's
+  // nominal quota and are never preempted (KAI's non-preemptible priority classes).
+  bool non_preemptible = false;
 };
 
 struct WorkloadPriorityClass {
   std::string name;
   int32_t value = 0;
   std::string source;
+  bool non_preemptible = false;  // as PriorityClass's
 };
 
 }  // namespace tessera

@@ -117,6 +117,10 @@ struct Workload {
   // How often it checkpoints (tessera.dev/checkpoint-interval): a preemption loses the work since
   // the last one. Absent: it does not, and loses all.
   std::optional<double> checkpoint_interval;
+  // KAI's preemptibility (label or annotation kai.scheduler/preemptibility or
+  // tessera.dev/preemptibility): true: non-preemptible, admitted only within its queue's nominal
+  // quota and never preempted; false: preemptible; absent: as its priority class says.
+  std::optional<bool> non_preemptible;
   // Workloads whose pods' hostname anti-affinity applies across them (a Deployment's replicas,
   // which are separate workloads); empty: the workload alone.
   std::string spread_group;

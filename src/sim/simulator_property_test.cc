@@ -222,7 +222,7 @@ Model BuildModel(const SimScenario& s) {
     cqs.push_back(std::move(obj));
   }
   Model m = MakeModel(nodes, cqs);
-  m.priority_classes.push_back({"mid", 50, false, false, ""});
+  m.priority_classes.push_back({"mid", 50, false, false, "", false});
   for (size_t j = 0; j < s.jobs.size(); ++j) {
     const auto& spec = s.jobs[j];
     WL wl("j" + std::to_string(j));

@@ -127,6 +127,7 @@ void ResolvePodGroups(std::vector<GroupPod> pods, Model& model, std::vector<Diag
     if (w->workload_priority_class.empty())
       w->workload_priority_class = gp.pod.workload_priority_class;
     MergeMemberTime(gp.pod, *w);
+    if (!w->non_preemptible) w->non_preemptible = gp.pod.non_preemptible;
     for (PodSet& ps : gp.pod.pod_sets) w->pod_sets.push_back(std::move(ps));
   }
   for (const std::string& key : implicit_order) {

@@ -90,7 +90,8 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
           deferred = true;
           continue;
         }
-        HeadKey key{rec.priority, rec.order_created, id, 0};
+        HeadKey key{rec.priority, rec.order_created, id, 0,
+                    rec.cq >= 0 ? s_.model.cluster_queues[rec.cq].queue_priority : 0};
         if (order_->NeedsShare() && rec.cq >= 0) {
           const auto& combos = s_.recs[id].combos;
           key.share = combos.empty()
@@ -101,13 +102,17 @@ bool AdmitAction::Rounds(double now, std::vector<Decision>& out) {
       }
       if (heads.empty()) break;
       if (phase == 2 && !order_->NeedsShare()) {
-        // As Kueue orders its entries: a head that borrows from a lower cohort goes before one
-        // that borrows from higher up (hierarchical cohorts; in a flat one all borrow at 1).
+        // As Kueue orders its entries (after the queue priority): a head that borrows from a
+        // lower cohort goes before one that borrows from higher up (hierarchical cohorts; in a
+        // flat one all borrow at 1).
         std::vector<std::pair<int, size_t>> by_height(heads.size());
         for (size_t i = 0; i < heads.size(); ++i)
           by_height[i] = {BorrowHeight(heads[i].first.id), i};
         std::vector<std::pair<HeadKey, int>> sorted = heads;
         std::sort(by_height.begin(), by_height.end(), [&](const auto& a, const auto& b) {
+          const HeadKey& ka = heads[a.second].first;
+          const HeadKey& kb = heads[b.second].first;
+          if (bool less; QueuePriorityFirst(ka, kb, less)) return less;  // KAI's queue priority
           if (a.first != b.first) return a.first < b.first;
           return order_->Less(heads[a.second].first, heads[b.second].first);
         });

@@ -7,7 +7,10 @@ class PriorityFifo : public QueueOrder {
  public:
   std::string_view name() const override { return "priority-fifo"; }
   bool NeedsShare() const override { return false; }
-  bool Less(const HeadKey& a, const HeadKey& b) const override { return PriorityFifoLess(a, b); }
+  bool Less(const HeadKey& a, const HeadKey& b) const override {
+    if (bool less; QueuePriorityFirst(a, b, less)) return less;
+    return PriorityFifoLess(a, b);
+  }
 };
 
 class FairShare : public QueueOrder {
@@ -15,6 +18,7 @@ class FairShare : public QueueOrder {
   std::string_view name() const override { return "fair-share"; }
   bool NeedsShare() const override { return true; }
   bool Less(const HeadKey& a, const HeadKey& b) const override {
+    if (bool less; QueuePriorityFirst(a, b, less)) return less;
     if (a.share != b.share) return a.share < b.share;
     return PriorityFifoLess(a, b);
   }

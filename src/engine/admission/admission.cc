@@ -12,6 +12,26 @@ ComboMode ModeOf(const Preemptor::Found& f) {
   return {f.reclaim ? ComboMode::Kind::kReclaim : ComboMode::Kind::kPreempt, f.borrow};
 }
 
+// A non-preemptible workload runs only within its ClusterQueue's nominal quota (KAI's
+// deserved quota): why `need` would take it beyond, else nullopt.
+std::optional<ReasonPart> BeyondNominal(const EngineState& s, WorkloadId id, const Need& need) {
+  const int32_t cq = s.recs[id].cq;
+  if (!s.recs[id].non_preemptible || cq < 0) return std::nullopt;
+  for (const auto& [fr, q] : need) {
+    const int64_t usage = s.quota->usage(cq, fr), nominal = s.quota->subtree_quota(cq, fr);
+    if (usage + q <= nominal) continue;
+    const ResourceId r = ResourceOf(fr);
+    ReasonPart part;
+    part.text = fmt::format(
+        "non-preemptible: runs only within the nominal quota of ClusterQueue {} (needs {} {} in "
+        "flavor {}; uses {} of nominal {}), never by borrowing",
+        s.model.cluster_queues[cq].name, FormatQuantity(r, q), ResourceName(r),
+        s.model.flavors[FlavorOf(fr)].name, FormatQuantity(r, usage), FormatQuantity(r, nominal));
+    return part;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Admission::Admission(Engine& e) : e_(e), s_(e.st) {}
@@ -132,6 +152,7 @@ bool Admission::ChooseAndAdmit(WorkloadId id, double now, std::vector<ReasonPart
     const Need& need = e_.flavors.MinQuotaNeed(id, combo);
     std::optional<ReasonPart> shortfall;
     if (rec.cq >= 0) shortfall = e_.flavors.QuotaShortfall(id, need);
+    if (!shortfall) shortfall = BeyondNominal(s_, id, need);
     if (shortfall) {
       why.push_back(std::move(*shortfall));
     } else {

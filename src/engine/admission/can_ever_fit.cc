@@ -52,15 +52,19 @@ std::string Admission::CanEverFit(WorkloadId id) const {
     bool ok = true;
     for (const auto& [fr, q] : need) {
       int64_t max = s_.quota->MaxPossible(rec.cq, fr);
+      // A non-preemptible workload never borrows: its queue's nominal quota is all it can get.
+      const bool nominal = rec.non_preemptible && s_.quota->subtree_quota(rec.cq, fr) < max;
+      if (nominal) max = s_.quota->subtree_quota(rec.cq, fr);
       if (q > max) {
         ok = false;
         if (quota_reason.empty()) {
           quota_reason = fmt::format(
-              "needs {} {} in flavor {} but ClusterQueue {} can get at most {} even with its "
-              "cohort idle",
+              "needs {} {} in flavor {} but ClusterQueue {} can get at most {} {}",
               FormatQuantity(ResourceOf(fr), q), ResourceName(ResourceOf(fr)),
               s_.model.flavors[FlavorOf(fr)].name, s_.model.cluster_queues[rec.cq].name,
-              FormatQuantity(ResourceOf(fr), max));
+              FormatQuantity(ResourceOf(fr), max),
+              nominal ? "for a non-preemptible workload (its nominal quota: it never borrows)"
+                      : "even with its cohort idle");
         }
         break;
       }

@@ -145,6 +145,13 @@ bool FlavorAssigner::QuotaFits(int32_t cq,
   return true;
 }
 
+bool FlavorAssigner::FitsNominal(int32_t cq, const Need& need) const {
+  if (cq < 0) return true;
+  for (const auto& [fr, q] : need)
+    if (s_.quota->usage(cq, fr) + q > s_.quota->subtree_quota(cq, fr)) return false;
+  return true;
+}
+
 std::optional<ReasonPart> FlavorAssigner::QuotaShortfall(WorkloadId id, const Need& need) const {
   int32_t cq = s_.recs[id].cq;
   for (const auto& [fr, amount] : need) {

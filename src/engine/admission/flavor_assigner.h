@@ -36,6 +36,9 @@ class FlavorAssigner {
   const Need& MinQuotaNeed(WorkloadId id, const Combo& combo) const;
   Need ComputeMinQuotaNeed(WorkloadId id, const Combo& combo) const;
   bool QuotaFits(int32_t cq, const Need& need) const;
+  // Whether the queue's own (nominal, subtree) quota holds `need` on top of its usage: no
+  // borrowing. True without a ClusterQueue.
+  bool FitsNominal(int32_t cq, const Need& need) const;
   // The first resource of `need` the queue cannot give now, with the numbers for a message.
   std::optional<ReasonPart> QuotaShortfall(WorkloadId id, const Need& need) const;
   // Whether the workload's minCount pods would take more than its ClusterQueue's own quota

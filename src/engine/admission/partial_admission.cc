@@ -39,7 +39,10 @@ bool Admission::CountWorks(WorkloadId id, const std::vector<int32_t>& counts, bo
   by_preemption = false;
   bool works = false;
   for (const Combo& combo : rec.combos) {
-    if (e_.placer.FitsNow(id, combo)) {
+    // A non-preemptible workload never borrows (admission.cc, BeyondNominal).
+    if (e_.placer.FitsNow(id, combo) &&
+        (!rec.non_preemptible ||
+         e_.flavors.FitsNominal(rec.cq, e_.flavors.MinQuotaNeed(id, combo)))) {
       works = true;
       break;
     }

@@ -156,6 +156,7 @@ std::vector<PodPlacement> Placer::PlaceExtra(WorkloadId id) {
     while (rec.placed_per_set[ps] < set.count) {
       auto need = e_.flavors.QuotaFor(id, rec.chosen, static_cast<int>(ps), set.requests);
       if (!e_.flavors.QuotaFits(rec.cq, need)) break;
+      if (rec.non_preemptible && !e_.flavors.FitsNominal(rec.cq, need)) break;  // never borrows
       NodeChoice n;
       if (set.topology.present()) {
         if (rec.placed_per_set[ps] == 0) {

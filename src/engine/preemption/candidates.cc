@@ -30,9 +30,6 @@ bool WithinReachOfTheHierarchy(const QuotaTree& qt, int32_t cq, const Need& need
   return true;
 }
 
-// Other queues' (reclaim) first, then lowest priority, then the largest (fewest victims), then
-// most recently admitted (least work lost). The keys are gathered once: comparing through
-// s.recs and s.status costs a cache miss each.
 // The work a preemption of `v` at `now` throws away, in seconds of its run: the time since its
 // last checkpoint (tessera.dev/checkpoint-interval), else all of its run.
 double WorkLost(const EngineState& s, WorkloadId v, double now) {
@@ -41,25 +38,80 @@ double WorkLost(const EngineState& s, WorkloadId v, double now) {
   return interval && *interval > 0 ? std::fmod(ran, *interval) : ran;
 }
 
-// Other queues' workloads first (reclaim), lower priority, more GPUs (fewer victims), then the
-// least work lost (checkpoint-aware; without checkpoints: the newest), then the newest.
+// What a preemption loses, as LeastLostWork compares it: GPU-seconds (a whole GPU counts 1000
+// milli, a share its milli, a share by memory the milli it takes of its device; MIG slices are
+// not counted), then CPU-seconds (what a workload without GPUs loses).
+struct LostWork {
+  double gpu = 0;  // GPU-milli-seconds
+  double cpu = 0;  // CPU-milli-seconds
+};
+bool operator<(const LostWork& a, const LostWork& b) {
+  return a.gpu != b.gpu ? a.gpu < b.gpu : a.cpu < b.cpu;
+}
+LostWork LostWorkOf(const EngineState& s, WorkloadId v, const std::vector<PlacedPod>& pods,
+                    double now) {
+  const double seconds = WorkLost(s, v, now);
+  const Workload& w = s.model.workloads[v];
+  int64_t gpu_milli = 0, cpu_milli = 0;
+  for (const PlacedPod& p : pods) {
+    const Resources& req = w.pod_sets[p.placement.pod_set].requests;
+    gpu_milli += req[kGpu] * kMilliPerGpu + req[kGpuMilli];
+    if (req[kGpuMemory] > 0 && p.placement.node >= 0 &&
+        p.placement.node < static_cast<NodeId>(s.model.nodes.size())) {
+      const int64_t device = s.model.nodes[p.placement.node].gpu_memory_mib;
+      gpu_milli += device > 0
+                       ? std::min<int64_t>(kMilliPerGpu,
+                                           (req[kGpuMemory] * kMilliPerGpu + device - 1) / device)
+                       : 0;
+    }
+    cpu_milli += req[kCpu];
+  }
+  return {static_cast<double>(gpu_milli) * seconds, static_cast<double>(cpu_milli) * seconds};
+}
+
+// Other queues' workloads first (reclaim), lower priority; then by the preemptor's
+// ClusterQueue's victim order (tessera.dev/victim-order):
+//   LeastLostWork  the least work lost (LostWork), more GPUs (fewer victims), the newest;
+//   FewestVictims  more GPUs, the least time lost, the newest (Tessera's order before);
+//   Kueue          the most recently admitted.
+// The keys are gathered once: comparing through s.recs and s.status costs a cache miss each.
 struct Key {
   bool own;
   int32_t priority;
+  VictimOrder order;
   int64_t gpus;
+  LostWork lost_work;
   double lost;
   double admitted_at;
   WorkloadId v;
 };
 Key KeyOf(const EngineState& s, int32_t own_cq, double now, WorkloadId v) {
-  return {s.recs[v].cq == own_cq, s.recs[v].priority, s.recs[v].gpus_placed, WorkLost(s, v, now),
-          s.status[v].admitted_at, v};
+  const VictimOrder order = s.model.cluster_queues[own_cq].preemption.victim_order;
+  return {
+      s.recs[v].cq == own_cq,
+      s.recs[v].priority,
+      order,
+      s.recs[v].gpus_placed,
+      order == VictimOrder::kLeastLostWork ? LostWorkOf(s, v, s.recs[v].placed, now) : LostWork{},
+      WorkLost(s, v, now),
+      s.status[v].admitted_at,
+      v};
 }
 bool KeyLess(const Key& a, const Key& b) {
   if (a.own != b.own) return !a.own;
   if (a.priority != b.priority) return a.priority < b.priority;
-  if (a.gpus != b.gpus) return a.gpus > b.gpus;
-  if (a.lost != b.lost) return a.lost < b.lost;
+  switch (a.order) {
+    case VictimOrder::kLeastLostWork:
+      if (a.lost_work < b.lost_work || b.lost_work < a.lost_work) return a.lost_work < b.lost_work;
+      if (a.gpus != b.gpus) return a.gpus > b.gpus;
+      break;
+    case VictimOrder::kFewestVictims:
+      if (a.gpus != b.gpus) return a.gpus > b.gpus;
+      if (a.lost != b.lost) return a.lost < b.lost;
+      break;
+    case VictimOrder::kKueue:
+      break;
+  }
   if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
   return a.v > b.v;
 }
@@ -180,7 +232,7 @@ void ForEachCandidate(const EngineState& s, WorkloadId id, double now,
       // With grace periods the instant is that of the chain of preemptions (CascadeOf): a
       // workload admitted in it is not taken back by a workload acting in it either, so a chain
       // A -> B -> C -> A stops as it does without grace periods.
-      if (v == id) continue;
+      if (v == id || s.recs[v].non_preemptible) continue;
       if (s.status[v].admitted_at == now || s.recs[v].admitted_in == CascadeOf(rec, now)) {
         s.held_back_at = now;  // a cycle after this instant may take it (Scheduler::NextRetry)
         continue;
@@ -270,7 +322,9 @@ bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
       if (cands[j].cq == cands[i].cq) return false;
   }
   std::vector<bool> attempts;
-  if (!others || (!bwc && !policy.under_nominal)) {
+  if (rec.non_preemptible) {
+    attempts = {false};
+  } else if (!others || (!bwc && !policy.under_nominal)) {
     attempts = {true};
   } else if (!bwc && !policy.fits_nominal) {
     attempts = {false, true};
@@ -380,7 +434,9 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
     plan.while_borrowing[i] = ok;
     others = others || v.cq != rec.cq;
   }
-  if (fair || !others || (!bwc && !policy.under_nominal)) {
+  if (rec.non_preemptible) {
+    plan.attempts = {false};  // it runs only within its nominal quota
+  } else if (fair || !others || (!bwc && !policy.under_nominal)) {
     plan.attempts = {true};
   } else if (!bwc && !policy.fits_nominal) {
     plan.attempts = {false, true};
@@ -388,6 +444,60 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
     plan.attempts = {true, false};
   }
   return plan;
+}
+
+void Preemptor::PreferOneVictim(WorkloadId id, const Combo& combo, const Need& need,
+                                bool allow_borrowing, const std::vector<WorkloadId>& candidates,
+                                double now, Evicted& evicted) {
+  const int32_t own_cq = s_.recs[id].cq;
+  if (evicted.size() < 2 || s_.model.config.fair_sharing ||
+      s_.model.cluster_queues[own_cq].preemption.victim_order != VictimOrder::kLeastLostWork)
+    return;
+  LostWork set_lost;
+  bool all_others = true;
+  int32_t lowest = std::numeric_limits<int32_t>::max();
+  for (const auto& [v, pods] : evicted) {
+    const LostWork l = LostWorkOf(s_, v, pods, now);
+    set_lost.gpu += l.gpu;
+    set_lost.cpu += l.cpu;
+    all_others = all_others && s_.recs[v].cq != own_cq;
+    lowest = std::min(lowest, s_.recs[v].priority);
+  }
+  // The set back in, newest eviction first; each one candidate tried alone.
+  for (auto it = evicted.rbegin(); it != evicted.rend(); ++it)
+    e_.statement.Reinstate(it->first, std::move(it->second));
+  constexpr int kMaxTries = 16;  // fits tried (each a placement)
+  int tries = 0;
+  for (WorkloadId c : candidates) {
+    if (tries >= kMaxTries) break;
+    if (std::any_of(evicted.begin(), evicted.end(), [c](const auto& e) { return e.first == c; }))
+      continue;
+    const WorkloadRec& cr = s_.recs[c];
+    if ((all_others && cr.cq == own_cq) || cr.priority > lowest) continue;
+    if (set_lost < LostWorkOf(s_, c, cr.placed, now)) continue;
+    if (!StillBorrowing(s_, id, c, need)) continue;
+    ++tries;
+    std::vector<PlacedPod> pods = e_.statement.Evict(c);
+    if (PreemptorFits(e_, id, combo, need, allow_borrowing)) {
+      evicted.clear();
+      evicted.emplace_back(c, std::move(pods));
+      return;
+    }
+    e_.statement.Reinstate(c, std::move(pods));
+  }
+  for (auto& [v, pods] : evicted) pods = e_.statement.Evict(v);
+}
+
+bool NonPreemptible(const Model& model, const Workload& w) {
+  if (w.non_preemptible) return *w.non_preemptible;
+  if (!w.workload_priority_class.empty()) {
+    for (const WorkloadPriorityClass& pc : model.workload_priority_classes)
+      if (pc.name == w.workload_priority_class) return pc.non_preemptible;
+  }
+  for (const PriorityClass& pc : model.priority_classes)
+    if (w.priority_class.empty() ? pc.global_default : pc.name == w.priority_class)
+      return pc.non_preemptible;
+  return false;
 }
 
 }  // namespace tessera

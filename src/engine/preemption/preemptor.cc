@@ -47,6 +47,7 @@ std::optional<Preemptor::Found> Preemptor::Find(
     std::optional<Found> found;
     if (fits) {
       Minimize(id, combo, need, allow_borrowing, evicted);
+      PreferOneVictim(id, combo, need, allow_borrowing, candidates, now, evicted);
       // Kueue's preemption modes: reclaim when every victim is another queue's, and the
       // preemptor's borrowing level once they are gone.
       found.emplace();

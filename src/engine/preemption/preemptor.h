@@ -20,6 +20,10 @@ namespace tessera {
 
 struct Engine;
 
+// KAI's non-preemptible: the workload's own preemptibility, else its WorkloadPriorityClass's,
+// else its PriorityClass's (the globalDefault one when it names none).
+bool NonPreemptible(const Model& model, const Workload& w);
+
 class Preemptor {
  public:
   explicit Preemptor(Engine& e);
@@ -81,6 +85,12 @@ class Preemptor {
   // Gives back every victim the preemptor can do without.
   void Minimize(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
                 Evicted& evicted);
+  // Under the victim order LeastLostWork, after Minimize: one candidate that alone lets the
+  // preemptor fit, no nearer the front of the order than the set (another queue's when all of
+  // the set are; no higher priority than its lowest) and losing no more work than the whole
+  // set, replaces it (least lost work, then fewest victims). At most 16 such fits are tried.
+  void PreferOneVictim(WorkloadId id, const Combo& combo, const Need& need, bool allow_borrowing,
+                       const std::vector<WorkloadId>& candidates, double now, Evicted& evicted);
   // The preempt decisions: victims in `evicted` requeued, those in `graced` terminating for
   // their grace period; the preemptor admitted, or, while any victim terminates, waiting.
   void Commit(WorkloadId id, const Combo& combo, const Evicted& evicted,

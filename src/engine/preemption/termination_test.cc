@@ -164,11 +164,13 @@ TEST(GracePeriodTest, APreemptorThatWaitsHoldsItsClaimAndOthersWaitForWhatIsBein
 
 // Three nodes of 8 GPUs, ClusterQueue cq (24 GPUs, preempts lower priority within it): big
 // (low, 2 pods of 8 GPUs, grace 60) on two nodes, low2 (low, 8 GPUs) on the third; then p, w1
-// and w2 (high, 8 GPUs each).
+// and w2 (high, 8 GPUs each). The largest victim first (FewestVictims), so that p takes big:
+// by the least lost work (the default) it would take low2.
 Model WaitersScene() {
   Model m = MakeModel(
       {MakeNode("n1", 8), MakeNode("n2", 8), MakeNode("n3", 8)},
       {CQ("cq").Gpus("gpu", 24).WithinQueue(WithinClusterQueuePolicy::kLowerPriority).Obj()});
+  m.cluster_queues[0].preemption.victim_order = VictimOrder::kFewestVictims;
   Workload big = WL("big").Queue("cq").Pods(2, 8).Priority("low").Obj();
   big.pod_sets[0].termination_grace = 60;
   m.workloads.push_back(big);

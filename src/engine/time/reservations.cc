@@ -284,6 +284,9 @@ bool Reservations::FitsAt(WorkloadId id, int64_t gpus, Reservation& out) {
   WorkloadRec& rec = s_.recs[id];
   for (const Combo& combo : rec.combos) {
     if (rec.cq >= 0 && !e_.flavors.QuotaFits(rec.cq, e_.flavors.MinQuotaNeed(id, combo))) continue;
+    // A non-preemptible workload never borrows (Admission::ChooseAndAdmit).
+    if (rec.non_preemptible && !e_.flavors.FitsNominal(rec.cq, e_.flavors.MinQuotaNeed(id, combo)))
+      continue;
     // Cheap before the placement: enough free GPUs in the combination's pools at all.
     if (gpus > FreeGpusIn(e_, id, combo)) continue;
     const size_t mark = e_.statement.mark();

@@ -113,7 +113,7 @@ TEST(NodePolicy, AWorkloadTakesItsMarkFromTheMostSpecificObjectThatSays) {
   Model m;
   m.local_queues.push_back({"team", "lq", "batch", "", 1.0});
   m.local_queues.push_back({"team", "other", "steady", "", 1.0});
-  m.priority_classes.push_back({"normal", 0, /*global_default=*/true, false, ""});
+  m.priority_classes.push_back({"normal", 0, /*global_default=*/true, false, "", false});
   InterruptibleMarks marks;
   Workload w;
   w.ns = "team";
