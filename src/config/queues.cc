@@ -548,6 +548,10 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                                  {{"BlockUndeclared", true}, {"IgnoreUndeclared", false}}))
       config.block_undeclared = *v;
   }
+  // KAI's stale-gang eviction: how long a gang restored below its minimum may wait.
+  if (auto v = GetDuration(ctx, spec, "staleGangGracePeriod", "spec.staleGangGracePeriod",
+                           Bound::kNonNegative))
+    config.stale_gang_grace_seconds = *v;
   ReadActions(ctx, spec, config);
   ReadBackfill(ctx, spec, config.backfill);
   ReadRuntimeEstimates(ctx, spec, config.estimates);

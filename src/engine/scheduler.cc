@@ -69,7 +69,8 @@ class SchedulerImpl : public Scheduler {
   std::vector<Decision> RunCycle(double now) override;
   double NextTimer(double now) const override {
     return std::min(
-        {e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now), e_.terminations.Next()});
+        {e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now), e_.terminations.Next(),
+         e_.stale_gangs.Next()});
   }
   double NextRetry(double now) const override {
     return s_.held_back_at == now ? now + kHeldBackRetrySeconds
@@ -473,6 +474,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
   e_.waits.Expire(now, out);
   DrainStoppedQueues(e_, now, out);
   e_.fair_usage.Sample(now);
+  e_.stale_gangs.Complete(now, out);  // gangs restored below their minimum go first
 
   const bool timed = s_.model.config.time_actions;
   for (size_t i = 0; i < actions_.size(); ++i) {
@@ -486,6 +488,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
     actions_[i]->Execute(now, out);
     as.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+  e_.stale_gangs.EvictDue(now, out);  // those still below it past their grace time
 
   return out;
 }
