@@ -58,9 +58,9 @@ std::string Admission::CanEverFit(WorkloadId id) const {
           quota_reason = fmt::format(
               "needs {} {} in flavor {} but ClusterQueue {} can get at most {} even with its "
               "cohort idle",
-              FormatQuantity(ResourceOf(fr), q), ResourceName(ResourceOf(fr)),
+              FormatQuota(ResourceOf(fr), q), ResourceName(ResourceOf(fr)),
               s_.model.flavors[FlavorOf(fr)].name, s_.model.cluster_queues[rec.cq].name,
-              FormatQuantity(ResourceOf(fr), max));
+              FormatQuota(ResourceOf(fr), max));
         }
         break;
       }
