@@ -13,7 +13,7 @@
 //   waits      time/wait_limits.h           wait limits: overdue workloads go ahead
 //   fair_usage time/fair_usage.h            LocalQueues ordered by decayed usage (Kueue's AFS)
 //   terminations preemption/termination.h   victims that keep their pods for a grace period
-//   stale_gangs stale_gangs.h               gangs restored below their minimum: completed or evicted
+//   stale_gangs stale_gangs.h               gangs restored below their minimum: complete or evict
 // The cycle's actions (actions/) and the Scheduler face (scheduler.cc) drive them.
 //
 // Thread-safety: none; owned by one Scheduler.

@@ -68,9 +68,8 @@ class SchedulerImpl : public Scheduler {
   }
   std::vector<Decision> RunCycle(double now) override;
   double NextTimer(double now) const override {
-    return std::min(
-        {e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now), e_.terminations.Next(),
-         e_.stale_gangs.Next()});
+    return std::min({e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now),
+                     e_.terminations.Next(), e_.stale_gangs.Next()});
   }
   double NextRetry(double now) const override {
     return s_.held_back_at == now ? now + kHeldBackRetrySeconds
