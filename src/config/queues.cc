@@ -366,6 +366,17 @@ void ReadClusterQueue(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (auto w = ReadFairWeight(ctx, spec)) cq.fair_weight = *w;
   ReadClusterQueueTime(ctx, meta, cq);
   ReadClusterQueuePreemption(ctx, meta, cq);
+  // GPU shares counted against nvidia.com/gpu quota (docs/gpu-sharing.md).
+  if (auto it = meta.annotations.find("tessera.dev/shares-in-gpu-quota");
+      it != meta.annotations.end()) {
+    if (it->second == "true" || it->second == "false") {
+      cq.shares_in_gpu_quota = it->second == "true";
+    } else {
+      ctx.Error(Child(Child(meta.metadata, "annotations"), it->first),
+                "metadata.annotations.tessera.dev/shares-in-gpu-quota",
+                "must be \"true\" or \"false\", got \"" + it->second + "\"");
+    }
+  }
   ReadAdmissionScope(ctx, spec, cq);
   ReadClusterQueueControl(ctx, spec, cq);
   if (ctx.failed()) return;
@@ -552,6 +563,10 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                                  {{"BlockUndeclared", true}, {"IgnoreUndeclared", false}}))
       config.block_undeclared = *v;
   }
+  // KAI's stale-gang eviction: how long a gang restored below its minimum may wait.
+  if (auto v = GetDuration(ctx, spec, "staleGangGracePeriod", "spec.staleGangGracePeriod",
+                           Bound::kNonNegative))
+    config.stale_gang_grace_seconds = *v;
   ReadActions(ctx, spec, config);
   ReadBackfill(ctx, spec, config.backfill);
   ReadRuntimeEstimates(ctx, spec, config.estimates);

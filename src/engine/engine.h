@@ -13,6 +13,7 @@
 //   waits      time/wait_limits.h           wait limits: overdue workloads go ahead
 //   fair_usage time/fair_usage.h            LocalQueues ordered by decayed usage (Kueue's AFS)
 //   terminations preemption/termination.h   victims that keep their pods for a grace period
+//   stale_gangs stale_gangs.h               gangs restored below their minimum: complete or evict
 // The cycle's actions (actions/) and the Scheduler face (scheduler.cc) drive them.
 //
 // Thread-safety: none; owned by one Scheduler.
@@ -26,6 +27,7 @@
 #include "engine/placement/topology.h"
 #include "engine/preemption/preemptor.h"
 #include "engine/preemption/termination.h"
+#include "engine/stale_gangs.h"
 #include "engine/statement.h"
 #include "engine/time/estimator.h"
 #include "engine/time/fair_usage.h"
@@ -47,7 +49,8 @@ struct Engine {
         reservations(*this),
         waits(*this),
         fair_usage(*this),
-        terminations(*this) {
+        terminations(*this),
+        stale_gangs(*this) {
     st.model = std::move(m);
   }
   Engine(const Engine&) = delete;
@@ -66,6 +69,7 @@ struct Engine {
   WaitLimits waits;
   FairUsage fair_usage;
   Terminations terminations;
+  StaleGangs stale_gangs;
 };
 
 }  // namespace tessera

@@ -6,6 +6,12 @@
 
 namespace tessera {
 
+std::string FormatQuota(ResourceId r, int64_t q) {
+  const int64_t scale = QuotaScale(r);
+  if (q % scale == 0) return FormatQuantity(r, q / scale);
+  return fmt::format("{:g}", static_cast<double>(q) / static_cast<double>(scale));
+}
+
 QuotaTree::QuotaTree(int num_cluster_queues, int num_cohorts, int num_flavors)
     : num_cqs_(num_cluster_queues), num_frs_(std::max(1, num_flavors) * kMaxResources) {
   nodes_.resize(num_cluster_queues + num_cohorts);

@@ -25,6 +25,18 @@ inline ResourceId ResourceOf(FlavorResource fr) { return fr % kMaxResources; }
 
 inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
 
+// Quota of nvidia.com/gpu is kept in milli-GPUs, every other resource in its own units, so that
+// a GPU share can count against the GPU quota exactly (a 0.5 share is 500 of it; ClusterQueue
+// annotation tessera.dev/shares-in-gpu-quota, docs/gpu-sharing.md). Quota amounts read out of
+// the tree are divided by it (FormatQuota, Scheduler::ClusterQueueUsage).
+inline int64_t QuotaScale(ResourceId r) { return r == kGpu ? kMilliPerGpu : 1; }
+// Whole units into the tree's units; kUnlimited stays.
+inline int64_t ToQuotaUnits(ResourceId r, int64_t q) {
+  return q >= kUnlimited / kMilliPerGpu ? kUnlimited : q * QuotaScale(r);
+}
+// An amount in the tree's units as a manifest writes it ("1.5" GPUs, "4Gi").
+std::string FormatQuota(ResourceId r, int64_t q);
+
 class QuotaTree {
  public:
   // Node ids: ClusterQueues first (0..num_cqs-1), then cohorts.

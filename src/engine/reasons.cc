@@ -29,17 +29,17 @@ std::string FormatQuotaPart(const EngineState& s, WorkloadId id, const ReasonPar
     ResourceId r = ResourceOf(fr);
     std::string out =
         fmt::format("needs {} {} in flavor {}; ClusterQueue {} uses {} of nominal {}",
-                    FormatQuantity(r, amount), ResourceName(r), s.model.flavors[FlavorOf(fr)].name,
-                    q.name, FormatQuantity(r, usage), FormatQuantity(r, nominal));
+                    FormatQuota(r, amount), ResourceName(r), s.model.flavors[FlavorOf(fr)].name,
+                    q.name, FormatQuota(r, usage), FormatQuota(r, nominal));
     if (part.borrowing_limit < kUnlimited)
-      out += fmt::format(" (borrowing limit {})", FormatQuantity(r, part.borrowing_limit));
+      out += fmt::format(" (borrowing limit {})", FormatQuota(r, part.borrowing_limit));
     if (!q.cohort.empty()) {
       int64_t own = std::max<int64_t>(0, nominal - usage);
       out += fmt::format(", cohort {} can lend {} more", q.cohort,
-                         FormatQuantity(r, std::max<int64_t>(0, avail - own)));
+                         FormatQuota(r, std::max<int64_t>(0, avail - own)));
       if (avail < own) {
         out += fmt::format("; {} of its unused nominal quota is lent to other queues of the cohort",
-                           FormatQuantity(r, own - std::max<int64_t>(0, avail)));
+                           FormatQuota(r, own - std::max<int64_t>(0, avail)));
       }
     }
     return out;
@@ -63,7 +63,7 @@ std::vector<std::string> FitHints(const EngineState& s, WorkloadId id,
     if (short_by <= 0) continue;
     const ClusterQueue& q = s.model.cluster_queues[cq];
     std::string h =
-        fmt::format("{} more {} of flavor {} free to ClusterQueue {}", FormatQuantity(r, short_by),
+        fmt::format("{} more {} of flavor {} free to ClusterQueue {}", FormatQuota(r, short_by),
                     ResourceName(r), s.model.flavors[FlavorOf(p.fr)].name, q.name);
     h += q.cohort.empty() ? " (its workloads ending, or a larger nominal quota)"
                           : fmt::format(

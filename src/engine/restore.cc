@@ -198,6 +198,8 @@ absl::Status RestoreWorkload(Engine& e, WorkloadId id, std::vector<PodPlacement>
   for (const auto& p : rec.placed) st.pods.push_back(p.placement);
   st.flavors = e.flavors.FlavorIds(id, combo);
   if (static_cast<int>(rec.placed.size()) < w.TotalPods()) s.partial.insert(id);
+  // Below its minimum: completed or evicted by the next cycles (stale_gangs.h).
+  if (static_cast<int>(rec.placed.size()) < w.MinPods()) e.stale_gangs.Track(id);
   if (rec.cq >= 0) {
     s.admitted_by_cq[rec.cq].insert({rec.priority, id});
   } else {

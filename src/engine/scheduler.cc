@@ -68,8 +68,8 @@ class SchedulerImpl : public Scheduler {
   }
   std::vector<Decision> RunCycle(double now) override;
   double NextTimer(double now) const override {
-    return std::min(
-        {e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now), e_.terminations.Next()});
+    return std::min({e_.waits.Next(now), e_.fair_usage.Next(now), NextDrain(s_, now),
+                     e_.terminations.Next(), e_.stale_gangs.Next()});
   }
   double NextRetry(double now) const override {
     return s_.held_back_at == now ? now + kHeldBackRetrySeconds
@@ -236,9 +236,11 @@ absl::Status SchedulerImpl::InitQuota() {
         auto it = s_.flavor_ids.find(fq.flavor);
         if (it == s_.flavor_ids.end()) continue;
         for (const auto& rq : fq.resources) {
-          s_.quota->SetQuota(node, MakeFR(it->second, rq.resource), rq.nominal,
-                             rq.borrowing_limit.value_or(kUnlimited),
-                             lends ? rq.lending_limit.value_or(kUnlimited) : 0);
+          // nvidia.com/gpu in milli-GPUs (QuotaScale): shares may count against it.
+          const ResourceId r = rq.resource;
+          s_.quota->SetQuota(node, MakeFR(it->second, r), ToQuotaUnits(r, rq.nominal),
+                             ToQuotaUnits(r, rq.borrowing_limit.value_or(kUnlimited)),
+                             lends ? ToQuotaUnits(r, rq.lending_limit.value_or(kUnlimited)) : 0);
         }
       }
     }
@@ -381,6 +383,10 @@ void SchedulerImpl::Resolve(WorkloadId id) {
       std::vector<bool> touched(q.groups.size(), false);
       for (int r = 0; r < kMaxResources; ++r)
         if (w.pod_sets[ps].requests[r] > 0 && q.group_of[r] >= 0) touched[q.group_of[r]] = true;
+      // A share that counts against the GPU quota takes a flavor of the GPU's group too.
+      if (s_.model.cluster_queues[rec.cq].shares_in_gpu_quota && q.group_of[kGpu] >= 0 &&
+          w.pod_sets[ps].requests[kGpuMilli] > 0 && w.pod_sets[ps].requests[kGpu] == 0)
+        touched[q.group_of[kGpu]] = true;
       for (size_t g = 0; g < touched.size(); ++g)
         if (touched[g]) rec.slots.emplace_back(static_cast<int32_t>(ps), static_cast<int32_t>(g));
     }
@@ -474,6 +480,7 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
   e_.waits.Expire(now, out);
   DrainStoppedQueues(e_, now, out);
   e_.fair_usage.Sample(now);
+  e_.stale_gangs.Complete(now, out);  // gangs restored below their minimum go first
 
   const bool timed = s_.model.config.time_actions;
   for (size_t i = 0; i < actions_.size(); ++i) {
@@ -487,13 +494,18 @@ std::vector<Decision> SchedulerImpl::RunCycle(double now) {
     actions_[i]->Execute(now, out);
     as.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+  e_.stale_gangs.EvictDue(now, out);  // those still below it past their grace time
 
   return out;
 }
 
 Resources SchedulerImpl::ClusterQueueUsage(int32_t cq, int32_t flavor) const {
   Resources r;
-  for (int i = 0; i < kMaxResources; ++i) r[i] = s_.quota->usage(cq, MakeFR(flavor, i));
+  // GPUs in whole units, a share's part rounded up (QuotaScale).
+  for (int i = 0; i < kMaxResources; ++i) {
+    const int64_t u = s_.quota->usage(cq, MakeFR(flavor, i)), scale = QuotaScale(i);
+    r[i] = (u + scale - 1) / scale;
+  }
   return r;
 }
 

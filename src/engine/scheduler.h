@@ -175,7 +175,9 @@ class Scheduler {
   // combination whose node labels hold on every node used. Nothing changes on error:
   // InvalidArgument for placements that do not match the workload, FailedPrecondition when a
   // node, device or the quota cannot hold them. Pods beyond those restored are placed by later
-  // cycles (kScaleUp), as for any workload admitted with fewer than all its pods.
+  // cycles (kScaleUp), as for any workload admitted with fewer than all its pods; fewer than
+  // its minimum: the missing ones together, else it is evicted whole after
+  // SchedulerConfig::stale_gang_grace_seconds (engine/stale_gangs.h).
   [[nodiscard]] virtual absl::Status Restore(WorkloadId id, std::vector<PodPlacement> pods,
                                              double now) = 0;
   // One scheduling pass over every pending workload.

@@ -18,8 +18,11 @@ struct Counts {
   std::vector<std::vector<int64_t>> usage;
 };
 
-// Adds up every placed pod; checks gangs, device counts and double booking on the way.
-absl::Status CountPods(const EngineState& s, Counts& c) {
+// Adds up every placed pod; checks gangs, device counts and double booking on the way. A gang
+// below its minimum is a broken invariant unless it is a restored one within its grace time
+// (engine/stale_gangs.h).
+absl::Status CountPods(const Engine& e, Counts& c) {
+  const EngineState& s = e.st;
   auto& [used, owners, milli, mig, usage] = c;
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.status.size()); ++id) {
     const WorkloadRec& rec = s.recs[id];
@@ -29,7 +32,8 @@ absl::Status CountPods(const EngineState& s, Counts& c) {
     if (!admitted && !rec.placed.empty())
       return absl::InternalError(
           fmt::format("{} holds pods while {}", w.Key(), WorkloadStateName(s.status[id].state)));
-    if (admitted && static_cast<int>(rec.placed.size()) < w.MinPods())
+    if (admitted && static_cast<int>(rec.placed.size()) < w.MinPods() &&
+        !e.stale_gangs.Tolerated(id))
       return absl::InternalError(fmt::format("gang {} partly placed: {} of minimum {}", w.Key(),
                                              rec.placed.size(), w.MinPods()));
     // Every placed pod holds a device for each request of each of its DRA claims.
@@ -261,7 +265,7 @@ absl::Status VerifyEngine(const Engine& e) {
     c.mig[n].assign(s.model.nodes[n].gpu_count(), 0);
   }
   c.usage.assign(s.queues.size(), std::vector<int64_t>(s.quota->num_frs(), 0));
-  if (auto st = CountPods(s, c); !st.ok()) return st;
+  if (auto st = CountPods(e, c); !st.ok()) return st;
   if (auto st = CheckTopology(e); !st.ok()) return st;
   if (auto st = CheckNodes(s, c); !st.ok()) return st;
   if (std::string dra = s.dra->Check(); !dra.empty()) return absl::InternalError(dra);

@@ -106,6 +106,10 @@ struct SchedulerConfig {
   // leaves such resources to node capacity. GPU shares (tessera.dev/gpu-milli, gpu-memory) are
   // never blocked: Kueue does not know them.
   bool block_undeclared = false;
+  // spec.staleGangGracePeriod (KAI's globalDefaultStalenessGracePeriod, default 60 s): how long
+  // a gang restored below its minimum may wait for its missing pods before it is evicted whole
+  // (engine/stale_gangs.h).
+  double stale_gang_grace_seconds = 60;
 };
 
 struct Model {

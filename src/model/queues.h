@@ -103,6 +103,10 @@ struct ClusterQueue {
   bool usage_based_admission = false;
   StopPolicy stop_policy = StopPolicy::kNone;
   FlavorFungibility flavor_fungibility;
+  // Annotation tessera.dev/shares-in-gpu-quota "true": a GPU share (tessera.dev/gpu-milli)
+  // also counts against the queue's nvidia.com/gpu quota, as a fraction of a GPU (KAI's
+  // accounting), so that reclaim and fair sharing see one GPU resource (docs/gpu-sharing.md).
+  bool shares_in_gpu_quota = false;
   std::string source;
 };
 

@@ -362,6 +362,8 @@ absl::Status SimRun::Run() {
     if (auto st = Settle(0); !st.ok()) return st;
     if (auto st = Retry(0, /*retry_only=*/false); !st.ok()) return st;
     for (WorkloadId id : at_start) {
+      // A restored gang below its minimum may be evicted at 0 (staleGangGracePeriod 0).
+      if (!s_.model().workloads[id].admitted_flavors.empty()) continue;
       if (s_.status(id).state != WorkloadState::kAdmitted) {
         return absl::FailedPreconditionError(fmt::format(
             "{} is marked tessera.dev/admitted but could not be admitted at the start: {}",

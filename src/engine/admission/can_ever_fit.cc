@@ -60,9 +60,9 @@ std::string Admission::CanEverFit(WorkloadId id) const {
         if (quota_reason.empty()) {
           quota_reason = fmt::format(
               "needs {} {} in flavor {} but ClusterQueue {} can get at most {} {}",
-              FormatQuantity(ResourceOf(fr), q), ResourceName(ResourceOf(fr)),
+              FormatQuota(ResourceOf(fr), q), ResourceName(ResourceOf(fr)),
               s_.model.flavors[FlavorOf(fr)].name, s_.model.cluster_queues[rec.cq].name,
-              FormatQuantity(ResourceOf(fr), max),
+              FormatQuota(ResourceOf(fr), max),
               nominal ? "for a non-preemptible workload (its nominal quota: it never borrows)"
                       : "even with its cohort idle");
         }

@@ -98,7 +98,17 @@ Need FlavorAssigner::QuotaFor(WorkloadId id, const Combo& combo, int ps,
   for (int r = 0; r < kMaxResources; ++r) {
     if (req[r] == 0) continue;
     int32_t f = FlavorFor(id, combo, ps, r);
-    if (f >= 0) out.emplace_back(MakeFR(f, r), req[r]);
+    if (f >= 0) out.emplace_back(MakeFR(f, r), req[r] * QuotaScale(r));
+  }
+  // A share counts its milli against nvidia.com/gpu (kept in milli-GPUs) where its
+  // ClusterQueue says so (tessera.dev/shares-in-gpu-quota), besides any gpu-milli quota.
+  if (s_.model.cluster_queues[s_.recs[id].cq].shares_in_gpu_quota && req[kGpuMilli] > 0 &&
+      req[kGpu] == 0) {
+    const int32_t f = FlavorFor(id, combo, ps, kGpu);
+    if (f >= 0) {
+      out.emplace_back(MakeFR(f, kGpu), req[kGpuMilli]);
+      std::sort(out.begin(), out.end());
+    }
   }
   return out;
 }
