@@ -2,7 +2,7 @@
 # Kueue + kube-scheduler and Tessera serve side by side on one API server (issue 33; figures and
 # what they mean in docs/comparison.md and bench/README.md, "Real peers").
 #
-#   bench/peers/run.sh [--quick] [--dir DIR] [--keep]
+#   bench/peers/run.sh [--quick | --scenario NAME] [--dir DIR] [--keep]
 #
 # One control plane (scripts/k8s/cluster.sh with kube-controller-manager: the Job controller),
 # fake GPU nodes of 8 GPUs whose pods kwok makes Running and then Succeeded after their runtime
@@ -13,8 +13,10 @@
 #   stack B: tessera serve with the same queues as tessera.dev kinds, the same Jobs (not
 #            suspended) with schedulerName: tessera,
 # one after the other, the same job stream (bench/peers/stream.py: seed, shapes, arrivals), and
-# prints one table. --quick: 8 nodes, 60 Jobs over 60 s (about 5 minutes in all); default: 32
-# nodes, 300 Jobs over 4 minutes. Not a ctest: the CI does not run it.
+# prints one table. --quick: 8 nodes, 60 Jobs over 60 s (about 5 minutes in all); --scenario fit:
+# 32 nodes and quotas far above the load, so every Job fits when created (what each stack adds
+# itself; about 4 minutes); default (full): 32 nodes, 300 Jobs over 4 minutes. Scenarios are in
+# bench/peers/stream.py. Not a ctest: the CI does not run it.
 #
 # Builds what is missing (scripts/k8s/build-apiserver.sh, build-controllers.sh kueue kwok);
 # the tessera binary: $TESSERA_BIN, else build-rel/src/tessera, else build/src/tessera.
@@ -25,12 +27,15 @@ SCEN=full DIR="" KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) SCEN=quick ;;
+    --scenario) SCEN="${2:?--scenario needs a name (stream.py: quick, fit, full)}"; shift ;;
     --dir) DIR="${2:?--dir needs a directory}"; shift ;;
     --keep) KEEP=1 ;;
     *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
   esac
   shift
 done
+NODES="$(python3 -c "import sys; sys.path.insert(0, '$HERE'); import stream; print(stream.SCENARIOS.get('$SCEN', {}).get('nodes', ''))")"
+[ -n "$NODES" ] || { echo "run.sh: --scenario $SCEN: no such scenario in bench/peers/stream.py" >&2; exit 2; }
 DIR="${DIR:-$(mktemp -d /tmp/tessera-peers.XXXXXX)}"
 mkdir -p "$DIR"
 DIR="$(cd "$DIR" && pwd)"
@@ -44,7 +49,6 @@ log() { echo "peers: $(date +%T) $*" >&2; }
 "$ROOT/scripts/k8s/build-apiserver.sh" >/dev/null
 CBIN="$("$ROOT/scripts/k8s/build-controllers.sh" kueue kwok)"
 K8S_BIN="$(dirname "$(dirname "$CBIN")")/v1.37/bin"
-NODES="$(python3 -c "import sys; sys.path.insert(0, '$HERE'); import stream; print(stream.SCENARIOS['$SCEN']['nodes'])")"
 
 PIDS=()
 cleanup() {

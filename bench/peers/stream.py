@@ -26,6 +26,10 @@ SCENARIOS = {
     # jobs arriving uniformly over `window` seconds; runtimes uniform in [rt_min, rt_max] s.
     "quick": {"nodes": 8, "teams": {"team-a": 16, "team-b": 24, "team-c": 24}, "jobs": 60,
               "window": 60, "rt_min": 10, "rt_max": 30, "seed": 1},
+    # Every Job fits when it is created (quota and nodes far above the load): what each stack
+    # itself adds between a Job's creation and its pods bound.
+    "fit": {"nodes": 32, "teams": {"team-a": 1000, "team-b": 1000, "team-c": 1000}, "jobs": 60,
+            "window": 60, "rt_min": 5, "rt_max": 10, "seed": 1},
     "full": {"nodes": 32, "teams": {"team-a": 64, "team-b": 96, "team-c": 96}, "jobs": 300,
              "window": 240, "rt_min": 20, "rt_max": 60, "seed": 1},
 }
@@ -219,7 +223,9 @@ def run(api, d, stack, sc, out):
 def table(files):
     rows = [json.load(open(f)) for f in files]
     def f(v):
-        return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+        if v is None:
+            return "-"
+        return (f"{v:.3f}" if v < 10 else f"{v:.1f}") if isinstance(v, float) else str(v)
     keys = [("jobs completed", "completed"), ("drain (s)", "drain_s"),
             ("create->admitted p50 (s)", "admitted_p50"),
             ("create->admitted p95 (s)", "admitted_p95"),

@@ -1,6 +1,7 @@
 // Wrapper module: builds the Kueue controller manager (sigs.k8s.io/kueue v0.17.0, the newest
 // served by the Go module proxy on 2026-11-29) for bench/peers (scripts/k8s/build-controllers.sh
 // is the recipe; nothing here is imported).
+// bench only: not built by default (no test needs it).
 module tessera.dev/controllers/kueue
 
 go 1.26.0

@@ -1,6 +1,7 @@
 // Wrapper module: builds kwok (sigs.k8s.io/kwok v0.8.0), the fake kubelet that bench/peers
 // runs to make pods on fake nodes run and finish (scripts/k8s/build-controllers.sh is the
 // recipe; nothing here is imported).
+// bench only: not built by default (no test needs it).
 module tessera.dev/controllers/kwok
 
 go 1.26.0
