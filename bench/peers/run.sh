@@ -102,7 +102,7 @@ measure() {
   local before=() p
   for p in "$@" "$APISERVER_PID"; do before+=("$(cpu_s "$p")"); done
   python3 "$HERE/stream.py" run "$DIR" "$stack" "$SCEN" "$out" >&2
-  local i=0 names=("$@")
+  local i=0
   local pairs=""
   for p in "$@" "$APISERVER_PID"; do
     local n; n="$(cat "/proc/$p/comm" 2>/dev/null || echo "$p")"

@@ -210,9 +210,15 @@ def run(api, d, stack, sc, out):
         res[f"{what}_n"] = len(lat)
         for q in (50, 95, 99):
             res[f"{what}_p{q}"] = lat[min(len(lat) - 1, len(lat) * q // 100)] if lat else None
-    spread = sorted(t["bound"][k] - t["first_bound"][k] for k in t["bound"]
+    spread = sorted((t["bound"][k] - t["first_bound"][k], k) for k in t["bound"]
                     if by_key[k]["pods"] > 1)
-    res["gang_spread_max_s"] = spread[-1] if spread else 0.0
+    res["gang_spread_max_s"] = spread[-1][0] if spread else 0.0
+    if spread:  # the gang bound most apart: each pod's bind, seconds after the Job's creation
+        k = spread[-1][1]
+        res["gang_spread_max_job"] = {
+            "job": "/".join(k), "pods": by_key[k]["pods"], "gpus": by_key[k]["gpus"],
+            "binds": sorted(round(b - t["created"][k], 3) for pk, b in pod_bound.items()
+                            if pk[0] == k[0] and pk[1].startswith(k[1] + "-"))}
     cap = sc["nodes"] * 8 * (end - start)
     used = sum(pod_gpus[k] * (min(pod_end.get(k, end), end) - b) for k, b in pod_bound.items())
     res["gpu_alloc_mean"] = used / cap if cap > 0 else 0.0
