@@ -4,7 +4,9 @@
 # proxy, at the versions pinned by the wrapper modules scripts/k8s/controllers/<name>/go.mod
 # (each declares the manager's main package as a Go `tool`).
 #
-#   scripts/k8s/build-controllers.sh [name...]   (default: every directory under controllers/)
+#   scripts/k8s/build-controllers.sh [name...]   (default: every directory under controllers/
+#                                                 but those whose go.mod says "bench only":
+#                                                 kueue and kwok, which bench/peers builds)
 #
 # Binaries land in $TESSERA_K8S_CACHE/controllers/bin/<name> (default
 # ~/.cache/tessera-k8s/controllers/bin) with a <name>.recipe stamp, and are reused until the
@@ -22,7 +24,8 @@ RECIPE_VERSION=1  # bump when the recipe changes so that cached binaries are reb
 BIN="$K8S_CACHE/controllers/bin"
 CTRL="$ROOT/scripts/k8s/controllers"
 NAMES=("$@")
-[ ${#NAMES[@]} -gt 0 ] || mapfile -t NAMES < <(ls "$CTRL")
+[ ${#NAMES[@]} -gt 0 ] || mapfile -t NAMES < <(for n in $(ls "$CTRL"); do
+  grep -q '^// bench only' "$CTRL/$n/go.mod" || echo "$n"; done)
 
 stamp() {
   local mod="$CTRL/$1"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a job controller built by build-controllers.sh (jobset, lws, kuberay, trainer,
-# mpi-operator) against a test cluster started by cluster.sh, as the integration tests do
+# mpi-operator, and Kueue for bench/peers) against a test cluster started by cluster.sh, as the integration tests do
 # (tests/k8s/test_cluster.h).
 #
 #   job-controller.sh crds NAME          print the paths of NAME's CRD files, read from the Go
@@ -17,6 +17,9 @@
 # in the module cache) are registered with clientConfig.url pointing there, so that objects and
 # pods are defaulted and labelled as in production. TESSERA_JOBCTL_WEBHOOKS=0 registers none
 # (then only the CRDs' OpenAPI defaults apply; lws pods lack their worker-index label).
+# kueue runs with its batch/job integration only, and of its webhooks only those of batch Jobs and
+# of its own kinds are registered (the others' frameworks are off, and its pod webhook would
+# stand in front of every pod of the cluster).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CACHE="${TESSERA_K8S_CACHE:-${HOME:+$HOME/.cache/tessera-k8s}}"
@@ -37,7 +40,7 @@ module_dir() {
 crds() {
   local d; d="$(module_dir "$1")"
   case "$1" in
-    jobset) ls "$d"/config/components/crd/bases/*.yaml ;;
+    jobset|kueue) ls "$d"/config/components/crd/bases/*.yaml ;;
     lws) ls "$d"/config/crd/bases/*.yaml ;;
     kuberay) ls "$d"/config/crd/bases/ray.io_rayclusters.yaml "$d"/config/crd/bases/ray.io_rayjobs.yaml ;;
     trainer) ls "$d"/manifests/base/crds/trainer.kubeflow.org_*.yaml ;;
@@ -49,7 +52,7 @@ crds() {
 webhook_manifest() {
   local d; d="$(module_dir "$1")"
   case "$1" in
-    jobset) echo "$d/config/components/webhook/manifests.yaml" ;;
+    jobset|kueue) echo "$d/config/components/webhook/manifests.yaml" ;;
     lws) echo "$d/config/webhook/manifests.yaml" ;;
     *) echo "" ;;
   esac
@@ -65,18 +68,25 @@ register_webhooks() {
   local dir="$1" name="$2" port="$3" manifest
   manifest="$(webhook_manifest "$name")"
   [ -n "$manifest" ] || return 0
-  python3 - "$manifest" "$dir/$name-certs/tls.crt" "$port" "$name" >"$dir/$name-webhooks.yaml" <<'PY'
-import base64, sys, yaml
-manifest, ca, port, name = sys.argv[1:5]
+  # Kueue: only the webhooks of batch Jobs and of its own kinds (the frameworks it runs).
+  local keep="."; [ "$name" = kueue ] && keep="-batch-v1-job$|-kueue-x-k8s-io-"
+  python3 - "$manifest" "$dir/$name-certs/tls.crt" "$port" "$name" "$keep" >"$dir/$name-webhooks.yaml" <<'PY'
+import base64, re, sys, yaml
+manifest, ca, port, name, keep = sys.argv[1:6]
 bundle = base64.b64encode(open(ca, "rb").read()).decode()
 out = []
 for doc in yaml.safe_load_all(open(manifest)):
     if not doc:
         continue
     doc["metadata"] = {"name": f"tessera-test-{name}-{doc['metadata']['name']}"}
+    hooks = []
     for w in doc.get("webhooks", []):
         path = w["clientConfig"]["service"].get("path", "/")
+        if not re.search(keep, path):
+            continue
         w["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": bundle}
+        hooks.append(w)
+    doc["webhooks"] = hooks
     out.append(doc)
 yaml.safe_dump_all(out, sys.stdout)
 PY
@@ -171,6 +181,30 @@ health: {healthProbeBindAddress: "127.0.0.1:$probe"}
 metrics: {bindAddress: "0"}
 CFG
       args=(--config="$dir/$name-config.yaml" --zap-log-level=info)
+      ;;
+    kueue)
+      # Kueue's defaults (controller_manager_config.yaml in its module), with batch Jobs only.
+      cat >"$dir/kueue-config.yaml" <<CFG
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+webhook: {port: $wport, host: 127.0.0.1, certDir: $certs}
+health: {healthProbeBindAddress: "127.0.0.1:$probe"}
+metrics: {bindAddress: "0"}
+clientConnection: {qps: 50, burst: 100}
+controller:
+  groupKindConcurrency: {Job.batch: 5, Pod: 5, Workload.kueue.x-k8s.io: 5, LocalQueue.kueue.x-k8s.io: 1, Cohort.kueue.x-k8s.io: 1, ClusterQueue.kueue.x-k8s.io: 1, ResourceFlavor.kueue.x-k8s.io: 1}
+integrations: {frameworks: [batch/job]}
+featureGates: {VisibilityOnDemand: false}
+CFG
+      # Without internal cert management Kueue reads a metrics certificate from a fixed path
+      # (even with metrics off) and exits when it is missing: give it the self-signed one. Its
+      # visibility API server (VisibilityOnDemand) would want certificates in /visibility: off.
+      mkdir -p /etc/kueue/metrics/certs
+      cmp -s "$certs/tls.crt" /etc/kueue/metrics/certs/tls.crt ||
+        cp "$certs/tls.crt" "$certs/tls.key" /etc/kueue/metrics/certs/
+      args=(--config="$dir/kueue-config.yaml" --zap-log-level=info)
       ;;
     kuberay)
       args=(--metrics-addr=0 --health-probe-bind-address="127.0.0.1:$probe"
