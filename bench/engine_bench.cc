@@ -71,7 +71,7 @@ void RunAdmitCycle(benchmark::State& state, int nodes, int workloads, bool preem
     auto next = [&] {
       Workload w = mix.Next();
       if (topology && w.pod_sets[0].count > 1)
-        w.pod_sets[0].topology = {"tessera.dev/rack", 0, true};
+        w.pod_sets[0].topology = {"tessera.dev/rack", 0, true, ""};
       if (backfill >= 0) SetEstimate(w, RuntimeOf(n));
       return w;
     };

@@ -107,7 +107,7 @@ void BM_TopologyGang64(benchmark::State& state) {
                         .Pods(8, kGpusPerNode)
                         .Obj();
     ++iteration;
-    gang.pod_sets[0].topology = {"tessera.dev/rack", 0, required};
+    gang.pod_sets[0].topology = {"tessera.dev/rack", 0, required, ""};
     WorkloadId id = SubmitNew(*s, std::move(gang), now += 1e-3);
     TimedCycle(state, *s, now, samples);
     if (s->status(id).state == WorkloadState::kAdmitted) ++admitted;

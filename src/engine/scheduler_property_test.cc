@@ -93,10 +93,10 @@ Model RandomModel(bool fair) {
     // Racks of two nodes (label "rack"): some gangs must stay inside one, some prefer to.
     switch (*rc::gen::inRange(0, 6)) {
       case 0:
-        w2.pod_sets[0].topology = {"rack", 0, true};
+        w2.pod_sets[0].topology = {"rack", 0, true, ""};
         break;
       case 1:
-        w2.pod_sets[0].topology = {"rack", 0, false};
+        w2.pod_sets[0].topology = {"rack", 0, false, ""};
         break;
       case 2:
         w2.pod_sets[0].anti_affinity = HostnameAntiAffinity::kRequired;
