@@ -146,6 +146,17 @@ int32_t MinMember(const Gang& g, const GangSources& sources, std::string* wait_r
       *wait_reason = std::move(why);
       return have + 1;
     }
+    // Pods and Jobs come through two watches, so a Job's first pods can reach serve before the
+    // Job, which says how many pods the gang has. A gang none of whose pods is bound waits for
+    // its Job rather than start as the pods that are here (bench/peers saw a gang bound 20 s
+    // apart that way).
+    bool any_bound = false;
+    for (const Gang::Member& m : g.members) any_bound = any_bound || m.bound;
+    if (!any_bound) {
+      *wait_reason = fmt::format("waiting for Job {}/{}, which has not reached the scheduler yet",
+                                 g.ns, g.name);
+      return have + 1;
+    }
   }
   return std::max(have, 1);
 }
