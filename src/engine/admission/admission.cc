@@ -25,8 +25,8 @@ std::optional<ReasonPart> BeyondNominal(const EngineState& s, WorkloadId id, con
     part.text = fmt::format(
         "non-preemptible: runs only within the nominal quota of ClusterQueue {} (needs {} {} in "
         "flavor {}; uses {} of nominal {}), never by borrowing",
-        s.model.cluster_queues[cq].name, FormatQuantity(r, q), ResourceName(r),
-        s.model.flavors[FlavorOf(fr)].name, FormatQuantity(r, usage), FormatQuantity(r, nominal));
+        s.model.cluster_queues[cq].name, FormatQuota(r, q), ResourceName(r),
+        s.model.flavors[FlavorOf(fr)].name, FormatQuota(r, usage), FormatQuota(r, nominal));
     return part;
   }
   return std::nullopt;

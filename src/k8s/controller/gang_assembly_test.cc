@@ -125,14 +125,6 @@ TEST(AssembleGang, PodsThatDifferAreOnePodSetEach) {
   EXPECT_EQ(a.workload.pod_sets[1].requests[kGpu], 2);
   EXPECT_EQ(a.sets, (std::vector<std::vector<std::string>>{{"d/p0"}, {"d/p1"}}));
   EXPECT_EQ(a.workload.min_count, 2);
-
-  // Pods that reach serve before their Job wait for it (the Job sizes the gang); once one of
-  // them is bound (a restart), the pods that are here are the gang as before.
-  GangSources early;
-  GangAssembly waits = AssembleGang(GangOf(pods), early);
-  EXPECT_FALSE(waits.complete);
-  EXPECT_EQ(waits.wait_reason, "waiting for Job d/train, which has not reached the scheduler yet");
-  EXPECT_TRUE(AssembleGang(GangOf(pods, {"t-0"}), early).complete);
 }
 
 TEST(AssembleGang, KueuePodGroupMembersMustAgreeOnTheSize) {
@@ -178,6 +170,14 @@ TEST(AssembleGang, JobSizesTheGangAndGivesItsQueueWhenThePodsNameNone) {
   EXPECT_EQ(a.workload.queue_name, "team-a");
   EXPECT_EQ(a.workload.workload_priority_class, "high");
   EXPECT_EQ(a.workload.min_count, 2);
+
+  // Pods that reach serve before their Job wait for it (the Job sizes the gang); once one of
+  // them is bound (a restart), the pods that are here are the gang as before.
+  GangSources early;
+  GangAssembly waits = AssembleGang(GangOf(pods), early);
+  EXPECT_FALSE(waits.complete);
+  EXPECT_EQ(waits.wait_reason, "waiting for Job d/train, which has not reached the scheduler yet");
+  EXPECT_TRUE(AssembleGang(GangOf(pods, {"t-0"}), early).complete);
 }
 
 TEST(AssembleGang, VolcanoDefaultQueueCountsOnlyWhenThatLocalQueueExists) {
