@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "config/pod_template.h"
-#include "dra/compute_domain.h"
 #include "config/yaml_util.h"
+#include "dra/compute_domain.h"
 #include "fmt/format.h"
 
 namespace tessera::config_internal {
@@ -27,8 +27,9 @@ void ReadComputeDomain(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
   if (IsNullish(spec)) return;
   YAML::Node channel = Child(spec, "channel");
   if (IsNullish(channel)) {
-    ctx.Error(spec, "spec.channel", "required field is missing (the ResourceClaimTemplate the "
-                                    "ComputeDomain's pods claim their channel through)");
+    ctx.Error(spec, "spec.channel",
+              "required field is missing (the ResourceClaimTemplate the "
+              "ComputeDomain's pods claim their channel through)");
     return;
   }
   auto name = RequireString(ctx, Child(channel, "resourceClaimTemplate"), "name",

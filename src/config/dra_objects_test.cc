@@ -60,7 +60,8 @@ TEST(DraObjects, SliceDevicesWithQualifiedAttributesCapacityCountersAndTaints) {
             "550.54.15");
   EXPECT_EQ(std::get<bool>(d.device.attributes.at("gpu.nvidia.com/mig")), false);
   EXPECT_EQ(d.device.attributes.count("resource.kubernetes.io/pcieRoot"), 1u);
-  EXPECT_EQ(d.device.capacity.at("gpu.nvidia.com/memory").milli, int64_t{80} * 1024 * 1024 * 1024 * 1000);
+  EXPECT_EQ(d.device.capacity.at("gpu.nvidia.com/memory").milli,
+            int64_t{80} * 1024 * 1024 * 1024 * 1000);
   ASSERT_EQ(d.consumes.size(), 1u);
   EXPECT_EQ(d.consumes[0].counter_set, "n1/gpu-0-counters");
   EXPECT_EQ(nd.counter_sets.count("n1/gpu-0-counters"), 1u);

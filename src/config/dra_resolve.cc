@@ -89,14 +89,16 @@ Resources ClaimCounts(const dra::Claim& claim, const std::map<std::string, Resou
     if (it == mapped.end()) continue;
     if (first.all) {
       out.push_back(At(Diagnostic::Severity::kWarning, claim.source, "spec.devices.requests",
-                       "request " + req.name + " asks for all devices of the node: it is not "
-                       "counted in quota (how many is known only once it is allocated)"));
+                       "request " + req.name +
+                           " asks for all devices of the node: it is not "
+                           "counted in quota (how many is known only once it is allocated)"));
       continue;
     }
     if (!same)
       out.push_back(At(Diagnostic::Severity::kWarning, claim.source, "spec.devices.requests",
-                       "request " + req.name + ": its alternatives differ in class or count; "
-                       "quota counts the first one's"));
+                       "request " + req.name +
+                           ": its alternatives differ in class or count; "
+                           "quota counts the first one's"));
     r[it->second] += first.count;
   }
   return r;
@@ -118,18 +120,18 @@ void ResolvePodClaims(Model& model, const std::map<std::string, ResourceId>& map
           pc.claim = Find(dra.claims, w.ns, pc.claim_name);
           if (pc.claim >= 0 && !claim_counts[pc.claim].IsZero())
             out.push_back(At(Diagnostic::Severity::kWarning, pc.source, "resourceClaims",
-                             "ResourceClaim " + w.ns + "/" + pc.claim_name + " is shared by "
-                             "pods: its devices are not counted in quota (Kueue counts the "
-                             "claims of templates)"));
+                             "ResourceClaim " + w.ns + "/" + pc.claim_name +
+                                 " is shared by "
+                                 "pods: its devices are not counted in quota (Kueue counts the "
+                                 "claims of templates)"));
         }
         if (pc.claim < 0 && pc.template_ < 0)
-          out.push_back(At(Diagnostic::Severity::kWarning, pc.source, "resourceClaims",
-                           fmt::format("{} {}/{} is not in the input: {} {} cannot start",
-                                       pc.claim_name.empty() ? "ResourceClaimTemplate"
-                                                             : "ResourceClaim",
-                                       w.ns,
-                                       pc.claim_name.empty() ? pc.template_name : pc.claim_name,
-                                       w.kind, w.name)));
+          out.push_back(
+              At(Diagnostic::Severity::kWarning, pc.source, "resourceClaims",
+                 fmt::format("{} {}/{} is not in the input: {} {} cannot start",
+                             pc.claim_name.empty() ? "ResourceClaimTemplate" : "ResourceClaim",
+                             w.ns, pc.claim_name.empty() ? pc.template_name : pc.claim_name, w.kind,
+                             w.name)));
       }
 }
 
@@ -145,8 +147,9 @@ void CountNodeDevices(Model& model, const std::map<std::string, ResourceId>& map
     if (it == nodes.end()) {
       const std::string source = nd.devices.empty() ? "" : nd.devices.front().source;
       out.push_back(At(Diagnostic::Severity::kWarning, source, "spec.nodeName",
-                       "ResourceSlice of node " + name + ", which is not in the input: its "
-                       "devices are not used"));
+                       "ResourceSlice of node " + name +
+                           ", which is not in the input: its "
+                           "devices are not used"));
       continue;
     }
     for (const dra::NodeDevice& d : nd.devices) {
@@ -161,7 +164,8 @@ void CountNodeDevices(Model& model, const std::map<std::string, ResourceId>& map
   for (size_t d = 0; d < devices.size(); ++d)
     for (const auto& [r, fs] : filters) {
       bool any = false;
-      for (int32_t f : fs) any = any || bank.Matches(f, static_cast<int32_t>(d)) == dra::Match::kYes;
+      for (int32_t f : fs)
+        any = any || bank.Matches(f, static_cast<int32_t>(d)) == dra::Match::kYes;
       if (any) owner[d]->allocatable[r] += 1;
     }
 }
@@ -204,8 +208,7 @@ absl::StatusOr<std::vector<dra::DeviceClassMapping>> ReadDeviceClassMappings(
     const std::string& path) {
   LoadResult lr = LoadManifestFiles({path});
   for (const Diagnostic& d : lr.diagnostics)
-    if (d.severity == Diagnostic::Severity::kError)
-      return absl::InvalidArgumentError(d.ToString());
+    if (d.severity == Diagnostic::Severity::kError) return absl::InvalidArgumentError(d.ToString());
   if (lr.model.dra.mappings.empty())
     return absl::InvalidArgumentError(
         path + ": no Kueue Configuration with resources.deviceClassMappings in it");
@@ -214,8 +217,7 @@ absl::StatusOr<std::vector<dra::DeviceClassMapping>> ReadDeviceClassMappings(
 
 Resources DraClaimQuota(const dra::DraModel& dra, const dra::Claim& claim) {
   std::vector<Diagnostic> ignored;  // said where the claim is read
-  return config_internal::ClaimCounts(claim, config_internal::MappedClasses(dra, ignored),
-                                      ignored);
+  return config_internal::ClaimCounts(claim, config_internal::MappedClasses(dra, ignored), ignored);
 }
 
 void CountDraNodeQuota(Model& model) {

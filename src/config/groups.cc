@@ -7,14 +7,13 @@
 
 namespace tessera::config_internal {
 
-
 std::vector<GroupSpec>* BaseGroups() {
   return new std::vector<GroupSpec>{
       {"",
        {"v1"},
        {{"Node", ReadNode, false},
         {"Namespace", ReadNamespace, false},
-        
+
         {"List", nullptr, false},  // handled by the loader itself
         {"ConfigMap", nullptr, true},
         {"Secret", nullptr, true},
@@ -47,8 +46,7 @@ std::vector<GroupSpec>* BaseGroups() {
         {"DeviceTaintRule", nullptr, false}}},
       {"resource.nvidia.com",  // NVIDIA's DRA driver (config/compute_domain.h)
        {"v1beta1"},
-       {{"ComputeDomain", ReadComputeDomain, true},
-        {"ComputeDomainClique", nullptr, true}}},
+       {{"ComputeDomain", ReadComputeDomain, true}, {"ComputeDomainClique", nullptr, true}}},
       {"config.kueue.x-k8s.io",
        {"v1beta1", "v1beta2"},
        {{"Configuration", ReadKueueConfiguration, false}}},
@@ -83,17 +81,10 @@ std::vector<GroupSpec>* BaseGroups() {
         {"BindRequest", nullptr, true}}},
       {"scheduling.volcano.sh",  // Volcano's Queue is converted too
        {"v1beta1"},
-       {{"Queue", ReadVolcanoQueue, false},
-        {"PodGroup", nullptr, true}}},
-      {"batch.volcano.sh",
-       {"v1alpha1"},
-       {{"CronJob", nullptr, true}}},
-      {"scheduling.x-k8s.io",
-       {"v1alpha1"},
-       {{"ElasticQuota", nullptr, true}}},
-      {"scheduling.sigs.k8s.io",
-       {"v1alpha1"},
-       {{"ElasticQuota", nullptr, true}}},
+       {{"Queue", ReadVolcanoQueue, false}, {"PodGroup", nullptr, true}}},
+      {"batch.volcano.sh", {"v1alpha1"}, {{"CronJob", nullptr, true}}},
+      {"scheduling.x-k8s.io", {"v1alpha1"}, {{"ElasticQuota", nullptr, true}}},
+      {"scheduling.sigs.k8s.io", {"v1alpha1"}, {{"ElasticQuota", nullptr, true}}},
       {"kubeflow.org",
        {"v1"},
        {{"MPIJob", nullptr, true},

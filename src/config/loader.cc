@@ -371,8 +371,7 @@ class Loader {
     if (std::find(versions.begin(), versions.end(), meta.version) == versions.end()) {
       ctx.Warning(Child(root, "apiVersion"), "apiVersion",
                   "version " + meta.version + " of " + group_name +
-                      " is not one Tessera knows; reading it as " +
-                      std::string(versions.front()));
+                      " is not one Tessera knows; reading it as " + std::string(versions.front()));
     }
     if (spec->reader == nullptr) {
       ++into_.skipped_objects;

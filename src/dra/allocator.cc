@@ -29,7 +29,9 @@ using Counters = std::map<std::string, std::map<std::string, int64_t>>;
 class Search {
  public:
   Search(const std::vector<ClaimInput>& claims, const NodeView& node, const MatchFn& matches)
-      : claims_(claims), node_(node), matches_(matches),
+      : claims_(claims),
+        node_(node),
+        matches_(matches),
         taken_(node.devices->devices.size(), false) {
     if (node.counters_used != nullptr) counters_ = *node.counters_used;
     results_.resize(claims.size());
@@ -67,9 +69,8 @@ class Search {
       if (alt.all) {
         if (AllDevices(c, r, alt)) return true;
       } else if (alt.count > kMaxDevicesPerClaim - ClaimDevices(c)) {
-        Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt), ": ",
-                          alt.count, " devices, more than the ", kMaxDevicesPerClaim,
-                          " one claim may hold"));
+        Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt), ": ", alt.count,
+                          " devices, more than the ", kMaxDevicesPerClaim, " one claim may hold"));
       } else {
         std::vector<int32_t> candidates;
         if (!EnoughFree(c, req, alt, candidates)) {
@@ -121,8 +122,7 @@ class Search {
       untolerated = untolerated || !DeviceTolerated(node_.devices->devices[d], alt.tolerations);
     }
     if (untolerated) {
-      Note(absl::StrCat("claim ", claims_[c].name, ", request ",
-                        Path(claims_[c].requests[r], alt),
+      Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(claims_[c].requests[r], alt),
                         ": allocationMode All, and a matching device has a taint the request "
                         "does not tolerate"));
       return false;
@@ -290,7 +290,7 @@ class Search {
 
   static std::string Path(const RequestInput& req, const AltInput& alt) {
     return req.alternatives.size() > 1 || alt.name != req.name ? req.name + "/" + alt.name
-                                                                : req.name;
+                                                               : req.name;
   }
 
   void Note(std::string s) {

@@ -57,14 +57,17 @@ TEST(DraAllocator, NotEnoughFreeDevicesSaysSo) {
   f.in_use[1] = true;
   auto out = f.Run({Exact(2)});
   EXPECT_FALSE(out.ok);
-  EXPECT_NE(out.reason.find("has 2 that its device class and selectors select (1 of them free)"), std::string::npos) << out.reason;
+  EXPECT_NE(out.reason.find("has 2 that its device class and selectors select (1 of them free)"),
+            std::string::npos)
+      << out.reason;
 }
 
 TEST(DraAllocator, ASelectorThatMatchesNothingSaysSo) {
   Fixture f(4);
   auto out = f.Run({Exact(1, /*filter=*/2)});
   EXPECT_FALSE(out.ok);
-  EXPECT_NE(out.reason.find("has 0 that its device class and selectors select"), std::string::npos) << out.reason;
+  EXPECT_NE(out.reason.find("has 0 that its device class and selectors select"), std::string::npos)
+      << out.reason;
 }
 
 TEST(DraAllocator, ACelRuntimeErrorFailsTheAllocation) {
@@ -171,7 +174,8 @@ TEST(DraAllocator, CountersOfPartitionableDevicesAreNeverOverdrawn) {
 
 TEST(DraAllocator, TaintedDevicesOnlyForTolerations) {
   Fixture f(2);
-  f.node.devices[0].taints.push_back({Taint{"gpu.example.com/unhealthy", "", TaintEffect::kNoSchedule}});
+  f.node.devices[0].taints.push_back(
+      {Taint{"gpu.example.com/unhealthy", "", TaintEffect::kNoSchedule}});
   auto out = f.Run({Exact(2)});
   EXPECT_FALSE(out.ok);
   std::vector<Toleration> tol{{"gpu.example.com/unhealthy", TolerationOp::kExists, "", {}}};

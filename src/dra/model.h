@@ -148,12 +148,12 @@ struct DraModel {
 
 // A pod's spec.resourceClaims entry, resolved against the claims and templates of DraModel.
 struct PodClaim {
-  std::string name;  // the entry's name, which containers' resources.claims refer to
+  std::string name;           // the entry's name, which containers' resources.claims refer to
   std::string claim_name;     // resourceClaimName: a ResourceClaim shared with other pods
   std::string template_name;  // resourceClaimTemplateName: a claim of its own for each pod
-  int32_t claim = -1;      // index in DraModel::claims, once resolved
-  int32_t template_ = -1;  // index in DraModel::templates, once resolved
-  std::string source;      // "file:line" of the entry
+  int32_t claim = -1;         // index in DraModel::claims, once resolved
+  int32_t template_ = -1;     // index in DraModel::templates, once resolved
+  std::string source;         // "file:line" of the entry
   // Set where the claim cannot be allocated at all, and why (tessera serve does not allocate
   // DRA claims yet): the pod waits with this reason.
   std::string unsupported;

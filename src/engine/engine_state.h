@@ -153,7 +153,7 @@ struct EngineState {
   std::vector<ResolvedQueue> queues;
   std::unique_ptr<QuotaTree> quota;
   std::unique_ptr<ClusterState> cluster;
-  std::unique_ptr<DraState> dra;  // devices of Dynamic Resource Allocation (docs/dra.md)
+  std::unique_ptr<DraState> dra;           // devices of Dynamic Resource Allocation (docs/dra.md)
   std::vector<std::vector<NodeId>> pools;  // pool 0: all schedulable nodes; f+1: flavor f
   // Nodes that take no new pods (a spot node under its interruption notice, docs/autoscaling.md);
   // empty until the first is cordoned.

@@ -21,8 +21,8 @@ namespace tessera {
 // Where one pod of a workload runs.
 // The devices of one of a pod's DRA claims (PodSet::claims), as DraState allocated them.
 struct DraAllocation {
-  std::vector<int32_t> devices;        // DraState's device ids
-  std::vector<std::string> requests;   // per device: its request ("gpu", or "gpu/sub")
+  std::vector<int32_t> devices;       // DraState's device ids
+  std::vector<std::string> requests;  // per device: its request ("gpu", or "gpu/sub")
 };
 
 struct PodPlacement {

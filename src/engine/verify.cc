@@ -42,8 +42,10 @@ absl::Status CountPods(const Engine& e, Counts& c) {
       bool held = p.placement.dra.size() == claims.size();
       for (const DraAllocation& a : p.placement.dra) held = held && !a.devices.empty();
       if (!claims.empty() && !held)
-        return absl::InternalError(fmt::format("a pod of {} is placed without the devices of "
-                                               "its DRA claims", w.Key()));
+        return absl::InternalError(
+            fmt::format("a pod of {} is placed without the devices of "
+                        "its DRA claims",
+                        w.Key()));
     }
     // A preemptor that waits for its victims holds its claim (Terminations::Claim).
     for (const auto& [fr, q] : rec.claim) usage[rec.cq][fr] += q;

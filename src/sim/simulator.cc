@@ -119,10 +119,10 @@ class SimRun {
   double grace_gpu_seconds_ = 0;            // the part of lost_gpu_seconds_ held in grace periods
   std::optional<cost::CostLedger> ledger_;  // with spec.pricing: what each workload held
   std::optional<Autoscaler> autoscaler_;    // with NodePools: node-hours; elastic ones scale
-  bool plan_ = false;         // something arrived, ended or was preempted: scale-up may be needed
-  double next_retry_ = -1;    // the kRetry in the queue, -1: none
+  bool plan_ = false;       // something arrived, ended or was preempted: scale-up may be needed
+  double next_retry_ = -1;  // the kRetry in the queue, -1: none
   std::vector<uint64_t> retry_chain_;  // running sets after the instants of one chain of retries
-  double capacity_area_ = 0;  // GPUs up x seconds
+  double capacity_area_ = 0;           // GPUs up x seconds
   int64_t last_capacity_ = 0;
 };
 
@@ -496,9 +496,7 @@ nlohmann::json PodsJson(const Model& m, const Workload& w, const std::vector<Pod
 
 }  // namespace
 
-std::string Simulator::ToJson() const {
-  return DumpJson(JsonDocument(), 2) + "\n";
-}
+std::string Simulator::ToJson() const { return DumpJson(JsonDocument(), 2) + "\n"; }
 
 nlohmann::json Simulator::JsonDocument() const {
   const Scheduler& s = *scheduler_;

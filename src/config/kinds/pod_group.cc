@@ -1,15 +1,14 @@
 // v1 Pods, alone or as members of a pod group (a PodGroup object of the coscheduling plugin,
 // scheduling.x-k8s.io or scheduling.sigs.k8s.io, or Kueue's plain-pod groups).
-#include "config/kinds/registry.h"
-
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "config/time_fields.h"
+#include "config/kinds/registry.h"
 #include "config/pod_template.h"
+#include "config/time_fields.h"
 #include "config/workload_meta.h"
 
 namespace tessera::config_internal {

@@ -20,8 +20,8 @@ namespace tessera {
 struct HeadKey {
   int32_t priority = 0;
   double created = 0;
-  int32_t id = 0;    // tie-break: input order
-  double share = 0;  // filled only when NeedsShare()
+  int32_t id = 0;              // tie-break: input order
+  double share = 0;            // filled only when NeedsShare()
   int32_t queue_priority = 0;  // its ClusterQueue's (ClusterQueue::queue_priority)
 };
 

@@ -124,10 +124,11 @@ std::string Admission::CanEverFit(WorkloadId id) const {
             !e_.placer.NodeEligible(id, static_cast<int>(ps), combo, n, false, true,
                                     /*devices=*/false))
           continue;
-        return fmt::format("pod set {}: its DRA claims can never be allocated on any node (on "
-                           "node {}: {})",
-                           w.pod_sets[ps].name, s_.model.nodes[n].name,
-                           s_.dra->Reason(w, static_cast<int>(ps), n, /*empty_node=*/true));
+        return fmt::format(
+            "pod set {}: its DRA claims can never be allocated on any node (on "
+            "node {}: {})",
+            w.pod_sets[ps].name, s_.model.nodes[n].name,
+            s_.dra->Reason(w, static_cast<int>(ps), n, /*empty_node=*/true));
       }
       Resources shown = w.pod_sets[ps].requests;
       shown[kPods] = 0;  // every pod asks for one; saying so adds nothing

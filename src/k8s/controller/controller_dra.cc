@@ -34,8 +34,8 @@ void Controller::Impl::ResolveClaims(Workload& w) const {
       // set of its own here, so they form a topology group, by the template they claim from.
       const dra::DraModel& dra = engine->model().dra;
       if (dra::ClaimsComputeDomainChannel(dra, dra.claims[pc.claim].spec))
-        dra::KeepInOneClique(ps, "compute-domain:" + (pc.template_name.empty() ? pc.claim_name
-                                                                               : pc.template_name));
+        dra::KeepInOneClique(
+            ps, "compute-domain:" + (pc.template_name.empty() ? pc.claim_name : pc.template_name));
     }
 }
 

@@ -14,7 +14,7 @@ std::string Refused(const GangSources& sources, const char* kind, const Gang& g)
   auto it = sources.refused.find(fmt::format("{}:{}/{}", kind, g.ns, g.name));
   if (it == sources.refused.end()) return "";
   const std::string_view k(kind);
-  const char* what = k == "Volcano"                ? "Volcano PodGroup"
+  const char* what = k == "Volcano"               ? "Volcano PodGroup"
                      : k == kWorkloadPodGroupKind ? "scheduling.k8s.io PodGroup"
                                                   : kind;
   return fmt::format("waiting for {} {}/{}, which is not used: {}", what, g.ns, g.name, it->second);
@@ -232,7 +232,8 @@ bool SameClaims(const PodSet& s, const PodSet& first) {
     if (s.claims[i].name != first.claims[i].name ||
         s.claims[i].claim_name != first.claims[i].claim_name ||
         s.claims[i].template_name != first.claims[i].template_name ||
-        !s.claims[i].template_name.empty() || s.claims[i].unsupported != first.claims[i].unsupported)
+        !s.claims[i].template_name.empty() ||
+        s.claims[i].unsupported != first.claims[i].unsupported)
       return false;
   return true;
 }
@@ -273,11 +274,10 @@ GangAssembly AssembleGang(const Gang& all, const GangSources& sources) {
     } else if (gated.empty()) {
       out.wait_reason = fmt::format("waiting for the gang's pods: {} of {} exist", have, min);
     } else if (all.kind != "Pod") {
-      out.wait_reason = fmt::format("waiting for the gang's pods: {} of {} exist without gates",
-                                    have, min);
+      out.wait_reason =
+          fmt::format("waiting for the gang's pods: {} of {} exist without gates", have, min);
     }
-    if (!gated.empty())
-      out.wait_reason += (out.wait_reason.empty() ? "" : "; ") + GatedPods(gated);
+    if (!gated.empty()) out.wait_reason += (out.wait_reason.empty() ? "" : "; ") + GatedPods(gated);
     return out;
   }
   out.complete = true;

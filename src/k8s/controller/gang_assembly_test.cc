@@ -41,8 +41,7 @@ json PodGroupLabel(const std::string& group) { return {{kPodGroupLabel, group}};
 // A one-GPU pod of PodGroup `group` (none when empty) held by scheduling `gates`.
 PodInfo GatedPod(const std::string& name, const std::string& group,
                  const std::vector<std::string>& gates = {}) {
-  return Pod(name, group.empty() ? json::object() : PodGroupLabel(group), json::object(), 1,
-             gates);
+  return Pod(name, group.empty() ? json::object() : PodGroupLabel(group), json::object(), 1, gates);
 }
 
 // The gang of `pods` (all of one group), as the controller hands it over: members by pod key;
@@ -295,7 +294,8 @@ TEST(AssembleGang, JobDeadlineAndVolcanoSlaReachTheWorkload) {
 // that needs it waits whole and says which gates hold it; once the gates go, it is complete.
 
 TEST(GangGates, AGangWithAGatedMemberItNeedsWaitsAndNamesTheGate) {
-  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"), GatedPod("p2", "train"),
+  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"),
+                               GatedPod("p2", "train"),
                                GatedPod("p3", "train", {"example.com/data-ready"})};
   GangAssembly a = AssembleGang(GangOf(pods), WithPodGroup("train", 4));
   EXPECT_FALSE(a.complete);
@@ -307,8 +307,8 @@ TEST(GangGates, AGangWithAGatedMemberItNeedsWaitsAndNamesTheGate) {
 }
 
 TEST(GangGates, OnceTheGateGoesTheGangIsComplete) {
-  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"), GatedPod("p2", "train"),
-                               GatedPod("p3", "train")};
+  std::vector<PodInfo> pods = {GatedPod("p0", "train"), GatedPod("p1", "train"),
+                               GatedPod("p2", "train"), GatedPod("p3", "train")};
   GangAssembly a = AssembleGang(GangOf(pods), WithPodGroup("train", 4));
   ASSERT_TRUE(a.complete);
   EXPECT_TRUE(a.gated.empty());

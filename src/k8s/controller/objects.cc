@@ -409,8 +409,7 @@ void ReadPodGroupRef(const json& md, const json& spec, PodInfo& p) {
   if (std::string pg = Str(At(spec, "schedulingGroup"), "podGroupName"); !pg.empty()) {
     p.group_kind = kWorkloadPodGroupKind;
     p.group_name = std::move(pg);
-  } else if (auto it = p.labels.find(kPodGroupLabel);
-             it != p.labels.end() && !it->second.empty()) {
+  } else if (auto it = p.labels.find(kPodGroupLabel); it != p.labels.end() && !it->second.empty()) {
     p.group_kind = "PodGroup";
     p.group_name = it->second;
   } else if (auto it2 = p.annotations.find(kVolcanoGroupAnnotation);

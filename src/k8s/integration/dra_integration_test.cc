@@ -38,19 +38,19 @@ class K8sDra : public testing_queues::QueueClusterTest {
     cluster_->CreateNodes(1, 0, name);
     json devices = json::array();
     for (int i = 0; i < n; ++i)
-      devices.push_back({{"name", fmt::format("gpu-{}", i)},
-                         {"attributes",
-                          {{"index", {{"int", i}}},
-                           {"pcieRoot", {{"string", i < n / 2 ? "pci0" : "pci1"}}}}}});
-    cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
-                      {"kind", "ResourceSlice"},
-                      {"metadata", {{"name", name + "-0-gpus"}}},
-                      {"spec",
-                       {{"driver", kDriver},
-                        {"nodeName", name + "-0"},
-                        {"pool", {{"name", name + "-0"}, {"generation", 1},
-                                  {"resourceSliceCount", 1}}},
-                        {"devices", devices}}}});
+      devices.push_back(
+          {{"name", fmt::format("gpu-{}", i)},
+           {"attributes",
+            {{"index", {{"int", i}}}, {"pcieRoot", {{"string", i < n / 2 ? "pci0" : "pci1"}}}}}});
+    cluster_->Create(
+        {{"apiVersion", "resource.k8s.io/v1"},
+         {"kind", "ResourceSlice"},
+         {"metadata", {{"name", name + "-0-gpus"}}},
+         {"spec",
+          {{"driver", kDriver},
+           {"nodeName", name + "-0"},
+           {"pool", {{"name", name + "-0"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+           {"devices", devices}}}});
   }
 
   void CreateClassAndTemplate(int count) {
@@ -136,9 +136,9 @@ TEST_F(K8sDra, FourPodsOfTwoDevicesFillAnEightDeviceNodeTheFifthWaitsAndARestart
     const json& status = c["status"];
     ASSERT_TRUE(status.contains("allocation")) << c.dump();
     EXPECT_EQ(status["allocation"]["devices"]["results"].size(), 2u);
-    EXPECT_EQ(status["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]
-                    ["values"][0],
-              "dra-0");
+    EXPECT_EQ(
+        status["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0],
+        "dra-0");
     ASSERT_EQ(status.value("reservedFor", json::array()).size(), 1u);
     EXPECT_EQ(status["reservedFor"][0]["name"], name);
     EXPECT_EQ(status["reservedFor"][0]["uid"], p["metadata"]["uid"]);
@@ -148,8 +148,7 @@ TEST_F(K8sDra, FourPodsOfTwoDevicesFillAnEightDeviceNodeTheFifthWaitsAndARestart
   ExpectDisjoint(before, 2);
   ASSERT_FALSE(waiting.empty());
   EXPECT_TRUE(TestCluster::WaitFor(
-      [&] { return PendingMessage(waiting).find("DRA claims") != std::string::npos; },
-      kTimeout))
+      [&] { return PendingMessage(waiting).find("DRA claims") != std::string::npos; }, kTimeout))
       << PendingMessage(waiting);
 
   // A restart reads the allocations back: nothing moves, nothing is given twice.
@@ -177,8 +176,7 @@ TEST_F(K8sDra, FourPodsOfTwoDevicesFillAnEightDeviceNodeTheFifthWaitsAndARestart
       << "the fifth pod was not bound after a pod left";
   // The ResourceClaim controller deletes the gone pod's claim (docs/dra.md: serve may give its
   // devices a moment before that).
-  ASSERT_TRUE(
-      TestCluster::WaitFor([&] { return Allocations().count(gone_claim) == 0; }, kTimeout));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return Allocations().count(gone_claim) == 0; }, kTimeout));
   auto after = Allocations();
   EXPECT_EQ(after.size(), 4u);
   ExpectDisjoint(after, 2);
@@ -190,8 +188,7 @@ TEST_F(K8sDra, PodWhoseClaimCannotBeMetWaitsWithAReason) {
   StartTessera();
   CreateClaimPod("big");
   EXPECT_TRUE(TestCluster::WaitFor(
-      [&] { return PendingMessage("big").find("DRA claims") != std::string::npos; },
-      kTimeout))
+      [&] { return PendingMessage("big").find("DRA claims") != std::string::npos; }, kTimeout))
       << PendingMessage("big");
   EXPECT_EQ(cluster_->BoundPods("default"), 0);
   EXPECT_TRUE(Allocations().empty());
