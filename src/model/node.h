@@ -39,6 +39,10 @@ struct Node {
   // engine hands out count replicas. Replica r of physical GPU g is slot r * physical_gpus() + g,
   // so that the lowest slots are one replica of each GPU. 1: no time-slicing.
   int32_t gpu_replicas = 1;
+  // Kubernetes mode: devices among allocatable[kGpu] that the device plugin does not offer
+  // (status.capacity - status.allocatable: it marked them unhealthy); serve says which ones are
+  // failed (k8s/controller/gpu_health.h) and gives them to nobody.
+  int32_t unhealthy_gpus = 0;
   std::string source;  // "file:line" where it was declared, for messages
   // Index in Model::node_pools of the NodePool it came from; -1: a Node object.
   int32_t pool = -1;

@@ -122,12 +122,47 @@ bool ResourceClaimStatus(std::string_view b, json& out, Err& err) {
   });
 }
 
+// ResourceHealth {resourceID = 1, health = 2, message = 6} and ResourceStatus {name = 1,
+// resources = 2}: the kubelet's word on a container's devices (KEP-4680, gpu_health.h).
+bool ResourceHealth(std::string_view b, json& out, Err& err) {
+  return Fields(b, "ResourceHealth", err, [&](const Field& f) {
+    if (!IsBytes(f)) return true;
+    if (f.number == 1) out["resourceID"] = Str(f);
+    if (f.number == 2) out["health"] = Str(f);
+    if (f.number == 6) out["message"] = Str(f);
+    return true;
+  });
+}
+
+bool ResourceStatus(std::string_view b, json& out, Err& err) {
+  return Fields(b, "ResourceStatus", err, [&](const Field& f) {
+    if (!IsBytes(f)) return true;
+    if (f.number == 1) out["name"] = Str(f);
+    if (f.number == 2 && !Append(out, "resources", f.bytes, err, ResourceHealth)) return false;
+    return true;
+  });
+}
+
+// A ContainerStatus: only its allocatedResourcesStatus (14).
+bool ContainerStatus(std::string_view b, json& out, Err& err) {
+  return Fields(b, "ContainerStatus", err, [&](const Field& f) {
+    if (IsBytes(f) && f.number == 14 &&
+        !Append(out, "allocatedResourcesStatus", f.bytes, err, ResourceStatus))
+      return false;
+    return true;
+  });
+}
+
 bool PodStatus(std::string_view b, json& out, Err& err) {
   return Fields(b, "PodStatus", err, [&](const Field& f) {
     if (!IsBytes(f)) return true;
     if (f.number == 1) out["phase"] = Str(f);
     if (f.number == 2 && !Append(out, "conditions", f.bytes, err, Condition)) return false;
     if (f.number == 11) out["nominatedNodeName"] = Str(f);
+    if (f.number == 8 && !Append(out, "containerStatuses", f.bytes, err, ContainerStatus))
+      return false;
+    if (f.number == 10 && !Append(out, "initContainerStatuses", f.bytes, err, ContainerStatus))
+      return false;
     if (f.number == 15 &&
         !Append(out, "resourceClaimStatuses", f.bytes, err, ResourceClaimStatus))
       return false;

@@ -152,6 +152,14 @@ Pb FullPod() {
                   .Msg(4, Pb().Varint(1, 1767225600)).Bytes(5, "Unschedulable").Bytes(6, "waiting"))
       .Bytes(9, "Burstable")
       .Msg(15, Pb().Bytes(1, "nic").Bytes(2, "w-0-nic"))
+      // containerStatuses: the kubelet's resource health (1.36+) of the main container's GPUs.
+      .Msg(8, Pb().Bytes(1, "main").Varint(4, 1).Varint(5, 2).Bytes(6, "trainer:1")
+                  .Quantity(10, "nvidia.com/gpu", "2")
+                  .Msg(14, Pb().Bytes(1, "nvidia.com/gpu")
+                               .Msg(2, Pb().Bytes(1, "GPU-a").Bytes(2, "Healthy"))
+                               .Msg(2, Pb().Bytes(1, "GPU-b").Bytes(2, "Unhealthy")
+                                           .Bytes(6, "XID 79"))))
+      .Msg(10, Pb().Bytes(1, "proxy").Varint(4, 1))
       .Quantity(19, "cpu", "1")
       .Msg(20, Pb().Quantity(2, "cpu", "1"));
   return Pb().Msg(1, meta).Msg(2, FullPodSpec()).Msg(3, status);
@@ -250,6 +258,12 @@ json FullPodJson() {
         "message": "waiting"}],
       "qosClass": "Burstable",
       "resourceClaimStatuses": [{"name": "nic", "resourceClaimName": "w-0-nic"}],
+      "containerStatuses": [{"name": "main", "ready": true, "restartCount": 2,
+        "image": "trainer:1", "allocatedResources": {"nvidia.com/gpu": "2"},
+        "allocatedResourcesStatus": [{"name": "nvidia.com/gpu", "resources": [
+          {"resourceID": "GPU-a", "health": "Healthy"},
+          {"resourceID": "GPU-b", "health": "Unhealthy", "message": "XID 79"}]}]}],
+      "initContainerStatuses": [{"name": "proxy", "ready": true}],
       "allocatedResources": {"cpu": "1"}, "resources": {"requests": {"cpu": "1"}}}})");
   pod["spec"]["initContainers"] = {FullContainerJson("proxy", true)};
   pod["spec"]["containers"] = {FullContainerJson("main", false)};
@@ -276,6 +290,8 @@ TEST(ProtoPodSpec, EveryFieldOfA137PodSpecDecodesToWhatJsonReads) {
   EXPECT_EQ(from_proto->time.max_wait, 1800);
   EXPECT_EQ(from_proto->queue_name, "team-a");
   EXPECT_EQ(from_proto->scheduled_condition, "waiting");
+  ASSERT_EQ(from_proto->unhealthy.size(), 1u);  // the kubelet's resource health
+  EXPECT_EQ(from_proto->unhealthy[0], (UnhealthyResource{"nvidia.com/gpu", "GPU-b", "XID 79"}));
   EXPECT_EQ(from_proto->set.anti_affinity, HostnameAntiAffinity::kRequired);
   EXPECT_EQ(from_proto->set.affinity.required_terms.size(), 1u);
   EXPECT_EQ(from_proto->set.tolerations.size(), 1u);

@@ -18,7 +18,8 @@ bool SameNode(const Node& a, bool a_ready, const Node& b, bool b_ready) {
   if (a_ready != b_ready || a.unschedulable != b.unschedulable || a.labels != b.labels ||
       !(a.allocatable == b.allocatable) || a.taints.size() != b.taints.size() ||
       a.gpu_memory_mib != b.gpu_memory_mib || a.gpu_replicas != b.gpu_replicas ||
-      a.mig_dynamic != b.mig_dynamic || a.gpus.size() != b.gpus.size())
+      a.mig_dynamic != b.mig_dynamic || a.gpus.size() != b.gpus.size() ||
+      a.unhealthy_gpus != b.unhealthy_gpus)
     return false;
   for (size_t i = 0; i < a.gpus.size(); ++i)
     if (a.gpus[i].nvlink != b.gpus[i].nvlink || a.gpus[i].numa != b.gpus[i].numa ||

@@ -183,6 +183,7 @@ absl::Status ReadPodHeader(const json& obj, PodInfo& p) {
     p.grace_period = g.get<int64_t>();
   const json& status = At(obj, "status");
   p.phase = Str(status, "phase");
+  p.unhealthy = ParseUnhealthyResources(status);
   if (const json& conds = At(status, "conditions"); conds.is_array()) {
     for (const auto& c : conds) {
       if (Str(c, "type") != "PodScheduled" || Str(c, "status") != "False") continue;
@@ -531,6 +532,7 @@ std::string Describe(const PodInfo& p) {
     s += fmt::format(" spread={}/{}/{}/{}", t.topology_key, t.max_skew, t.required, t.min_domains);
   for (const auto& t : p.set.affinity.preferred_terms)
     s += fmt::format(" prefer={}x{}", t.weight, t.term.match_expressions.size());
+  for (const auto& u : p.unhealthy) s += fmt::format(" unhealthy={}/{}/{}", u.name, u.id, u.message);
   s += " " + DescribeTime(p.time);
   s += fmt::format(" gates=[{}]", fmt::join(p.scheduling_gates, ","));
   s += fmt::format(" claims=[{}]", fmt::join(ClaimNames(p), ","));
@@ -582,10 +584,12 @@ absl::StatusOr<Node> ParseNode(const json& obj, bool* ready, std::vector<std::st
   n.source = "node " + n.name;
   // GFD's labels, tessera.dev/gpu-layout, gpu-replicas and mig: a value that cannot be used is
   // left out (the node keeps running what it runs) and said.
+  CountUnhealthyGpus(status, n);  // before the layout, which is of every device
   for (const FieldProblem& fp : ApplyNodeGpuFields(StrMap(At(md, "annotations")), n))
     if (problems)
       problems->push_back(fmt::format("metadata.{}.{}: {}", fp.in_labels ? "labels" : "annotations",
                                       fp.key, fp.message));
+  UncountTimeSliced(n);
   if (ready) {
     // No Ready condition at all (a node object without a kubelet that never reported) counts as
     // ready: the conditions are the kubelet's word, and an operator may create nodes by hand.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "k8s/controller/gpu_health.h"
 #include "k8s/controller/time_fields.h"
 #include "model/node.h"
 #include "model/queues.h"
@@ -72,6 +73,8 @@ struct PodInfo {
   std::vector<std::string> scheduling_gates;
   std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
   std::string scheduled_reason;      // ... and its reason
+  // Devices of its containers the kubelet reports Unhealthy (gpu_health.h).
+  std::vector<UnhealthyResource> unhealthy;
   // Its fields of time (time_fields.h: annotations, Kueue's label, spec.activeDeadlineSeconds),
   // and the values that could not be used ("metadata.annotations.KEY: why"), left out; also a
   // topology spread constraint left out ("spec.topologySpreadConstraints[i]...: why"). Each is

@@ -146,13 +146,14 @@ std::string LabelOr(const Sample& s, std::string_view name) {
   return v ? *v : std::string();
 }
 
-enum class Field { kNone, kGpuUtil, kEngineActive, kFbUsed, kFbFree };
+enum class Field { kNone, kGpuUtil, kEngineActive, kFbUsed, kFbFree, kXid };
 
 Field FieldOf(const std::string& name) {
   if (name == "DCGM_FI_DEV_GPU_UTIL") return Field::kGpuUtil;
   if (name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE") return Field::kEngineActive;
   if (name == "DCGM_FI_DEV_FB_USED") return Field::kFbUsed;
   if (name == "DCGM_FI_DEV_FB_FREE") return Field::kFbFree;
+  if (name == "DCGM_FI_DEV_XID_ERRORS") return Field::kXid;
   return Field::kNone;
 }
 
@@ -220,6 +221,10 @@ absl::StatusOr<std::vector<GpuReading>> ParseDcgmExposition(std::string_view bod
         break;
       case Field::kFbFree:
         r.fb_free_mib = s.value;
+        break;
+      case Field::kXid:
+        // An XID is a small code (NVIDIA lists fewer than 200); anything else is not one.
+        if (s.value >= 0 && s.value < 1e6) r.xid = static_cast<int64_t>(s.value);
         break;
       case Field::kNone:
         break;

@@ -7,7 +7,8 @@
 // dcgm-exporter's default counters (etc/default-counters.csv) export DCGM_FI_DEV_GPU_UTIL
 // (percent, 0-100) and DCGM_FI_DEV_FB_USED / DCGM_FI_DEV_FB_FREE (MiB); its DCP counters
 // (dcp-metrics-included.csv) add DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio, 0-1), the finer
-// measure: where a GPU has both, the engine activity is its utilization.
+// measure: where a GPU has both, the engine activity is its utilization. DCGM_FI_DEV_XID_ERRORS
+// (a default counter too) is the last XID error of the GPU, which says when it is broken.
 //
 // The whole body is checked as Prometheus reads it: a line that is not a comment, a blank, or
 // `name{labels} value [timestamp]` makes the scrape an error naming the line, and nothing of it
@@ -39,6 +40,9 @@ struct GpuReading {
   std::optional<double> gpu_util;  // DCGM_FI_DEV_GPU_UTIL as a ratio (percent / 100)
   std::optional<double> engine_active;  // DCGM_FI_PROF_GR_ENGINE_ACTIVE
   std::optional<double> fb_used_mib, fb_free_mib;
+  // DCGM_FI_DEV_XID_ERRORS: the last XID error of the GPU (0: none); gpu_health.h says which
+  // mean broken hardware.
+  std::optional<int64_t> xid;
 
   // The utilization in [0, 1]: the graphics engine's activity where measured, else
   // DCGM_FI_DEV_GPU_UTIL; std::nullopt when neither is.

@@ -47,12 +47,29 @@ TEST(DcgmExposition, RecordedExpositionReadGpuByGpu) {
   EXPECT_DOUBLE_EQ(*g0.utilization(), 0.021);  // the engine activity wins
   EXPECT_DOUBLE_EQ(*g0.fb_used_mib, 1523);
   EXPECT_DOUBLE_EQ(*g0.fb_free_mib, 79627);
+  EXPECT_EQ(g0.xid, 0);
   // GPU 2: empty pod labels; GPU 3: none at all. Both read, neither mapped.
   EXPECT_EQ((*got)[2].pod, "");
   EXPECT_EQ((*got)[2].gpu, 2);
   EXPECT_DOUBLE_EQ(*(*got)[2].utilization(), 0.934);
   EXPECT_EQ((*got)[3].ns, "");
   EXPECT_DOUBLE_EQ(*(*got)[3].utilization(), 0);
+}
+
+TEST(DcgmExposition, TheLastXidOfEachGpu) {
+  auto got = ParseDcgmExposition(
+      "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n"
+      "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",Hostname=\"n\"} 0\n"
+      "DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",Hostname=\"n\"} 79\n"
+      "DCGM_FI_DEV_XID_ERRORS{gpu=\"2\",Hostname=\"n\"} 1e300\n"
+      "DCGM_FI_DEV_XID_ERRORS{gpu=\"3\",Hostname=\"n\"} -4\n");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 4u);
+  EXPECT_EQ((*got)[0].xid, 0);
+  EXPECT_EQ((*got)[1].xid, 79);
+  EXPECT_FALSE((*got)[2].xid);  // no XID is that large
+  EXPECT_FALSE((*got)[3].xid);
+  EXPECT_FALSE((*got)[1].utilization());
 }
 
 TEST(DcgmExposition, GpuUtilAloneIsAPercentAndValuesAreClamped) {
