@@ -38,6 +38,10 @@ ClusterState::ClusterState(const std::vector<Node>& nodes,
   gpu_offset_[n] = off;
   gpu_owner_.assign(off, -1);
   gpu_used_.assign(off, 0);
+  failed_.assign(off, 0);
+  pad_milli_.assign(off, 0);
+  pad_slices_.assign(off, 0);
+  failed_on_.assign(n, 0);
   nvlink_.assign(off, 0);
   numa_.assign(off, 0);
   pcie_.assign(off, 0);
@@ -107,7 +111,7 @@ void ClusterState::SetOnline(NodeId n, bool online) {
   const bool counted = !member_[n].empty() && member_[n][0].pool == 0;
   if (!online) {
     const int k = free_gpus(n);
-    assert(k == gpu_count(n));
+    assert(k + failed_on_[n] == gpu_count(n));
     for (Membership& m : member_[n]) {
       Pool& pool = pools_[m.pool];
       auto& bucket = pool.buckets[k];
@@ -128,14 +132,17 @@ void ClusterState::SetOnline(NodeId n, bool online) {
     offline_free_[n] = free_[n];
     free_[n] = Resources();
     if (counted) {
-      total_gpus_ -= gpu_count(n);
-      free_gpus_ -= gpu_count(n);
+      total_gpus_ -= gpu_count(n) - failed_on_[n];
+      free_gpus_ -= k;
     }
     return;
   }
   auto it = offline_free_.find(n);
   free_[n] = it->second;
   offline_free_.erase(it);
+  // A device that failed or was repaired while the node was offline changed only its counts.
+  UpdateMigFree(n);
+  UpdateFreeMemory(n);
   const int k = free_gpus(n);
   for (Membership& m : member_[n]) {
     Pool& pool = pools_[m.pool];
@@ -144,9 +151,75 @@ void ClusterState::SetOnline(NodeId n, bool online) {
     pool.free_gpus += k;
   }
   if (counted) {
-    total_gpus_ += gpu_count(n);
-    free_gpus_ += gpu_count(n);
+    total_gpus_ += gpu_count(n) - failed_on_[n];
+    free_gpus_ += k;
   }
+}
+
+void ClusterState::SetGpuFailed(NodeId n, int32_t g, bool failed) {
+  const int32_t d = gpu_offset_[n] + g;
+  if ((failed_[d] != 0) == failed) return;
+  failed_[d] = failed ? 1 : 0;
+  const int sign = failed ? 1 : -1;
+  failed_on_[n] += sign;
+  failed_total_ += sign;
+  if (Counted(n)) total_gpus_ -= sign;
+  int32_t& owner = gpu_owner_[d];
+  int32_t& used = gpu_used_[d];
+  if (!online_[n]) {
+    // Nothing is placed on an offline node: only the counts it comes back with change.
+    Resources& f = offline_free_[n];
+    f[kGpu] -= sign;
+    f[kGpuMilli] -= sign * kMilliPerGpu;
+    owner = failed ? kFailedDevice : -1;
+    used = failed ? kMilliPerGpu : 0;
+    return;
+  }
+  const int before = free_gpus(n);
+  if (failed) {
+    if (owner == -1) {  // nothing on it: out
+      owner = kFailedDevice;
+      used = kMilliPerGpu;
+      --free_[n][kGpu];
+      --free_gpus_;
+      free_[n][kGpuMilli] -= kMilliPerGpu;
+    } else if (owner == kSharedDevice) {  // its free milli padded
+      pad_milli_[d] = kMilliPerGpu - used;
+      free_[n][kGpuMilli] -= pad_milli_[d];
+      used = kMilliPerGpu;
+    } else if (owner == kMigDevice) {  // its free slices padded
+      pad_slices_[d] = static_cast<uint8_t>(~mig_mask_[d]);
+      mig_mask_[d] = 0xff;
+    }  // a whole owner: full already
+  } else {
+    if (owner == kFailedDevice) {
+      owner = -1;
+      used = 0;
+      ++free_[n][kGpu];
+      ++free_gpus_;
+      free_[n][kGpuMilli] += kMilliPerGpu;
+    } else if (owner == kSharedDevice) {
+      used -= pad_milli_[d];
+      free_[n][kGpuMilli] += pad_milli_[d];
+      pad_milli_[d] = 0;
+    } else if (owner == kMigDevice) {
+      mig_mask_[d] &= static_cast<uint8_t>(~pad_slices_[d]);
+      pad_slices_[d] = 0;
+    }
+  }
+  Move(n, before, free_gpus(n));
+  UpdateShareRoom(n);
+  UpdateMigFree(n);
+  UpdateFreeMemory(n);
+}
+
+void ClusterState::FailOut(NodeId n, int32_t g) {
+  const int32_t d = gpu_offset_[n] + g;
+  gpu_owner_[d] = kFailedDevice;
+  gpu_used_[d] = kMilliPerGpu;
+  mig_mask_[d] = 0;
+  pad_milli_[d] = 0;
+  pad_slices_[d] = 0;
 }
 
 void ClusterState::Move(NodeId n, int from_k, int to_k) {
@@ -293,6 +366,17 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
   int32_t* used = gpu_used_.data() + gpu_offset_[n];
   if (req[kGpuMilli] > 0) {
     for (int32_t g : gpus) {  // one device
+      if (Failed(n, g)) {     // put back on a failed device: its place comes from the padding
+        const int32_t d = gpu_offset_[n] + g;
+        if (owners[g] == kFailedDevice) {
+          owners[g] = kSharedDevice;
+          pad_milli_[d] = kMilliPerGpu;
+        }
+        assert(owners[g] == kSharedDevice && pad_milli_[d] >= req[kGpuMilli]);
+        pad_milli_[d] -= static_cast<int32_t>(req[kGpuMilli]);
+        free_[n][kGpuMilli] += req[kGpuMilli];
+        continue;
+      }
       assert(owners[g] < 0 && used[g] + req[kGpuMilli] <= kMilliPerGpu);
       if (used[g] == 0) {
         --free_[n][kGpu];
@@ -302,13 +386,19 @@ void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector
       owners[g] = kSharedDevice;
     }
   } else {
+    int64_t back = 0;  // failed devices a pod is put back on: they were not free
     for (int32_t g : gpus) {
-      assert(owners[g] == -1 && used[g] == 0);
+      if (owners[g] == kFailedDevice) {
+        ++back;
+      } else {
+        assert(owners[g] == -1 && used[g] == 0);
+      }
       owners[g] = owner;
       used[g] = kMilliPerGpu;
     }
-    free_[n][kGpuMilli] -= kMilliPerGpu * static_cast<int64_t>(gpus.size());
-    free_gpus_ -= static_cast<int64_t>(gpus.size());
+    free_[n][kGpu] += back;
+    free_[n][kGpuMilli] -= kMilliPerGpu * (static_cast<int64_t>(gpus.size()) - back);
+    free_gpus_ -= static_cast<int64_t>(gpus.size()) - back;
   }
   Move(n, before, free_gpus(n));
   UpdateShareRoom(n);
@@ -407,6 +497,16 @@ Room ClusterState::PodRoom(NodeId n, const Resources& req, const std::vector<int
 
 void ClusterState::TakeSlices(NodeId n, int32_t g, uint8_t bits) {
   const int32_t d = gpu_offset_[n] + g;
+  if (failed_[d]) {  // put back on a failed device: its slices come from the padding
+    if (gpu_owner_[d] == kFailedDevice) {
+      gpu_owner_[d] = kMigDevice;
+      mig_mask_[d] = 0xff;
+      pad_slices_[d] = 0xff;
+    }
+    assert(gpu_owner_[d] == kMigDevice && (pad_slices_[d] & bits) == bits);
+    pad_slices_[d] &= static_cast<uint8_t>(~bits);
+    return;
+  }
   assert((gpu_owner_[d] == -1 || gpu_owner_[d] == kMigDevice) && (mig_mask_[d] & bits) == 0);
   if (mig_mask_[d] == 0) {
     gpu_owner_[d] = kMigDevice;
@@ -420,6 +520,11 @@ void ClusterState::TakeSlices(NodeId n, int32_t g, uint8_t bits) {
 
 void ClusterState::GiveSlices(NodeId n, int32_t g, uint8_t bits) {
   const int32_t d = gpu_offset_[n] + g;
+  if (failed_[d]) {  // a failed device keeps its slices padded; out when the last one leaves
+    pad_slices_[d] |= bits;
+    if (pad_slices_[d] == 0xff) FailOut(n, g);
+    return;
+  }
   mig_mask_[d] &= static_cast<uint8_t>(~bits);
   if (mig_mask_[d] == 0) {
     gpu_owner_[d] = -1;
@@ -454,6 +559,13 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
   int32_t* used = gpu_used_.data() + gpu_offset_[n];
   if (req[kGpuMilli] > 0) {
     for (int32_t g : gpus) {
+      if (Failed(n, g)) {  // its milli become padding; out when the last share leaves
+        const int32_t d = gpu_offset_[n] + g;
+        pad_milli_[d] += static_cast<int32_t>(req[kGpuMilli]);
+        free_[n][kGpuMilli] -= req[kGpuMilli];
+        if (pad_milli_[d] == kMilliPerGpu) FailOut(n, g);
+        continue;
+      }
       used[g] -= static_cast<int32_t>(req[kGpuMilli]);
       if (used[g] == 0) {
         owners[g] = -1;
@@ -462,12 +574,19 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
       }
     }
   } else {
+    int64_t out = 0;  // failed devices: out, not free
     for (int32_t g : gpus) {
+      if (Failed(n, g)) {
+        FailOut(n, g);
+        ++out;
+        continue;
+      }
       owners[g] = -1;
       used[g] = 0;
     }
-    free_[n][kGpuMilli] += kMilliPerGpu * static_cast<int64_t>(gpus.size());
-    free_gpus_ += static_cast<int64_t>(gpus.size());
+    free_[n][kGpu] -= out;
+    free_[n][kGpuMilli] += kMilliPerGpu * (static_cast<int64_t>(gpus.size()) - out);
+    free_gpus_ += static_cast<int64_t>(gpus.size()) - out;
   }
   Move(n, before, free_gpus(n));
   UpdateShareRoom(n);
@@ -478,7 +597,7 @@ void ClusterState::Release(NodeId n, const Resources& req, const std::vector<int
 void ClusterState::AssignExact(NodeId n, const Resources& req, const std::vector<int32_t>& gpus,
                                WorkloadId owner, const std::vector<int8_t>& mig_starts) {
   if (mig_starts.empty()) return AssignExact(n, req, gpus, owner);
-  assert(MigPlacementFree(n, req, gpus, mig_starts));
+  assert(failed_on_[n] > 0 || MigPlacementFree(n, req, gpus, mig_starts));
   int before = free_gpus(n);
   free_[n] -= req;
   auto instances = MigInstances(n, req);

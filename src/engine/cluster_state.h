@@ -58,8 +58,10 @@ class ClusterState {
   int gpu_replicas(NodeId n) const { return replicas_[n]; }
   // Owner workload of each GPU device of node n (-1 free, kSharedDevice: shares on it,
   // kMigDevice: MIG instances on it, on a node whose MIG layout Tessera chooses).
+  // kFailedDevice: a failed device with nothing on it (SetGpuFailed).
   static constexpr int32_t kSharedDevice = -2;
   static constexpr int32_t kMigDevice = -3;
+  static constexpr int32_t kFailedDevice = -4;
   const int32_t* gpu_owners(NodeId n) const { return gpu_owner_.data() + gpu_offset_[n]; }
   // Milli in use on each GPU device of node n (1000 for a whole-owned device).
   const int32_t* gpu_used_milli(NodeId n) const { return gpu_used_.data() + gpu_offset_[n]; }
@@ -176,6 +178,17 @@ class ClusterState {
   void SetOnline(NodeId n, bool online);
   bool online(NodeId n) const { return online_[n]; }
 
+  // Failed GPU devices (docs/gpu-failures.md): a failed device is given to nobody. One with
+  // nothing on it is out: owner kFailedDevice, 1000 milli used, not free, not in total_gpus().
+  // One that still holds pods keeps them (the caller evicts them, or their controller ends
+  // them), but is padded full (its free milli and free MIG slices count as used) so that nothing
+  // new lands on it; when its last pod leaves it is out. Repair gives it back. A pod put back on
+  // a failed device (a look ahead's victim reinstated) takes its place from the padding.
+  // Not counted in total_gpus() from the moment it fails, nor in allocated_gpus().
+  void SetGpuFailed(NodeId n, int32_t g, bool failed);
+  bool gpu_failed(NodeId n, int32_t g) const { return failed_[gpu_offset_[n] + g] != 0; }
+  int64_t failed_gpus() const { return failed_total_; }
+
   int64_t total_gpus() const { return total_gpus_; }
   int64_t allocated_gpus() const { return total_gpus_ - free_gpus_; }
 
@@ -204,8 +217,22 @@ class ClusterState {
     free_[n][kGpuMemory] = free_[n][kGpuMilli] * gpu_mem_[n] / kMilliPerGpu;
   }
 
+  // A failed device that still holds pods: what it is padded with (SetGpuFailed).
+  bool Failed(NodeId n, int32_t g) const { return failed_[gpu_offset_[n] + g] != 0; }
+  // The last pod left failed device g of node n: it is out (owner kFailedDevice, mask 0).
+  void FailOut(NodeId n, int32_t g);
+  // Counted in total_gpus(): online and in pool 0.
+  bool Counted(NodeId n) const {
+    return online_[n] && !member_[n].empty() && member_[n][0].pool == 0;
+  }
+
   std::vector<Resources> free_;
   std::vector<bool> online_;
+  std::vector<uint8_t> failed_;      // per device
+  std::vector<int32_t> pad_milli_;   // per failed shared device: milli padded
+  std::vector<uint8_t> pad_slices_;  // per failed MIG device: slices padded
+  std::vector<int32_t> failed_on_;   // per node: failed devices
+  int64_t failed_total_ = 0;
   absl::flat_hash_map<NodeId, Resources> offline_free_;  // an offline node's free when empty
   std::vector<int32_t> gpu_offset_;
   std::vector<int32_t> gpu_owner_;

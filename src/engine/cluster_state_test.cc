@@ -203,6 +203,83 @@ RC_GTEST_PROP(ClusterStateTest, UnbookingAClaimGivesBackExactlyWhatItTook, ()) {
   RC_ASSERT(Take(cs) == before);
 }
 
+// GPUs that fail (SetGpuFailed): a pod placed on a node never lands on a failed device, the
+// counts stay those of the devices, and pods leaving and put back (a look ahead's victims),
+// then every repair, leave the cluster state exactly as it was.
+struct Pod {
+  NodeId node;
+  Resources req;
+  std::vector<int32_t> gpus;
+  std::vector<int8_t> starts;
+};
+
+void CheckCounts(const ClusterState& cs) {
+  int64_t total = 0, free_total = 0, failed = 0;
+  for (NodeId n = 0; n < cs.num_nodes(); ++n) {
+    int64_t free = 0;
+    for (int g = 0; g < cs.gpu_count(n); ++g) {
+      free += cs.gpu_owners(n)[g] == -1;
+      failed += cs.gpu_failed(n, g);
+      total += !cs.gpu_failed(n, g);
+      RC_ASSERT(!cs.gpu_failed(n, g) || cs.gpu_used_milli(n)[g] == kMilliPerGpu);
+    }
+    RC_ASSERT(cs.free(n)[kGpu] == free);
+    free_total += free;
+  }
+  RC_ASSERT(cs.total_gpus() == total);
+  RC_ASSERT(cs.failed_gpus() == failed);
+  RC_ASSERT(cs.allocated_gpus() == total - free_total);
+}
+
+RC_GTEST_PROP(ClusterStateTest, FailedDevicesTakeNothingNewAndRepairsComeBackExactly, ()) {
+  ClusterState cs = MakeCluster(*rc::gen::inRange(1, 5));
+  std::vector<Pod> pods;
+  auto place = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      Pod p{*rc::gen::inRange(0, cs.num_nodes()), {}, {}, {}};
+      p.req = RandomRequest(p.node);
+      if (!cs.Fits(p.node, p.req)) continue;
+      p.gpus = cs.Assign(p.node, p.req, 1000 + i, &p.starts);
+      for (int32_t g : p.gpus) RC_ASSERT(!cs.gpu_failed(p.node, g));
+      pods.push_back(std::move(p));
+    }
+  };
+  place(*rc::gen::inRange(0, 8));
+  const Snapshot before = Take(cs);
+  const size_t old = pods.size();
+  std::vector<std::pair<NodeId, int32_t>> failed;
+  for (int i = *rc::gen::inRange(1, 6); i > 0; --i) {
+    const NodeId n = *rc::gen::inRange(0, cs.num_nodes());
+    failed.emplace_back(n, *rc::gen::inRange(0, cs.gpu_count(n)));
+    cs.SetGpuFailed(n, failed.back().second, true);
+    CheckCounts(cs);
+  }
+  place(*rc::gen::inRange(0, 8));
+  CheckCounts(cs);
+  // Some of the pods there before the failures leave and are put back where they were.
+  std::vector<size_t> gone;
+  for (size_t i = 0; i < old; ++i) {
+    if (!*rc::gen::arbitrary<bool>()) continue;
+    cs.Release(pods[i].node, pods[i].req, pods[i].gpus, pods[i].starts);
+    gone.push_back(i);
+    CheckCounts(cs);
+  }
+  place(*rc::gen::inRange(0, 4));
+  for (size_t k = pods.size(); k-- > old;)
+    cs.Release(pods[k].node, pods[k].req, pods[k].gpus, pods[k].starts);
+  pods.resize(old);
+  for (size_t i : gone) cs.AssignExact(pods[i].node, pods[i].req, pods[i].gpus, 7, pods[i].starts);
+  CheckCounts(cs);
+  for (const auto& [n, g] : failed) cs.SetGpuFailed(n, g, false);
+  CheckCounts(cs);
+  // Owners of put-back whole devices are 7 now, not their first owner: compare without them.
+  Snapshot after = Take(cs), want = before;
+  for (size_t i : gone)
+    for (int32_t g : pods[i].gpus)
+      if (want.owners[pods[i].node][g] >= 0) want.owners[pods[i].node][g] = 7;
+  RC_ASSERT(after == want);
+}
+
 TEST(ClusterStateTest, AClaimHoldsTheFreeMilliOfAShareDevice) {
   ClusterState cs = MakeCluster(1);
   Resources victim = testing::Req(0);

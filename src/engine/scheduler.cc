@@ -19,6 +19,7 @@
 #include "engine/actions/action.h"
 #include "engine/admission/stop_policy.h"
 #include "engine/elastic/elastic.h"
+#include "engine/elastic/gpu_health.h"
 #include "engine/engine.h"
 #include "engine/reasons.h"
 #include "engine/restore.h"
@@ -120,6 +121,16 @@ class SchedulerImpl : public Scheduler {
   Decision EvictForNode(WorkloadId id, std::string reason) override {
     return tessera::EvictForNode(e_, id, std::move(reason));
   }
+  void SetGpuFailed(NodeId n, int32_t gpu, bool failed) override {
+    tessera::SetGpuFailed(e_, n, gpu, failed);
+  }
+  bool gpu_failed(NodeId n, int32_t gpu) const override {
+    return !PhysicalGpuSlots(s_, n, gpu).empty() && s_.cluster->gpu_failed(n, gpu);
+  }
+  std::vector<WorkloadId> WorkloadsOnGpu(NodeId n, int32_t gpu) const override {
+    return tessera::WorkloadsOnGpu(s_, n, gpu);
+  }
+  int64_t failed_gpus() const override { return s_.cluster->failed_gpus(); }
   std::vector<NodeRequest> PlanScaleUp(const std::vector<NodeGroupOffer>& groups,
                                        const std::vector<NodeId>& coming, ScaleUpMode mode,
                                        int32_t max_workloads) override {

@@ -233,6 +233,22 @@ class Scheduler {
   // The caller takes an admitted workload's pods away (its node is interrupted): it returns to
   // its queue pending, as a preemption victim does. Returns the kPreempt decision to report.
   virtual Decision EvictForNode(WorkloadId id, std::string reason) = 0;
+
+  // GPUs that fail (engine/elastic/gpu_health.h, docs/gpu-failures.md). Marks device `gpu` of
+  // node n (an index as in PodPlacement::gpus; on a time-sliced node every replica slot of its
+  // physical GPU) failed, or repaired. A failed device is given to nobody: not free, not counted
+  // in gpus_total() or gpus_allocated(), no share or MIG instance lands on it. Pods already on
+  // it keep it (nothing is evicted here): the caller evicts their workloads (WorkloadsOnGpu,
+  // then EvictForNode for each: a gang leaves whole and waits in its queue again) or leaves them
+  // to their controller; when the last one leaves, the device stays out. Repair gives it back
+  // (and parked workloads retry). Verify holds throughout. n or gpu out of range: nothing.
+  virtual void SetGpuFailed(NodeId n, int32_t gpu, bool failed) = 0;
+  virtual bool gpu_failed(NodeId n, int32_t gpu) const = 0;
+  // Admitted (or terminating) workloads with a pod on device `gpu` of node n (any replica slot
+  // of its physical GPU), in id order; empty when out of range.
+  virtual std::vector<WorkloadId> WorkloadsOnGpu(NodeId n, int32_t gpu) const = 0;
+  // Failed devices now (replica slots on time-sliced nodes), with pods on them or not.
+  virtual int64_t failed_gpus() const = 0;
   // Which nodes to add for which pending workloads (elastic.h's PlanScaleUp); changes nothing.
   virtual std::vector<NodeRequest> PlanScaleUp(const std::vector<NodeGroupOffer>& groups,
                                                const std::vector<NodeId>& coming, ScaleUpMode mode,

@@ -135,6 +135,26 @@ absl::Status CountPods(const Engine& e, Counts& c) {
   return absl::OkStatus();
 }
 
+// Failed devices (ClusterState::SetGpuFailed): one with nothing on it is out (owner
+// kFailedDevice, used whole); one that still holds pods is padded full.
+void CountFailed(const EngineState& s, Counts& c) {
+  for (NodeId n = 0; n < static_cast<NodeId>(s.model.nodes.size()); ++n) {
+    if (!s.cluster->online(n)) continue;
+    for (int g = 0; g < s.model.nodes[n].gpu_count(); ++g) {
+      if (!s.cluster->gpu_failed(n, g)) continue;
+      int32_t& owner = c.owners[n][g];
+      if (owner == -1) {
+        owner = ClusterState::kFailedDevice;
+        c.milli[n][g] = kMilliPerGpu;
+      } else if (owner == ClusterState::kSharedDevice) {
+        c.milli[n][g] = kMilliPerGpu;
+      } else if (owner == ClusterState::kMigDevice) {
+        c.mig[n][g] = 0xff;
+      }
+    }
+  }
+}
+
 // Required topology: every pod of the pod set in one domain of the level; required hostname
 // anti-affinity: at most one pod of the spread group per node.
 absl::Status CheckTopology(const Engine& e) {
@@ -268,6 +288,7 @@ absl::Status VerifyEngine(const Engine& e) {
   }
   c.usage.assign(s.queues.size(), std::vector<int64_t>(s.quota->num_frs(), 0));
   if (auto st = CountPods(e, c); !st.ok()) return st;
+  CountFailed(s, c);
   if (auto st = CheckTopology(e); !st.ok()) return st;
   if (auto st = CheckNodes(s, c); !st.ok()) return st;
   if (std::string dra = s.dra->Check(); !dra.empty()) return absl::InternalError(dra);
