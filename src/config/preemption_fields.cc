@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::string_view kVictimOrder = "tessera.dev/victim-order";
 constexpr std::string_view kQueuePriority = "tessera.dev/queue-priority";
+constexpr std::string_view kGpuFailurePolicy = "tessera.dev/gpu-failure-policy";
 constexpr std::string_view kKaiPreemptibility = "kai.scheduler/preemptibility";
 constexpr std::string_view kPreemptibility = "tessera.dev/preemptibility";
 
@@ -35,6 +36,14 @@ void ReadClusterQueuePreemption(DocContext& ctx, const ObjectMeta& meta, Cluster
                       JoinPath("metadata.annotations", kQueuePriority),
                       std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()))
       cq.queue_priority = static_cast<int32_t>(*v);
+  }
+  if (meta.annotations.contains(std::string(kGpuFailurePolicy))) {
+    if (auto v = ParseEnum<GpuFailurePolicy>(
+            ctx, MetaNode(meta, "annotations", kGpuFailurePolicy),
+            JoinPath("metadata.annotations", kGpuFailurePolicy),
+            {{"Requeue", GpuFailurePolicy::kRequeue},
+             {"LeaveToController", GpuFailurePolicy::kLeaveToController}}))
+      cq.gpu_failure_policy = *v;
   }
 }
 

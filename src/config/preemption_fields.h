@@ -14,7 +14,8 @@
 namespace tessera::config_internal {
 
 // ClusterQueue metadata.annotations tessera.dev/victim-order (LeastLostWork, FewestVictims,
-// Kueue) and tessera.dev/queue-priority (an int32).
+// Kueue), tessera.dev/queue-priority (an int32) and tessera.dev/gpu-failure-policy (Requeue,
+// LeaveToController).
 void ReadClusterQueuePreemption(DocContext& ctx, const ObjectMeta& meta, ClusterQueue& cq);
 
 // A workload's preemptibility: label or annotation kai.scheduler/preemptibility or

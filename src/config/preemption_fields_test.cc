@@ -71,6 +71,36 @@ spec: {namespaceSelector: {}}
       << all;
 }
 
+TEST(PreemptionFieldsTest, ClusterQueueGpuFailurePolicy) {
+  LoadResult r = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: plain}
+spec: {namespaceSelector: {}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: left
+  annotations: {tessera.dev/gpu-failure-policy: LeaveToController}
+spec: {namespaceSelector: {}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: bad
+  annotations: {tessera.dev/gpu-failure-policy: Restart}
+spec: {namespaceSelector: {}}
+)");
+  ASSERT_EQ(r.model.cluster_queues.size(), 2u) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.cluster_queues[0].gpu_failure_policy, GpuFailurePolicy::kRequeue);
+  EXPECT_EQ(r.model.cluster_queues[1].gpu_failure_policy, GpuFailurePolicy::kLeaveToController);
+  EXPECT_NE(Find(r, Sev::kError,
+                 "t.yaml:17: error: metadata.annotations[\"tessera.dev/gpu-failure-policy\"]: "
+                 "unknown value \"Restart\"; allowed: Requeue, LeaveToController"),
+            nullptr)
+      << AllDiagnostics(r);
+}
+
 TEST(PreemptionFieldsTest, WorkloadPreemptibilityFromKaiOrTesseraKeys) {
   LoadResult r = Load(R"(apiVersion: batch/v1
 kind: Job

@@ -83,6 +83,12 @@ struct FlavorFungibility {
   FungibilityPreference preference = FungibilityPreference::kBorrowingOverPreemption;
 };
 
+// What becomes of a workload on a GPU that failed (annotation tessera.dev/gpu-failure-policy on
+// the ClusterQueue; docs/gpu-failures.md). kRequeue: it is evicted whole (a gang with every pod)
+// and waits in its queue again, to restart from its last checkpoint; kLeaveToController: it is
+// told (an Event) and left running, for its controller to restart or end.
+enum class GpuFailurePolicy : int8_t { kRequeue, kLeaveToController };
+
 struct ClusterQueue {
   std::string name;
   std::string cohort;                // empty: none
@@ -94,6 +100,7 @@ struct ClusterQueue {
   // KAI's queue priority (annotation tessera.dev/queue-priority): a higher one's head is tried
   // before the others', ahead of fair share and of the heads' own priorities.
   int32_t queue_priority = 0;
+  GpuFailurePolicy gpu_failure_policy = GpuFailurePolicy::kRequeue;
   // Defaults for the workloads of this queue (annotations tessera.dev/max-wait and
   // tessera.dev/min-runtime on the ClusterQueue, seconds): see Workload.
   std::optional<double> max_wait;

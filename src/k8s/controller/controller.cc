@@ -179,6 +179,7 @@ void Controller::Impl::Loop() {
       // A wait limit or a minimum runtime ran out since the last cycle: the engine has
       // something to decide even though nothing arrived or ended.
       if (!need_cycle && engine->NextTimer(last_cycle_now) <= Now()) need_cycle = true;
+      if (health_dirty) CheckGpuHealth();
       const bool cycled = need_cycle;
       if (need_cycle) Cycle();
       ReleaseNominated();
@@ -188,6 +189,7 @@ void Controller::Impl::Loop() {
     if (std::chrono::duration<double>(Clock::now() - last_status).count() >=
         options.status_period_s) {
       last_status = Clock::now();
+      health_dirty = true;  // dcgm-exporter's readings are read once a period
       WriteStatuses();
     }
     MaybePublishView();
@@ -366,6 +368,7 @@ void Controller::Impl::PodUpsert(const json& obj) {
   const bool gates_changed = p.scheduling_gates != old.scheduling_gates;
   // A DRA claim of a waiting pod got its ResourceClaim (created from its template).
   const bool claims_changed = !p.Bound() && ClaimNames(p) != ClaimNames(old);
+  if (p.unhealthy != old.unhealthy) health_dirty = true;  // the kubelet's word on its devices
   old = std::move(p);
   if (!newly_bound) {
     if (auto g = groups.find(old.GroupKey());

@@ -56,6 +56,7 @@ void Controller::Impl::Rebuild() {
     return a->key < b->key;
   });
   for (Group* g : order) Place(*g);
+  health_dirty = true;  // a new engine knows no failed GPU
   dirty.clear();
   need_cycle = true;
   spdlog::debug("tessera: engine rebuilt: {} nodes, {} workloads in {:.1f} ms", cache.num_nodes(),
@@ -247,25 +248,10 @@ void Controller::Impl::Carry(const Decision& d) {
       collector.OnPreempt(*engine, d);
       std::string preemptor;
       if (Group* p = GroupOf(d.preemptor)) preemptor = p->key;
-      EndRun(*g, accounting::RunEnd::kPreempted,
-             d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason);
-      for (const auto& k : g->pods) {
-        const std::string* node = BoundNode(k);
-        if (!node) continue;
-        g->evicting[k] = *node;
-        ++victims_on_node[*node];
-        Evict(k, d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason);
-      }
-      OwnerEvent(*g, "Normal", "Preempted",
-                 fmt::format("gang {}: {}", g->name,
-                             d.reason.empty() ? fmt::format("preempted by {}", preemptor)
-                                              : d.reason));
-      engine->Finish(g->id, Now());
-      g->id = -1;
-      g->admitted = false;
-      g->admitted_at = -1;
-      g->state = g->evicting.empty() ? Group::State::kWaiting : Group::State::kEvicting;
-      if (g->state == Group::State::kWaiting) dirty.insert(g->key);
+      const std::string why = d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason;
+      EndRun(*g, accounting::RunEnd::kPreempted, why);
+      OwnerEvent(*g, "Normal", "Preempted", fmt::format("gang {}: {}", g->name, why));
+      EvictGroup(*g, why);
       break;
     }
     case Decision::Type::kReject:
@@ -434,6 +420,22 @@ void Controller::Impl::SayTimeProblems(const Group& g) {
         [&](const char* reason, const std::string& message) {
           status_writer->Event(ref, "Warning", reason, message);
         });
+}
+
+void Controller::Impl::EvictGroup(Group& g, const std::string& why) {
+  for (const auto& k : g.pods) {
+    const std::string* node = BoundNode(k);
+    if (!node) continue;
+    g.evicting[k] = *node;
+    ++victims_on_node[*node];
+    Evict(k, why);
+  }
+  engine->Finish(g.id, Now());
+  g.id = -1;
+  g.admitted = false;
+  g.admitted_at = -1;
+  g.state = g.evicting.empty() ? Group::State::kWaiting : Group::State::kEvicting;
+  if (g.state == Group::State::kWaiting) dirty.insert(g.key);
 }
 
 void Controller::Impl::OwnerEvent(const Group& g, const char* type, const char* reason,

@@ -87,6 +87,7 @@ struct Controller::Impl {
     // It waited past its wait limit: its Warning Event and metric are written (once: an engine
     // rebuilt from a snapshot moves it ahead again and says so again).
     bool wait_limit_exceeded = false;
+    std::string gpu_failure_said;  // the failed GPU its Events last said (controller_health.cc)
   };
 
   struct Assumed {
@@ -240,6 +241,10 @@ struct Controller::Impl {
   // status (a restart).
   void SeedFairUsage(Scheduler& next);
   void Evict(const std::string& key, const std::string& why);
+  // Takes an admitted group's pods away (Eviction API, each with its grace period) and out of
+  // the engine: it waits for them to leave, then for its pods to come back (a preemption, a
+  // failed GPU).
+  void EvictGroup(Group& g, const std::string& why);
   // Tells the group's pods why they wait: PodScheduled=False/Unschedulable with the engine's
   // explanation (what the cluster autoscaler looks for), and a FailedScheduling Event.
   // A reason that stays the same is recorded again (the Event's count goes up, as for
@@ -277,6 +282,18 @@ struct Controller::Impl {
   // What to write to the claims of pod `key` before binding it at placement `pl` on `node`.
   std::vector<ClaimReservation> Reservations(const std::string& key, const std::string& node,
                                              const PodPlacement& pl) const;
+
+  // ---------------------------------------------------------------- controller_health.cc
+  // GPUs that fail (gpu_health.h, docs/gpu-failures.md): judges the nodes some signal points
+  // at, gives their failed devices to nobody (and repaired ones back), says it in Events and
+  // tessera_failed_gpus, and requeues the workloads on them by their ClusterQueue's policy. Run
+  // after a rebuild (a new engine knows no failure), when a pod's resource health changed, and
+  // every status period (dcgm-exporter's readings).
+  void CheckGpuHealth();
+  // The devices said failed, by node name (what the engine was told, and what Events said).
+  std::map<std::string, std::map<int32_t, std::string>> failed_gpus;
+  std::map<std::string, int32_t> unplaced_said;  // node -> unplaced count said in an Event
+  bool health_dirty = true;
 
   // ---------------------------------------------------------------- controller_provisioning.cc
   // ProvisioningRequests for the gangs the engine says need capacity (provisioning.h), at most

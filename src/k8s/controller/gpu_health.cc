@@ -76,19 +76,32 @@ std::optional<std::string> HardwareXid(int64_t xid) {
   // NVIDIA's XID catalogue (docs.nvidia.com/deploy/xid-errors): the ones whose cause is the
   // hardware (or its firmware) and whose cure is a reset or a repair, not a fixed program.
   switch (xid) {
-    case 48: return "double-bit ECC error";
-    case 61: return "internal micro-controller breakpoint";
-    case 62: return "internal micro-controller halt";
-    case 64: return "ECC page retirement or row remapping failure";
-    case 74: return "NVLink error";
-    case 79: return "GPU has fallen off the bus";
-    case 92: return "high single-bit ECC error rate";
-    case 94: return "contained ECC error";
-    case 95: return "uncontained ECC error";
-    case 119: return "GSP RPC timeout";
-    case 120: return "GSP error";
-    case 140: return "unrecovered ECC error";
-    default: return std::nullopt;
+    case 48:
+      return "double-bit ECC error";
+    case 61:
+      return "internal micro-controller breakpoint";
+    case 62:
+      return "internal micro-controller halt";
+    case 64:
+      return "ECC page retirement or row remapping failure";
+    case 74:
+      return "NVLink error";
+    case 79:
+      return "GPU has fallen off the bus";
+    case 92:
+      return "high single-bit ECC error rate";
+    case 94:
+      return "contained ECC error";
+    case 95:
+      return "uncontained ECC error";
+    case 119:
+      return "GSP RPC timeout";
+    case 120:
+      return "GSP error";
+    case 140:
+      return "unrecovered ECC error";
+    default:
+      return std::nullopt;
   }
 }
 
@@ -107,15 +120,16 @@ NodeHealth JudgeNode(const NodeHealthInput& in) {
       std::string why = fmt::format("the kubelet reports its {} {} unhealthy", u.name,
                                     u.id.empty() ? "device" : u.id);
       if (!u.message.empty()) why += ": " + u.message;
-      if (auto it = in.uuid_index.find(u.id); it != in.uuid_index.end() && it->second < n &&
-                                              u.name == "nvidia.com/gpu")
+      if (auto it = in.uuid_index.find(u.id);
+          it != in.uuid_index.end() && it->second < n && u.name == "nvidia.com/gpu")
         out.failed.try_emplace(it->second, why);
       out.hit_pods.try_emplace(p.key, why);
     }
   }
   for (const auto& [pod, why] : in.tainted_pods) out.hit_pods.try_emplace(pod, why);
   // The count: devices the device plugin no longer offers and nothing above named.
-  int32_t missing = std::max(0, in.capacity - in.allocatable) - static_cast<int32_t>(out.failed.size());
+  int32_t missing =
+      std::max(0, in.capacity - in.allocatable) - static_cast<int32_t>(out.failed.size());
   const std::string count_why = fmt::format(
       "the device plugin offers {} of the node's {} GPUs (status.allocatable < status.capacity)",
       in.allocatable, in.capacity);
@@ -131,6 +145,54 @@ NodeHealth JudgeNode(const NodeHealthInput& in) {
     for (int32_t g : p.gpus)
       if (auto it = out.failed.find(g); it != out.failed.end() && it->second != count_why)
         out.hit_pods.try_emplace(p.key, fmt::format("GPU {}: {}", g, it->second));
+  return out;
+}
+
+DraTaints NoExecuteTaints(const dra::DraModel& dra) {
+  DraTaints out;
+  // "driver/pool/device" -> the NoExecute taints of the device.
+  std::map<std::string, std::vector<const Taint*>> taints;
+  for (const auto& [node, devices] : dra.nodes) {
+    for (const dra::NodeDevice& d : devices.devices) {
+      bool counted = false;
+      for (const dra::DeviceTaintSpec& t : d.taints) {
+        if (t.taint.effect != TaintEffect::kNoExecute) continue;
+        taints[d.device.driver + "/" + d.device.pool + "/" + d.device.name].push_back(&t.taint);
+        if (!counted) ++out.tainted[node];
+        counted = true;
+      }
+    }
+  }
+  if (taints.empty()) return out;
+  for (const dra::Claim& c : dra.claims) {
+    if (!c.allocation || c.reserved_for.empty()) continue;
+    for (const dra::AllocatedDevice& a : c.allocation->devices) {
+      auto it = taints.find(a.driver + "/" + a.pool + "/" + a.device);
+      if (it == taints.end()) continue;
+      // The request's tolerations ("gpu" or "gpu/sub": the subrequest's).
+      const std::vector<Toleration>* tolerations = nullptr;
+      const std::string top = a.request.substr(0, a.request.find('/'));
+      for (const dra::DeviceRequest& r : c.spec.requests) {
+        if (r.name != top) continue;
+        for (const dra::ExactRequest& e : r.alternatives)
+          if (e.name == a.request.substr(a.request.find('/') + 1) || r.alternatives.size() == 1)
+            tolerations = &e.tolerations;
+      }
+      const Taint* hit = nullptr;
+      for (const Taint* t : it->second) {
+        bool tolerated = false;
+        if (tolerations)
+          for (const Toleration& tol : *tolerations) tolerated = tolerated || Tolerates(tol, *t);
+        if (!tolerated) hit = t;
+      }
+      if (!hit) continue;
+      const std::string why =
+          fmt::format("its ResourceClaim {} holds device {} ({}), tainted {}={}:NoExecute", c.name,
+                      a.device, a.driver, hit->key, hit->value);
+      for (const std::string& pod : c.reserved_for) out.pods.emplace_back(c.ns + "/" + pod, why);
+      break;
+    }
+  }
   return out;
 }
 

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "dra/model.h"
 #include "model/node.h"
 #include "nlohmann/json.hpp"
 
@@ -77,7 +78,7 @@ struct NodeHealthInput {
     std::vector<UnhealthyResource> unhealthy;
   };
   std::vector<Pod> pods;  // the pods bound to it
-  // DRA: device indices... not GPUs of the count; a tainted allocated device names its pod.
+  // DRA (NoExecuteTaints): pods whose claim holds a tainted device; not devices of the count.
   std::vector<std::pair<std::string, std::string>> tainted_pods;  // pod key, why
 };
 
@@ -90,5 +91,13 @@ struct NodeHealth {
 };
 
 NodeHealth JudgeNode(const NodeHealthInput& in);
+
+// DRA: the devices of ResourceSlices with a NoExecute taint, and the pods (status.reservedFor of
+// an allocated claim holding one, unless the claim's request tolerates the taint) on them.
+struct DraTaints {
+  std::map<std::string, int32_t> tainted;                 // node -> NoExecute-tainted devices
+  std::vector<std::pair<std::string, std::string>> pods;  // pod key (ns/name), why
+};
+DraTaints NoExecuteTaints(const dra::DraModel& dra);
 
 }  // namespace tessera::k8s

@@ -36,8 +36,9 @@ TEST(K8sGpuHealth, ReadsABoundedNumberOfUnhealthyResources) {
   json res = json::array();
   for (int i = 0; i < 1000; ++i)
     res.push_back({{"resourceID", "GPU-" + std::to_string(i)}, {"health", "Unhealthy"}});
-  json status = {{"containerStatuses",
-                  {{{"allocatedResourcesStatus", {{{"name", "nvidia.com/gpu"}, {"resources", res}}}}}}}};
+  json status = {
+      {"containerStatuses",
+       {{{"allocatedResourcesStatus", {{{"name", "nvidia.com/gpu"}, {"resources", res}}}}}}}};
   EXPECT_EQ(ParseUnhealthyResources(status).size(), 64u);
 }
 
@@ -132,8 +133,7 @@ TEST(K8sGpuHealth, AHardwareXidFailsItsDeviceAndHitsThePodOnIt) {
   ASSERT_EQ(h.failed.size(), 1u);
   EXPECT_NE(h.failed.at(3).find("XID 79 (GPU has fallen off the bus)"), std::string::npos);
   ASSERT_EQ(h.hit_pods.size(), 1u);
-  EXPECT_NE(h.hit_pods.at("ns/a-0").find("GPU 3: dcgm-exporter reports XID 79"),
-            std::string::npos);
+  EXPECT_NE(h.hit_pods.at("ns/a-0").find("GPU 3: dcgm-exporter reports XID 79"), std::string::npos);
 }
 
 TEST(K8sGpuHealth, TheKubeletNamesThePodAndDcgmTheIndex) {
@@ -172,6 +172,47 @@ TEST(K8sGpuHealth, IndicesOutsideTheNodeAreIgnored) {
   const NodeHealth h = JudgeNode(in);
   EXPECT_TRUE(h.failed.empty());
   EXPECT_EQ(h.hit_pods.size(), 1u);  // the kubelet's word on the pod stands
+}
+
+TEST(K8sGpuHealth, ANoExecuteDeviceTaintNamesThePodsOfTheClaimsThatHoldIt) {
+  dra::DraModel m;
+  auto device = [](const std::string& name, std::vector<dra::DeviceTaintSpec> taints) {
+    dra::NodeDevice d;
+    d.device.driver = "gpu.nvidia.com";
+    d.device.pool = "node-a";
+    d.device.name = name;
+    d.taints = std::move(taints);
+    return d;
+  };
+  const Taint broken{"gpu.nvidia.com/xid", "79", TaintEffect::kNoExecute};
+  const Taint drain{"maintenance", "", TaintEffect::kNoSchedule};
+  m.nodes["node-a"].devices = {device("gpu-0", {{broken}}), device("gpu-1", {{drain}}),
+                               device("gpu-2", {{broken}})};
+  auto claim = [](const std::string& name, const std::string& dev, const std::string& pod) {
+    dra::Claim c;
+    c.ns = "team";
+    c.name = name;
+    dra::DeviceRequest r;
+    r.name = "gpu";
+    dra::ExactRequest e;
+    e.name = "gpu";
+    r.alternatives.push_back(e);
+    c.spec.requests.push_back(r);
+    c.allocation = dra::ClaimAllocation{"node-a", {{"gpu", "gpu.nvidia.com", "node-a", dev}}};
+    c.reserved_for = {pod};
+    return c;
+  };
+  m.claims = {claim("a", "gpu-0", "a-0"), claim("b", "gpu-1", "b-0"), claim("c", "gpu-2", "c-0")};
+  // c tolerates the taint: it stays.
+  Toleration t;
+  t.key = "gpu.nvidia.com/xid";
+  t.op = TolerationOp::kExists;
+  m.claims[2].spec.requests[0].alternatives[0].tolerations = {t};
+  const DraTaints got = NoExecuteTaints(m);
+  EXPECT_EQ(got.tainted.at("node-a"), 2);  // NoSchedule is not a failure
+  ASSERT_EQ(got.pods.size(), 1u);
+  EXPECT_EQ(got.pods[0].first, "team/a-0");
+  EXPECT_NE(got.pods[0].second.find("tainted gpu.nvidia.com/xid=79:NoExecute"), std::string::npos);
 }
 
 }  // namespace

@@ -200,6 +200,17 @@ const std::vector<Declared>& Declarations() {
        Type::kGauge,
        {"cluster_queue", "namespace"},
        "GPUs held by underused workloads, per team."},
+      {"tessera_failed_gpus",
+       Type::kGauge,
+       {"node"},
+       "GPUs Tessera gives to no pod because they failed (the device plugin stopped offering them, "
+       "the kubelet reports them unhealthy, or dcgm-exporter reports a hardware XID), per node "
+       "(docs/gpu-failures.md)."},
+      {"tessera_gpu_failure_requeues_total",
+       Type::kCounter,
+       {"cluster_queue"},
+       "Workloads evicted whole and requeued because a GPU they ran on failed, per ClusterQueue "
+       "(tessera.dev/gpu-failure-policy Requeue)."},
       {"tessera_dcgm_scrapes_total",
        Type::kCounter,
        {"result"},
