@@ -363,7 +363,8 @@ void Controller::Impl::PodUpsert(const json& obj) {
   const bool time_changed = !(p.time == old.time) || p.time_problems != old.time_problems;
   // A waiting pod's interruptible mark changed: where it may go changed (node_policy.h).
   const bool mark_changed =
-      !p.Bound() && ReadInterruptible(p.annotations) != ReadInterruptible(old.annotations);
+      !p.Bound() && (ReadInterruptible(p.annotations) != ReadInterruptible(old.annotations) ||
+                     p.non_preemptible != old.non_preemptible);
   // A scheduling gate went (or came): the pod joins its gang, or leaves it (gang_assembly.h).
   const bool gates_changed = p.scheduling_gates != old.scheduling_gates;
   // A DRA claim of a waiting pod got its ResourceClaim (created from its template).

@@ -289,6 +289,9 @@ GangAssembly AssembleGang(const Gang& all, const GangSources& sources) {
   // The first pod's labels: what cost is summed by (spec.pricing.rollupLabels; metrics).
   w.labels = first.labels;
   if (!g.foreign) SetQueueAndPriority(g, sources, first, w);
+  // KAI's preemptibility: the first member's that says (else its priority classes').
+  for (const Gang::Member& m : g.members)
+    if (!w.non_preemptible) w.non_preemptible = m.pod->non_preemptible;
   // Time: the group object's values, else the first pod's; the smallest deadline. Another
   // scheduler's pod has them too: when it will end counts for reservations.
   TimeFields time;

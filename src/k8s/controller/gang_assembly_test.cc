@@ -96,6 +96,35 @@ TEST(AssembleGang, PodGroupWaitsForItsMinMemberThenIsOnePodSet) {
   EXPECT_EQ(a.sets[0], (std::vector<std::string>{"d/p0", "d/p1", "d/p2", "d/p3"}));
 }
 
+TEST(AssembleGang, KaiPreemptibilityOfTheFirstMemberThatSaysIt) {
+  json marked = PodGroupLabel("train");
+  marked["kai.scheduler/preemptibility"] = "non-preemptible";
+  std::vector<PodInfo> pods = {Pod("p0", PodGroupLabel("train")), Pod("p1", marked)};
+  GangAssembly a = AssembleGang(GangOf(pods), WithPodGroup("train", 2));
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(a.workload.non_preemptible, true);
+  // Said as an annotation, the Tessera key: preemptible whatever its class says.
+  pods = {Pod("p0", PodGroupLabel("train"), {{"tessera.dev/preemptibility", "preemptible"}}),
+          Pod("p1", PodGroupLabel("train"))};
+  a = AssembleGang(GangOf(pods), WithPodGroup("train", 2));
+  EXPECT_EQ(a.workload.non_preemptible, false);
+  pods = {Pod("p0", PodGroupLabel("train")), Pod("p1", PodGroupLabel("train"))};
+  a = AssembleGang(GangOf(pods), WithPodGroup("train", 2));
+  EXPECT_FALSE(a.workload.non_preemptible);
+  // A value that is neither, or two keys that disagree: not used, and said on the pod.
+  PodInfo bad = Pod("p0", PodGroupLabel("train"), {{"kai.scheduler/preemptibility", "never"}});
+  EXPECT_FALSE(bad.non_preemptible);
+  ASSERT_FALSE(bad.time_problems.empty());
+  EXPECT_EQ(bad.time_problems.back(),
+            "metadata.annotations.kai.scheduler/preemptibility: expected \"preemptible\" or "
+            "\"non-preemptible\", got \"never\"");
+  json both = PodGroupLabel("train");
+  both["kai.scheduler/preemptibility"] = "non-preemptible";
+  PodInfo split = Pod("p0", both, {{"tessera.dev/preemptibility", "preemptible"}});
+  EXPECT_FALSE(split.non_preemptible);
+  EXPECT_NE(split.time_problems.back().find("says otherwise"), std::string::npos);
+}
+
 TEST(AssembleGang, WaitsForAPodGroupThatDoesNotExist) {
   std::vector<PodInfo> pods = {Pod("p0", PodGroupLabel("train"))};
   GangAssembly a = AssembleGang(GangOf(pods), GangSources{});

@@ -35,6 +35,38 @@ std::optional<bool> ReadInterruptible(const std::map<std::string, std::string>& 
   return std::nullopt;
 }
 
+std::optional<bool> ReadNonPreemptible(const std::map<std::string, std::string>& labels,
+                                       const std::map<std::string, std::string>& annotations,
+                                       std::string* problem) {
+  std::optional<bool> out;
+  std::string first;  // where `out` came from
+  const std::pair<const std::map<std::string, std::string>*, const char*> sources[] = {
+      {&labels, "labels"}, {&annotations, "annotations"}};
+  for (const auto& [map, where] : sources) {
+    for (const char* key : {"kai.scheduler/preemptibility", "tessera.dev/preemptibility"}) {
+      auto it = map->find(key);
+      if (it == map->end()) continue;
+      const std::string path = fmt::format("metadata.{}.{}", where, key);
+      std::optional<bool> v;
+      if (it->second == "non-preemptible") v = true;
+      if (it->second == "preemptible") v = false;
+      if (!v || (out && *out != *v)) {
+        if (problem)
+          *problem =
+              !v ? fmt::format(
+                       "{}: expected \"preemptible\" or \"non-preemptible\", "
+                       "got \"{}\"",
+                       path, it->second.substr(0, 100))
+                 : fmt::format("{}: says \"{}\" but {} says otherwise", path, it->second, first);
+        return std::nullopt;
+      }
+      out = v;
+      first = path;
+    }
+  }
+  return out;
+}
+
 InterruptibleDefault DefaultInterruptible(const Workload& w, const InterruptibleMarks& marks,
                                           const Model& m) {
   auto look = [](const std::map<std::string, bool>& in, const std::string& key, const char* kind,

@@ -62,6 +62,14 @@ bool IsSpot(const Node& node, const NodePolicyOptions& options);
 std::optional<bool> ReadInterruptible(const std::map<std::string, std::string>& annotations,
                                       std::string* problem = nullptr);
 
+// KAI's non-preemptible workloads (docs/manifests.md, "Non-preemptible workloads"): the label or
+// annotation kai.scheduler/preemptibility (KAI's) or tessera.dev/preemptibility, on a pod or a
+// PriorityClass: "non-preemptible" (true) or "preemptible" (false). nullopt when absent, and when
+// another value or two that disagree (then `problem`, if given, names the key).
+std::optional<bool> ReadNonPreemptible(const std::map<std::string, std::string>& labels,
+                                       const std::map<std::string, std::string>& annotations,
+                                       std::string* problem = nullptr);
+
 // The marks of the objects a workload may take its interruptibility from when its pods do not
 // say, as serve last read them (object_cache.h); an object without a valid mark is absent.
 struct InterruptibleMarks {

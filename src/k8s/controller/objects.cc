@@ -507,6 +507,9 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   // Said as a Warning Event on the pod, as the values above (node_policy.h reads the mark).
   if (std::string problem; !ReadInterruptible(p.annotations, &problem) && !problem.empty())
     p.time_problems.push_back(std::move(problem));
+  std::string problem;
+  p.non_preemptible = ReadNonPreemptible(p.labels, p.annotations, &problem);
+  if (!problem.empty()) p.time_problems.push_back(std::move(problem));
   return p;
 }
 
@@ -532,7 +535,9 @@ std::string Describe(const PodInfo& p) {
     s += fmt::format(" spread={}/{}/{}/{}", t.topology_key, t.max_skew, t.required, t.min_domains);
   for (const auto& t : p.set.affinity.preferred_terms)
     s += fmt::format(" prefer={}x{}", t.weight, t.term.match_expressions.size());
-  for (const auto& u : p.unhealthy) s += fmt::format(" unhealthy={}/{}/{}", u.name, u.id, u.message);
+  for (const auto& u : p.unhealthy)
+    s += fmt::format(" unhealthy={}/{}/{}", u.name, u.id, u.message);
+  if (p.non_preemptible) s += fmt::format(" nonPreemptible={}", *p.non_preemptible);
   s += " " + DescribeTime(p.time);
   s += fmt::format(" gates=[{}]", fmt::join(p.scheduling_gates, ","));
   s += fmt::format(" claims=[{}]", fmt::join(ClaimNames(p), ","));
@@ -692,6 +697,9 @@ absl::StatusOr<PriorityClass> ParsePriorityClass(const json& obj) {
   if (const json& v = At(obj, "value"); v.is_number_integer()) pc.value = v.get<int32_t>();
   pc.global_default = At(obj, "globalDefault").is_boolean() && At(obj, "globalDefault").get<bool>();
   pc.preemption_never = Str(obj, "preemptionPolicy") == "Never";
+  const json& md = At(obj, "metadata");  // a bad mark is the class's default: preemptible
+  pc.non_preemptible =
+      ReadNonPreemptible(StrMap(At(md, "labels")), StrMap(At(md, "annotations"))).value_or(false);
   pc.source = "PriorityClass " + pc.name;
   return pc;
 }

@@ -75,6 +75,9 @@ struct PodInfo {
   std::string scheduled_reason;      // ... and its reason
   // Devices of its containers the kubelet reports Unhealthy (gpu_health.h).
   std::vector<UnhealthyResource> unhealthy;
+  // kai.scheduler/preemptibility or tessera.dev/preemptibility (node_policy.h): true for
+  // non-preemptible; nullopt when it does not say.
+  std::optional<bool> non_preemptible;
   // Its fields of time (time_fields.h: annotations, Kueue's label, spec.activeDeadlineSeconds),
   // and the values that could not be used ("metadata.annotations.KEY: why"), left out; also a
   // topology spread constraint left out ("spec.topologySpreadConstraints[i]...: why"). Each is

@@ -656,5 +656,20 @@ TEST(ParseVolcanoPodGroup, SlaWaitingTimeIsItsMaxWait) {
       << pg->time_problems[0];
 }
 
+TEST(ObjectsTest, PriorityClassPreemptibilityFromKaiOrTesseraKeys) {
+  auto pc = ParsePriorityClass(json::parse(R"({"metadata": {"name": "train",
+      "labels": {"kai.scheduler/preemptibility": "non-preemptible"}}, "value": 100})"));
+  ASSERT_TRUE(pc.ok());
+  EXPECT_EQ(pc->value, 100);
+  EXPECT_TRUE(pc->non_preemptible);
+  pc = ParsePriorityClass(json::parse(R"({"metadata": {"name": "x",
+      "annotations": {"tessera.dev/preemptibility": "sometimes"}}, "value": 1})"));
+  ASSERT_TRUE(pc.ok());
+  EXPECT_FALSE(pc->non_preemptible);  // not a value: the default
+  pc = ParsePriorityClass(json::parse(R"({"metadata": {"name": "y"}, "value": 1000})"));
+  ASSERT_TRUE(pc.ok());
+  EXPECT_FALSE(pc->non_preemptible);  // KAI's "100 and above" rule is not applied
+}
+
 }  // namespace
 }  // namespace tessera::k8s
