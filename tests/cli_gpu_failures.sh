@@ -53,6 +53,13 @@ grep "GPU failures" "$tmp/a" >"$tmp/a2"
 grep "GPU failures" "$tmp/c" >"$tmp/c2"
 cmp -s "$tmp/a2" "$tmp/c2" && fail "another seed, the same failures"
 
+# `sim plan` with failures says the spare nodes they need.
+timeout 300 "$tessera" sim plan --synthetic-jobs 100 --synthetic-nodes 4 --synthetic-mix gangs \
+  --synthetic-queues 1 --seed 7 --points 3 -j 1 --target wait-p95=30m --gpu-failures 2000h \
+  --pool a100:gpus=8,model=A100,cpu=96,memory=768Gi >"$tmp/plan" 2>"$tmp/err"
+grep -q "GPU failures: [0-9]* nodes with them, [0-9]* if no GPU failed: -*[0-9]* spare node" \
+  "$tmp/plan" || { fail "sim plan: no spare nodes line"; cat "$tmp/plan" "$tmp/err"; }
+
 # `tessera sim`: the quickstart with failures; the JSON summary has them.
 timeout 120 "$tessera" sim --gpu-failures 200h -o json >"$tmp/sim.json" 2>"$tmp/err" ||
   { fail "sim: exit $?"; cat "$tmp/err"; }

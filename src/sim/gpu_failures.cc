@@ -26,19 +26,22 @@ double GpuFailures::Draw() {
 }
 
 void GpuFailures::Advance(double now, std::vector<Decision>& evicted) {
-  while (!repairs_.empty() && repairs_.begin()->first <= now) {
-    const auto [n, g] = repairs_.begin()->second;
-    s_.SetGpuFailed(n, g, false);
-    stats_.failed_gpu_hours += o_.repair_seconds / 3600;
-    repairs_.erase(repairs_.begin());
-  }
-  while (next_failure_ <= now) {
-    Fail(now, evicted);
+  // In time order. A failure before `now` (the run was waiting for a repair only) is repaired
+  // from its own time; what it evicts leaves now.
+  while (std::min(NextRepair(), next_failure_) <= now) {
+    if (NextRepair() <= next_failure_) {
+      const auto [n, g] = repairs_.begin()->second;
+      s_.SetGpuFailed(n, g, false);
+      stats_.failed_gpu_hours += o_.repair_seconds / 3600;
+      repairs_.erase(repairs_.begin());
+      continue;
+    }
+    Fail(next_failure_, evicted);
     next_failure_ += Draw();
   }
 }
 
-void GpuFailures::Fail(double now, std::vector<Decision>& evicted) {
+void GpuFailures::Fail(double at, std::vector<Decision>& evicted) {
   const auto pick = static_cast<int64_t>(rng_() % static_cast<uint64_t>(first_.back()));
   const auto n = static_cast<NodeId>(std::upper_bound(first_.begin(), first_.end(), pick) -
                                      first_.begin() - 1);
@@ -46,7 +49,7 @@ void GpuFailures::Fail(double now, std::vector<Decision>& evicted) {
   if (!s_.node_online(n) || s_.gpu_failed(n, g)) return;  // thinned: no healthy GPU that is up
   ++stats_.failures;
   s_.SetGpuFailed(n, g, true);
-  repairs_.insert({now + o_.repair_seconds, {n, g}});
+  repairs_.insert({at + o_.repair_seconds, {n, g}});
   for (WorkloadId id : s_.WorkloadsOnGpu(n, g)) {
     ++stats_.interruptions;
     evicted.push_back(

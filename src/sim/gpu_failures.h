@@ -53,8 +53,10 @@ class GpuFailures {
   double NextRepair() const {
     return repairs_.empty() ? std::numeric_limits<double>::infinity() : repairs_.begin()->first;
   }
-  // The repairs, then the failures, due at or before `now`: the kPreempt decisions of the
-  // workloads evicted (EvictForNode), in the order they were evicted.
+  // The repairs and failures due at or before `now`, in time order: the kPreempt decisions of
+  // the workloads evicted (EvictForNode), in the order they were evicted. A failure is an
+  // instant of its own only while something else is due (the callers'); while the run waits for
+  // a repair alone, those in between come at the next instant, each repaired from its own time.
   void Advance(double now, std::vector<Decision>& evicted);
   // A run cut short by a failure: it ran `ran` seconds on `gpus` GPUs, its checkpoints saved
   // `saved` of them, and its earlier runs had saved `before` seconds of progress.
@@ -65,7 +67,7 @@ class GpuFailures {
 
  private:
   double Draw();  // an exponential waiting time of the whole model's rate
-  void Fail(double now, std::vector<Decision>& evicted);
+  void Fail(double at, std::vector<Decision>& evicted);
 
   Scheduler& s_;
   GpuFailureOptions o_;

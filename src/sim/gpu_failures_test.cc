@@ -102,6 +102,28 @@ TEST(GpuFailuresTest, WithoutCheckpointsTheGangRunsItsWholeTimeAfterTheLastFailu
   EXPECT_NEAR(st.gpu_hours_lost, st.gpu_hours_lost_without_checkpoints, 1e-9);
 }
 
+TEST(GpuFailuresTest, AGangThatWaitsForTheRepairedGpuStartsThenAndFinishes) {
+  // One node of 2 GPUs and a 2-GPU job: after a failure nothing else is due, and the job waits
+  // for the repair (an hour), which keeps the run going; it is admitted again no sooner.
+  Model m = MakeModel({MakeNode("n0", 2)}, {CQ("cq").Gpus("gpu", 2).Obj()});
+  m.workloads.push_back(WL("train").Queue("cq").Pods(1, 2).Runtime(10 * kHour).Obj());
+  m.workloads[0].checkpoint_interval = kHour;
+  SimOptions o;
+  o.gpu_failures = {10 * kHour, kHour, 5};  // 2 GPUs: a failure every 5 hours
+  auto sim = Simulator::Create(std::move(m), o);
+  ASSERT_TRUE(sim.ok());
+  ASSERT_TRUE((*sim)->Run().ok());
+  EXPECT_EQ((*sim)->scheduler().status(0).state, WorkloadState::kFinished) << Timeline(**sim);
+  EXPECT_GT((*sim)->summary().gpu_failures->interruptions, 0) << Timeline(**sim);
+  double preempted = -1;
+  for (const SimEvent& e : (*sim)->events()) {
+    if (e.type == SimEvent::Type::kPreempted) preempted = e.time;
+    if (e.type == SimEvent::Type::kAdmitted && preempted >= 0) {
+      EXPECT_GE(e.time, preempted + kHour) << Timeline(**sim);
+    }
+  }
+}
+
 TEST(GpuFailuresTest, OneSeedOneRun) {
   const std::string a = Timeline(*Simulate(GangModel(), 11));
   EXPECT_EQ(a, Timeline(*Simulate(GangModel(), 11)));
