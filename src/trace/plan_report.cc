@@ -173,11 +173,16 @@ std::string PlanTable(const PlanResult& r) {
     }
     out += "answer: " + AnswerWords(p) + "\n";
     if (p.answer) out += p.check + "\n";
-    if (p.answer && p.answer_without_failures)
+    if (p.answer && p.answer_without_failures) {
+      const int32_t spare = *p.answer - *p.answer_without_failures;
       out += fmt::format(
-          "GPU failures: {} nodes with them, {} if no GPU failed: {} spare node(s) for "
-          "failures (one draw of them, --seed)\n",
-          *p.answer, *p.answer_without_failures, *p.answer - *p.answer_without_failures);
+          "GPU failures: {} nodes with them, {} if no GPU failed: {} (one draw of them, --seed)\n",
+          *p.answer, *p.answer_without_failures,
+          spare > 0    ? fmt::format("{} spare node(s) for failures", spare)
+          : spare == 0 ? std::string("no spare node needed")
+                       : std::string("no spare node needed (a near tie that the failures' "
+                                     "reshuffling tipped the other way)"));
+    }
     for (const auto& w : p.warnings) out += "warning: " + w + "\n";
   }
   if (r.best) {
