@@ -12,6 +12,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "config/duration.h"
 #include "fmt/format.h"
 
 namespace tessera::cli {
@@ -28,6 +29,22 @@ inline CLI::Validator Range(double lo, double hi, bool zero_too, const std::stri
         return fmt::format("\"{}\" is out of range: {}", text, range);
       },
       range);
+}
+
+// A duration flag above 0 (config/duration.h: "50000h", "1h30m", "90s", or seconds, at most 10
+// years): a transform, so the option reads the text as its seconds. The message says what is
+// wrong ("\"-3h\" is not a duration above 0: ...").
+inline CLI::Validator PositiveDuration() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto d = ParseDuration(text);
+        if (!d.ok() || *d <= 0)
+          return fmt::format("\"{}\" is not a duration above 0 (e.g. 50000h, 1h30m, 90s): {}", text,
+                             d.ok() ? "it is 0" : std::string(d.status().message()));
+        text = fmt::format("{}", *d);
+        return "";
+      },
+      "DURATION");
 }
 
 }  // namespace tessera::cli

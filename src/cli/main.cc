@@ -102,17 +102,21 @@ std::function<void(const SimProgress&)> ProgressPrinter() {
 // content of its manifests and the flags that change its results. Running it again replaces its
 // records instead of adding a second copy of them.
 std::string SimRunId(const std::vector<std::string>& files, double until,
-                     const std::string& scale_up) {
+                     const std::string& scale_up, const GpuFailureOptions& failures) {
   accounting::RunId id;
   if (files.empty()) id.Add(kEmbeddedQuickstart);
   for (const std::string& f : files) (void)id.AddFile(f);  // it was read a moment ago
   id.Add(fmt::format("--until={}", until));
   id.Add("--scale-up=" + scale_up);
+  if (failures.enabled())
+    id.Add(fmt::format("--gpu-failures={} --gpu-repair={}", failures.mtbf_seconds,
+                       failures.repair_seconds));
   return id.Id("sim");
 }
 
 int Sim(const std::vector<std::string>& files, const std::string& output, Verify verify,
-        double until, const std::string& accounting_db, const std::string& scale_up, bool quiet) {
+        double until, const std::string& accounting_db, const std::string& scale_up, bool quiet,
+        GpuFailureOptions failures) {
   LoadResult r;
   if (files.empty()) {
     LoadManifestText(kEmbeddedQuickstart, "examples/quickstart.yaml (embedded)", r);
@@ -146,6 +150,8 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
   if (until >= 0) options.until = until;
   if (scale_up == "gang-aware") options.scale_up = ScaleUpMode::kGangAware;
   if (scale_up == "pod-by-pod") options.scale_up = ScaleUpMode::kPodByPod;
+  failures.seed = r.model.config.autoscaler.seed;
+  options.gpu_failures = failures;
   auto sim = Simulator::Create(std::move(r.model), options);
   if (!sim.ok()) {
     std::cerr << "tessera sim: " << sim.status().message() << "\n";
@@ -175,7 +181,7 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
   }
   if (!accounting_db.empty()) {
     int64_t written = 0, replaced = 0;
-    const std::string run_id = SimRunId(files, until, scale_up);
+    const std::string run_id = SimRunId(files, until, scale_up, failures);
     if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written, run_id,
                                                      &replaced);
         !st.ok()) {
@@ -238,6 +244,15 @@ int main(int argc, char** argv) {
                   "then fits) or pod-by-pod (like today's autoscalers); default: SchedulerConfig "
                   "spec.autoscaler.scaleUp (docs/autoscaling.md)")
       ->check(CLI::IsMember({"gang-aware", "pod-by-pod"}));
+  tessera::GpuFailureOptions failures;
+  sim->add_option("--gpu-failures", failures.mtbf_seconds,
+                  "GPUs fail: the mean time between failures of one GPU (e.g. 50000h), drawn "
+                  "from SchedulerConfig spec.autoscaler.seed; a failure evicts the workloads on "
+                  "the GPU, each whole, from their last checkpoint (docs/gpu-failures.md)")
+      ->transform(tessera::cli::PositiveDuration());
+  sim->add_option("--gpu-repair", failures.repair_seconds,
+                  "how long a failed GPU stays out (default 24h)")
+      ->transform(tessera::cli::PositiveDuration());
 
   const tessera::cli::Command module_commands[] = {
       tessera::cli::AddFgdCommand(*sim),   tessera::cli::AddReplayCommand(*sim),
@@ -263,7 +278,7 @@ int main(int argc, char** argv) {
     const Verify v = verify_every_cycle ? Verify::kEveryCycle
                      : no_verify        ? Verify::kNone
                                         : Verify::kAtEnd;
-    return tessera::Sim(sim_files, output, v, until, accounting_db, scale_up, quiet);
+    return tessera::Sim(sim_files, output, v, until, accounting_db, scale_up, quiet, failures);
   }
   return 1;
 }

@@ -72,6 +72,7 @@ class SimRun {
     gpus_.assign(n, 0);
     if (s_.model().config.pricing.present) ledger_.emplace(s_.model());
     if (!s_.model().node_pools.empty()) autoscaler_.emplace(s_, opt_.scale_up);
+    if (opt_.gpu_failures.enabled()) failures_.emplace(s_, opt_.gpu_failures);
   }
   absl::Status Run();
 
@@ -94,11 +95,15 @@ class SimRun {
   // autoscaler has more due at `now` (nodes that provision in no time).
   absl::Status Instant(double now, SimProgress& progress);
   double NextTime() const;
+  double NextNodeTime(double t) const;  // with the autoscaler's due events
+  double NextFailure(double t) const;   // with the failures' and repairs
   void Record(const Decision& d, double now);
   void OnAdmitted(WorkloadId id, const std::vector<PodPlacement>& pods, double now);
   // Preempted or failed: progress and loss; `grace`: seconds it still holds its GPUs, lost.
   void OnStopped(WorkloadId id, double now, double grace = 0);
   void Pop(double now);
+  // The GPU failures and repairs due at `now`; true when a failure evicted something.
+  bool Failures(double now);
   void RecordAlloc(double now);
   double PodGpus(WorkloadId id, const std::vector<PodPlacement>& pods) const;
 
@@ -119,6 +124,7 @@ class SimRun {
   double grace_gpu_seconds_ = 0;            // the part of lost_gpu_seconds_ held in grace periods
   std::optional<cost::CostLedger> ledger_;  // with spec.pricing: what each workload held
   std::optional<Autoscaler> autoscaler_;    // with NodePools: node-hours; elastic ones scale
+  std::optional<GpuFailures> failures_;     // with --gpu-failures
   bool plan_ = false;       // something arrived, ended or was preempted: scale-up may be needed
   double next_retry_ = -1;  // the kRetry in the queue, -1: none
   std::vector<uint64_t> retry_chain_;  // running sets after the instants of one chain of retries
@@ -177,6 +183,19 @@ void SimRun::OnStopped(WorkloadId id, double now, double grace) {
   lost_gpu_seconds_ += (ran - saved + grace) * gpus_[id];
   grace_gpu_seconds_ += grace * gpus_[id];
   started_[id] = -1;
+}
+
+bool SimRun::Failures(double now) {
+  std::vector<Decision> evicted;
+  failures_->Advance(now, evicted);
+  for (const Decision& d : evicted) {
+    const WorkloadId id = d.workload;
+    const double before = progress_[id], ran = started_[id] >= 0 ? now - started_[id] : 0;
+    const double gpus = gpus_[id];
+    Record(d, now);
+    if (ran > 0) failures_->Lost(ran, progress_[id] - before, before, gpus);
+  }
+  return !evicted.empty();
 }
 
 void SimRun::Record(const Decision& d, double now) {
@@ -407,18 +426,38 @@ absl::Status SimRun::Run() {
     if (ledger_) ledger_->SetNodeUptime(autoscaler_->NodeUptime(last_time_));
   }
   sum_.gpu_hours_in_grace = grace_gpu_seconds_ / 3600;
+  if (failures_) {
+    failures_->Finish(last_time_);
+    sum_.gpu_failures = failures_->stats();
+  }
   if (ledger_) sum_.cost = ledger_->Report(last_time_);
   return absl::OkStatus();
 }
 
 double SimRun::NextTime() const {
   double t = queue_.empty() ? std::numeric_limits<double>::infinity() : std::get<0>(queue_.top());
+  if (failures_) return NextFailure(NextNodeTime(t));
+  return NextNodeTime(t);
+}
+
+double SimRun::NextNodeTime(double t) const {
   if (!autoscaler_) return t;
   // Nodes coming or going keep the run going; a spot interruption only while something else
   // does (else an idle spot pool would be interrupted and replaced forever).
   t = std::min(t, autoscaler_->Next(false));
   if (!std::isfinite(t)) return t;
   return std::min(t, autoscaler_->Next(true));
+}
+
+double SimRun::NextFailure(double t) const {
+  // Failures only while something else is due (as spot interruptions); repairs also while a
+  // workload waits (it may wait for the repaired GPU).
+  if (std::isfinite(t)) return std::min({t, failures_->NextFailure(), failures_->NextRepair()});
+  for (int32_t cq = 0; cq < static_cast<int32_t>(s_.model().cluster_queues.size()); ++cq) {
+    const ClusterQueueStats q = s_.cluster_queue_stats(cq);
+    if (q.pending_active + q.pending_inadmissible > 0) return failures_->NextRepair();
+  }
+  return t;
 }
 
 absl::Status SimRun::Instant(double now, SimProgress& progress) {
@@ -430,6 +469,7 @@ absl::Status SimRun::Instant(double now, SimProgress& progress) {
     retry_only = retry_only && std::get<1>(queue_.top()) == kRetry;
     Pop(now);
   }
+  if (failures_ && Failures(now)) retry_only = false;
   for (int round = 0;; ++round) {
     if (round >= opt_.max_cycles_per_instant)
       return absl::InternalError(fmt::format("nodes did not settle at t={}", now));
@@ -563,6 +603,7 @@ nlohmann::json Simulator::JsonDocument() const {
                             {"deadlinesExceeded", summary_.deadlines_exceeded},
                             {"cycles", summary_.cycles}};
   if (summary_.cost) summary["cost"] = cost::CostJson(*summary_.cost);
+  if (summary_.gpu_failures) summary["gpuFailures"] = GpuFailureJson(*summary_.gpu_failures);
   if (!summary_.node_pools.empty()) {
     nlohmann::json pools = nlohmann::json::array();
     for (const PoolUsage& u : summary_.node_pools) {
@@ -594,121 +635,6 @@ nlohmann::json Simulator::JsonDocument() const {
   nlohmann::json doc = {{"events", events}, {"workloads", workloads}, {"summary", summary}};
   sim_internal::AddClusterFields(s, doc);
   return doc;
-}
-
-std::string Simulator::PodsText(const std::vector<PodPlacement>& pods) const {
-  // "node-a[0-3] node-b[0,2]" grouped by node in first-seen order.
-  const Model& m = scheduler_->model();
-  std::vector<std::pair<NodeId, std::vector<int32_t>>> by_node;
-  std::map<NodeId, size_t> index;
-  for (const auto& p : pods) {
-    auto [it, inserted] = index.try_emplace(p.node, by_node.size());
-    if (inserted) by_node.push_back({p.node, {}});
-    auto& g = by_node[it->second].second;
-    g.insert(g.end(), p.gpus.begin(), p.gpus.end());
-  }
-  std::string out;
-  for (auto& [node, gpus] : by_node) {
-    std::sort(gpus.begin(), gpus.end());
-    if (!out.empty()) out += " ";
-    out += m.nodes[node].name;
-    if (gpus.empty()) continue;
-    std::string list;
-    for (size_t i = 0; i < gpus.size();) {
-      size_t j = i;
-      while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1) ++j;
-      if (!list.empty()) list += ",";
-      list += j > i ? fmt::format("{}-{}", gpus[i], gpus[j]) : fmt::format("{}", gpus[i]);
-      i = j + 1;
-    }
-    out += "[" + list + "]";
-  }
-  return out;
-}
-
-std::string Simulator::ToTable() const {
-  const Scheduler& s = *scheduler_;
-  std::string out = "Timeline\n";
-  for (const auto& e : events_) {
-    if (e.node >= 0) {
-      out += fmt::format("  t={:>7.0f}s {:>7}  {:<10} node {}: {}\n", e.time,
-                         e.time >= 60 ? "(" + FormatSpan(e.time) + ")" : "",
-                         SimEventTypeName(e.type), s.model().nodes[e.node].name, e.reason);
-      continue;
-    }
-    std::string line = fmt::format("  t={:>7.0f}s {:>7}  {:<10} {}", e.time,
-                                   e.time >= 60 ? "(" + FormatSpan(e.time) + ")" : "",
-                                   SimEventTypeName(e.type), WorkloadKey(e.workload));
-    switch (e.type) {
-      case SimEvent::Type::kAdmitted:
-      case SimEvent::Type::kScaledUp:
-        line += fmt::format(" [{}] {} pod(s) on {}", QueueName(e.cluster_queue), e.pods.size(),
-                            PodsText(e.pods));
-        break;
-      case SimEvent::Type::kPreempted:
-        line += ": " + e.reason;
-        if (e.grace_seconds > 0)
-          line += fmt::format(" (grace period {:.0f}s: its GPUs stay held)", e.grace_seconds);
-        break;
-      case SimEvent::Type::kTerminated:
-      case SimEvent::Type::kRejected:
-      case SimEvent::Type::kFailed:
-      case SimEvent::Type::kWaitLimitExceeded:
-        line += ": " + e.reason;
-        break;
-      case SimEvent::Type::kFinished:
-      case SimEvent::Type::kNodeAdded:
-      case SimEvent::Type::kNodeRemoved:
-      case SimEvent::Type::kNodeInterrupted:
-        break;
-    }
-    out += line + "\n";
-  }
-  out += "\nWorkloads at the end\n";
-  for (WorkloadId id = 0; id < s.num_workloads(); ++id) {
-    const auto& st = s.status(id);
-    std::string q = st.cluster_queue < 0 ? "-" : QueueName(st.cluster_queue);
-    out += fmt::format("  {:<40} {:<9} {:<20}", WorkloadKey(id), WorkloadStateName(st.state), q);
-    if (!st.reason.empty()) out += " " + st.reason;
-    out += "\n";
-  }
-  out += fmt::format(
-      "\nSummary\n  simulated time      {:.0f}s ({})\n  GPUs                {}\n"
-      "  mean GPU allocation {:.1f}%\n  preemptions         {}\n",
-      summary_.end_time, FormatSpan(summary_.end_time), summary_.gpus_total,
-      100.0 * summary_.mean_gpu_allocation, summary_.preemptions);
-  if (summary_.gpu_hours_lost > 0)
-    out += fmt::format("  GPU-hours lost      {:.2f} (runs cut short, less checkpoints)\n",
-                       summary_.gpu_hours_lost);
-  if (summary_.gpu_hours_in_grace > 0)
-    out += fmt::format("    of which in grace {:.2f} (preempted, still holding their GPUs)\n",
-                       summary_.gpu_hours_in_grace);
-  if (summary_.deadlines_exceeded > 0)
-    out += fmt::format("  deadlines exceeded  {}\n", summary_.deadlines_exceeded);
-  out += "  waiting time by ClusterQueue (arrival to first admission):\n";
-  for (const auto& qw : summary_.waits) {
-    out += fmt::format("    {:<24} admitted {:>4}  mean {:>7}  max {:>7}\n", qw.queue, qw.admitted,
-                       FormatSpan(qw.mean_wait), FormatSpan(qw.max_wait));
-  }
-  if (!summary_.node_pools.empty()) {
-    out += fmt::format("  node pools{}:\n", summary_.elastic
-                                                ? (summary_.scale_up == ScaleUpMode::kGangAware
-                                                       ? " (scale-up gang-aware)"
-                                                       : " (scale-up pod-by-pod)")
-                                                : "");
-    for (const PoolUsage& u : summary_.node_pools) {
-      out += fmt::format("    {:<16} {:<8} peak {:>4} nodes  {:>9.2f} node-hours  {:>9.2f} idle",
-                         u.pool, u.elastic ? (u.spot ? "spot" : "elastic") : "fixed", u.peak_nodes,
-                         u.node_hours, u.idle_node_hours);
-      if (u.cost) out += fmt::format("  ${:.2f} (idle ${:.2f})", *u.cost, *u.idle_cost);
-      out += "\n";
-    }
-    if (summary_.elastic)
-      out += fmt::format("  GPU-hours on nodes added for a gang that still waited: {:.2f}\n",
-                         summary_.waiting_gang_gpu_hours);
-  }
-  if (summary_.cost) out += cost::CostTable(*summary_.cost);
-  return out;
 }
 
 }  // namespace tessera

@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "nlohmann/json_fwd.hpp"
 #include "sim/autoscaler.h"
+#include "sim/gpu_failures.h"
 
 namespace tessera {
 
@@ -73,6 +74,9 @@ struct SimOptions {
   // Elastic NodePools: how nodes are added (`tessera sim --scale-up`); none: SchedulerConfig
   // spec.autoscaler.scaleUp.
   std::optional<ScaleUpMode> scale_up;
+  // GPUs that fail (`tessera sim --gpu-failures`, --gpu-repair; sim/gpu_failures.h); the CLI
+  // seeds them with SchedulerConfig spec.autoscaler.seed.
+  GpuFailureOptions gpu_failures;
 };
 
 struct SimSummary {
@@ -104,6 +108,8 @@ struct SimSummary {
   ScaleUpMode scale_up = ScaleUpMode::kGangAware;
   // GPU-hours of nodes added for a workload, up and empty while it still waited.
   double waiting_gang_gpu_hours = 0;
+  // With SimOptions::gpu_failures: what the failures cost (sim/gpu_failures.h).
+  std::optional<GpuFailureStats> gpu_failures;
 };
 
 class Simulator {

@@ -167,11 +167,11 @@ std::string ReplayRunId(const ReplayFlags& f) {
   id.Add(fmt::format(
       "synthetic={},{},{},{},{} seed={} bad-rows={} placement={} fair-sharing={} backfill={} "
       "strategy={} estimates={} grace={} checkpoint={} unqueued={} no-preemption={} cycle={} "
-      "until={} scale-up={} limit={} ignore-times={}",
+      "until={} scale-up={} limit={} ignore-times={} gpu-failures={} gpu-repair={}",
       f.synthetic_jobs, f.synthetic_nodes, f.synthetic_queues, f.synthetic_load, f.synthetic_mix,
       f.seed, f.bad_rows, f.placement, f.fair_sharing, f.backfill, f.strategy, f.estimates,
-      f.grace_period, f.checkpoint_interval, f.unqueued, f.no_preemption, f.cycle_interval,
-      f.until, f.scale_up, f.limit, f.ignore_times));
+      f.grace_period, f.checkpoint_interval, f.unqueued, f.no_preemption, f.cycle_interval, f.until,
+      f.scale_up, f.limit, f.ignore_times, f.gpu_mtbf, f.gpu_repair));
   return id.Id("sim replay");
 }
 
@@ -247,6 +247,7 @@ int RunReplayCommand(const ReplayFlags& f) {
   if (f.scale_up == "gang-aware") ro.scale_up = ScaleUpMode::kGangAware;
   if (f.scale_up == "pod-by-pod") ro.scale_up = ScaleUpMode::kPodByPod;
   if (records) ro.accounting = &*records;
+  ro.gpu_failures = {f.gpu_mtbf, f.gpu_repair, f.seed};
   auto result = trace::RunReplay(std::move(model), tr, *jobs, *conv, ro);
   if (!result.ok()) {
     std::cerr << "tessera sim replay: "
@@ -356,6 +357,13 @@ void AddTraceFlags(CLI::App& app_ref, ReplayFlags& flags_ref) {
                   "interrupted) job resumes from its last one (default 0: none, it runs its "
                   "whole duration again); workloads of --manifests keep their own")
       ->check(Range(0, 1e7, true, "a number of seconds from 0 to 1e7"));
+  app->add_option("--gpu-failures", flags->gpu_mtbf,
+                  "GPUs fail: the mean time between failures of one GPU (e.g. 50000h), from "
+                  "--seed; a failure evicts the jobs on the GPU, each whole (docs/gpu-failures.md)")
+      ->transform(PositiveDuration());
+  app->add_option("--gpu-repair", flags->gpu_repair,
+                  "how long a failed GPU stays out (default 24h)")
+      ->transform(PositiveDuration());
   app->add_option("--limit", flags->limit, "replay only the first N jobs of the file")
       ->check(Range(0, 9e18, true, "a whole number of jobs, 0 or more"));
 }

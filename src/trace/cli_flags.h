@@ -41,6 +41,8 @@ struct ReplayFlags {
   // stay comparable with the replays before grace periods (docs/time.md)
   double grace_period = 0;
   double checkpoint_interval = 0;  // > 0: trace jobs checkpoint this often (seconds)
+  double gpu_mtbf = 0;             // --gpu-failures: seconds; 0: none
+  double gpu_repair = 24 * 3600;   // --gpu-repair: seconds
   bool unqueued = false;
   bool no_preemption = false;
   double cycle_interval = 0;

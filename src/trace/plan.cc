@@ -583,6 +583,10 @@ absl::StatusOr<SizePoint> ReplayAtSize(const Trace& trace, const Model& base, co
   p.preemptions = r->preemptions;
   for (const auto& u : r->node_pools) p.interruptions += u.interrupted;
   p.gpu_hours_lost_to_interruptions = r->gpu_hours_lost_to_interruptions;
+  if (r->gpu_failures) {
+    p.gpu_failures = r->gpu_failures->failures;
+    p.gpu_hours_lost_to_failures = r->gpu_failures->gpu_hours_lost;
+  }
   p.stopped_early = r->stopped_early;
   p.meets = p.stopped_early.empty();
   if (!p.meets)
@@ -631,6 +635,16 @@ absl::StatusOr<PlanResult> RunPlan(const Trace& trace, const Model& base,
       return s;
     } else {
       SayQuotaCap(base, o, plan);
+      // Spare nodes for GPU failures: the same search with GPUs that never fail.
+      if (o.replay.gpu_failures.enabled()) {
+        PlanOptions healthy = o;
+        healthy.replay.gpu_failures = {};
+        PoolPlan h;
+        h.pool = shape;
+        Bounds(trace, healthy, h);
+        if (auto st = SizeBeside(cluster, base, healthy, h, result); !st.ok()) return st;
+        plan.answer_without_failures = h.answer;
+      }
     }
     result.pools.push_back(std::move(plan));
   }

@@ -132,6 +132,10 @@ struct SizePoint {
   // start or the last checkpoint; a part of the preemptions' lost work).
   int64_t interruptions = 0;
   double gpu_hours_lost_to_interruptions = 0;
+  // With GPU failures (ReplayOptions::gpu_failures): GPUs that failed, and the GPU-hours of runs
+  // they cut short since the last checkpoint.
+  int64_t gpu_failures = 0;
+  double gpu_hours_lost_to_failures = 0;
   bool meets = false;
   std::string why_not;  // the first target missed, when !meets
   // Not empty: the replay stopped once the targets could no longer be met, and the figures
@@ -156,6 +160,10 @@ struct PoolPlan {
   std::vector<std::string> warnings;  // non-monotone curve and the like
   // The check of the answer: the replay at `answer` and at `answer - 1`, in words.
   std::string check;
+  // With GPU failures (PlanOptions::replay.gpu_failures): the answer of the same search with no
+  // GPU failing; `answer` minus it is the spare nodes the failures need (one draw of them:
+  // --seed).
+  std::optional<int32_t> answer_without_failures;
 
   const SizePoint* At(int32_t nodes) const;
 };

@@ -133,6 +133,7 @@ int RunPlanCommand(const PlanFlags& f, bool seed_given) {
   if (!ReadTrace(f.trace, tr, log)) return 1;
   tr.nodes.clear();  // a synthetic trace's nodes only set its arrival rate
   if (!BuildOptionsOf(f.trace, o.build)) return 1;
+  o.replay.gpu_failures = {f.trace.gpu_mtbf, f.trace.gpu_repair, f.trace.seed};
   if (tr.jobs.empty() && base.workloads.empty()) {
     std::cerr << kCmd << "the trace has no jobs\n";
     return 1;

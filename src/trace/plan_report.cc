@@ -124,6 +124,8 @@ nlohmann::json PointJson(const SizePoint& p) {
           {"preemptions", p.preemptions},
           {"interruptions", p.interruptions},
           {"gpuHoursLostToInterruptions", JNum(p.gpu_hours_lost_to_interruptions)},
+          {"gpuFailures", p.gpu_failures},
+          {"gpuHoursLostToGpuFailures", JNum(p.gpu_hours_lost_to_failures)},
           {"meets", p.meets},
           {"whyNot", p.why_not},
           {"stoppedEarly", p.stopped_early},
@@ -171,6 +173,16 @@ std::string PlanTable(const PlanResult& r) {
     }
     out += "answer: " + AnswerWords(p) + "\n";
     if (p.answer) out += p.check + "\n";
+    if (p.answer && p.answer_without_failures) {
+      const int32_t spare = *p.answer - *p.answer_without_failures;
+      out += fmt::format(
+          "GPU failures: {} nodes with them, {} if no GPU failed: {} (one draw of them, --seed)\n",
+          *p.answer, *p.answer_without_failures,
+          spare > 0    ? fmt::format("{} spare node(s) for failures", spare)
+          : spare == 0 ? std::string("no spare node needed")
+                       : std::string("no spare node needed (a near tie that the failures' "
+                                     "reshuffling tipped the other way)"));
+    }
     for (const auto& w : p.warnings) out += "warning: " + w + "\n";
   }
   if (r.best) {
@@ -204,6 +216,9 @@ std::string PlanJson(const PlanResult& r) {
                      {"minNodes", p.min_nodes},
                      {"maxNodes", p.max_nodes},
                      {"answer", p.answer ? nlohmann::json(*p.answer) : nlohmann::json(nullptr)},
+                     {"answerWithoutGpuFailures", p.answer_without_failures
+                                                      ? nlohmann::json(*p.answer_without_failures)
+                                                      : nlohmann::json(nullptr)},
                      {"check", p.check},
                      {"unfitJobs", p.unfit_jobs},
                      {"unfitExample", p.unfit_example},

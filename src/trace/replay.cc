@@ -81,6 +81,9 @@ class Replayer {
         t = std::min(t, as_->Next(false));
         if (t != kInf) t = std::min(t, as_->Next(true));
       }
+      // GPU failures only while something else is due; repairs also while a job waits.
+      if (failures_ && (t != kInf || pending_ > 0))
+        t = std::min({t, t != kInf ? failures_->NextFailure() : kInf, failures_->NextRepair()});
       // A preemption the engine held back in the last instant (an admission is final within
       // its instant) is retried a second later when nothing else comes first, as `tessera sim`
       // does; a run of such instants alone is bounded (a circle of preemptions).
@@ -110,6 +113,7 @@ class Replayer {
       if (as_) as_->Account(now);
       Departures(now);
       Arrivals(now);
+      if (failures_) Failures(now);
       if (absl::Status st = Scale(now); !st.ok()) return st;
     }
     if (!stopped) SnapshotAtPeak();
@@ -123,6 +127,10 @@ class Replayer {
     res_.size_classes = classes_.Results(res_.end - res_.start);
     if (cost_) res_.cost = cost_->Report(res_.end, res_.start);
     if (runs_) runs_->CloseAll(res_.end);
+    if (failures_) {
+      failures_->Finish(res_.end);
+      res_.gpu_failures = failures_->stats();
+    }
     Finalize();
     return std::move(res_);
   }
@@ -157,6 +165,7 @@ class Replayer {
     if (options_.accounting)
       runs_.emplace(*m_, *options_.accounting, accounting::RecorderOptions{"sim replay", 0});
     if (!m_->node_pools.empty()) as_.emplace(*s_, options_.scale_up);
+    if (options_.gpu_failures.enabled()) failures_.emplace(*s_, options_.gpu_failures);
     idle_nodes_ = IdleGpuNodes(*s_);
     res_.nodes = static_cast<int64_t>(m_->nodes.size());
     res_.gpus_total = ledger_->total_gpu_milli() / 1000;
@@ -520,6 +529,22 @@ class Replayer {
     reruns_.Requeued(id, now);
     return lost;
   }
+  // The GPU failures and repairs due at `now`: the jobs on a failed GPU are evicted, each whole
+  // (sim/gpu_failures.h), and lose the work since their last checkpoint.
+  void Failures(double now) {
+    std::vector<Decision> evicted;
+    failures_->Advance(now, evicted);
+    for (const Decision& d : evicted) {
+      const WorkloadId id = d.workload;
+      const double admitted = admit_at_[static_cast<size_t>(id)];
+      const double gpus = static_cast<double>(HeldMilli(id)) / 1000.0;
+      const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
+      const double before = rt ? *rt - reruns_.Left(id, *rt) : 0;
+      Evict(d, now);
+      const double after = rt ? *rt - reruns_.Left(id, *rt) : 0;
+      if (admitted >= 0) failures_->Lost(now - admitted, after - before, before, gpus);
+    }
+  }
   // True (with the reason in res_) once the run is known to miss ReplayOptions::early_stop, or
   // spot interruptions cut short more than ReplayOptions::max_interruption_loss_gpu_hours.
   bool StopEarly(double now) {
@@ -650,6 +675,7 @@ class Replayer {
   bool partial_gangs_ = false;
   // With NodePools in the manifests: node-hours, and for elastic ones the autoscaler.
   std::optional<Autoscaler> as_;
+  std::optional<GpuFailures> failures_;  // with --gpu-failures
   std::vector<SimEvent> node_events_;
   IdleGpuNodes idle_nodes_;  // for the series' idle_gpu_nodes
   bool plan_ = false;        // something arrived, ended or was preempted since the last scale-up

@@ -20,6 +20,7 @@
 #include "fgd/fragmentation.h"
 #include "model/model.h"
 #include "sim/autoscaler.h"
+#include "sim/gpu_failures.h"
 #include "trace/cluster_snapshot.h"
 #include "trace/job_source.h"
 #include "trace/metrics.h"
@@ -72,6 +73,9 @@ struct ReplayOptions {
   // rate that interrupts long gangs faster than they finish would otherwise never end (the
   // capacity calculator sets it to the trace's GPU-hours, trace/plan.h).
   double max_interruption_loss_gpu_hours = std::numeric_limits<double>::infinity();
+  // GPUs that fail (`--gpu-failures`, `--gpu-repair`, docs/gpu-failures.md): a failure evicts
+  // the jobs on the GPU, each whole, back to their queue (counted as preemptions too).
+  GpuFailureOptions gpu_failures;
 };
 
 // The instant of the first cycle at or after `t` with cycles every `interval` seconds: the
@@ -122,7 +126,8 @@ struct ReplayResult {
   double gpu_hours_in_grace = 0;  // the part of gpu_hours_lost held in grace periods
   // The part of gpu_hours_lost cut short by spot interruptions (runs on a node that went).
   double gpu_hours_lost_to_interruptions = 0;
-  double mean_allocation_pct = 0;  // time-weighted over [start, end]
+  std::optional<GpuFailureStats> gpu_failures;  // with ReplayOptions::gpu_failures
+  double mean_allocation_pct = 0;               // time-weighted over [start, end]
   // Time-weighted over the moments when at least one job was pending (admittable or not), and
   // the share of [start, end] they cover (0 and 0 when nothing ever waited).
   double allocation_while_pending_pct = 0;

@@ -267,6 +267,7 @@ std::string SummaryTable(const ReplayResult& r) {
                      Num(r.mean_fragmentation_pct, 1), Num(r.final_fragmentation_pct, 1));
   out += fmt::format("  preemptions:     {} ({} GPU-hours lost)\n", r.preemptions,
                      Num(r.gpu_hours_lost, 1));
+  if (r.gpu_failures) out += GpuFailureLines(*r.gpu_failures);
   if (r.wait_limits_exceeded > 0)
     out += fmt::format("  wait limits:     {} job(s) waited past their limit and went ahead\n",
                        r.wait_limits_exceeded);
@@ -367,6 +368,7 @@ std::string ReportJson(const ReplayResult& r) {
   summary["timeWithPendingPct"] = JNum(r.pending_time_pct);
   summary["gpuAllocationArrivalWindowPct"] = JNum(r.arrival_window_allocation_pct);
   if (r.cost) summary["cost"] = cost::CostJson(*r.cost);
+  if (r.gpu_failures) summary["gpuFailures"] = GpuFailureJson(*r.gpu_failures);
   if (!r.node_pools.empty()) {
     nlohmann::json pools = nlohmann::json::array();
     for (const PoolUsage& u : r.node_pools) {
