@@ -141,8 +141,23 @@ bool ConsolidateAction::TryHead(WorkloadId head, double now, std::vector<Decisio
     // One pod: each node alone (the room is made where the head goes). A gang: room on the
     // nodes in turn until the whole gang fits.
     if (w.MinPods() == 1 && !w.pod_sets[ps].topology.present()) {
-      for (NodeId n : nodes)
-        if (Attempt(head, ps, combo, {n}, now, out)) return true;
+      // First one workload alone (the ones that free enough, smallest first, at most
+      // kSingles of them per node), then the smallest ones together.
+      constexpr int kSingles = 4;
+      for (NodeId n : nodes) {
+        int tried = 0;
+        std::vector<std::pair<int64_t, WorkloadId>> here;
+        for (WorkloadId v : on_node_[n])
+          if (Movable(v, now)) here.emplace_back(MilliOn(v, n), v);
+        std::sort(here.begin(), here.end());
+        for (const auto& [milli, v] : here) {
+          if (tried >= kSingles || moves_left_ <= 0) break;
+          bool fitted = false;
+          if (Attempt(head, ps, combo, {n}, now, out, v, &fitted)) return true;
+          tried += fitted ? 1 : 0;
+        }
+        if (here.size() > 1 && Attempt(head, ps, combo, {n}, now, out)) return true;
+      }
       return false;
     }
     return Attempt(head, ps, combo, nodes, now, out);
@@ -198,7 +213,7 @@ void ConsolidateAction::Undo(size_t mark, std::vector<Taken>& taken) {
 
 bool ConsolidateAction::Attempt(WorkloadId head, int ps, const Combo& combo,
                                 const std::vector<NodeId>& nodes, double now,
-                                std::vector<Decision>& out) {
+                                std::vector<Decision>& out, WorkloadId only, bool* fitted) {
   const Resources& req = s_.model.workloads[head].pod_sets[ps].requests;
   const bool one = nodes.size() == 1 && s_.model.workloads[head].MinPods() == 1;
   auto fits = [&](NodeId n) {
@@ -212,7 +227,7 @@ bool ConsolidateAction::Attempt(WorkloadId head, int ps, const Combo& combo,
   for (NodeId n : nodes) {
     std::vector<std::pair<int64_t, WorkloadId>> here;
     for (WorkloadId v : on_node_[n]) {
-      if (!Movable(v, now)) continue;
+      if (!Movable(v, now) || (only >= 0 && v != only)) continue;
       if (std::any_of(taken.begin(), taken.end(), [&](const Taken& t) { return t.id == v; }))
         continue;
       here.emplace_back(MilliOn(v, n), v);
@@ -228,6 +243,7 @@ bool ConsolidateAction::Attempt(WorkloadId head, int ps, const Combo& combo,
     }
     if (room >= 0) break;
   }
+  if (fitted) *fitted = room >= 0;
   if (room < 0) {
     Undo(mark, taken);
     return false;

@@ -54,10 +54,12 @@ class ConsolidateAction : public Action {
   // The eligible nodes nearest to fitting one pod of pod set `ps`, at most maxNodesPerHead,
   // nearest first, each with enough movable GPUs to close its gap.
   std::vector<NodeId> NearestNodes(WorkloadId head, int ps, const Combo& combo, double now);
-  // Takes movable workloads off `nodes` in turn until `head` fits, places it, then the taken
-  // ones elsewhere; commits and reports, or undoes everything and returns false.
+  // Takes movable workloads off `nodes` in turn (only `only` when >= 0) until `head` fits,
+  // places it, then the taken ones elsewhere; commits and reports, or undoes everything and
+  // returns false. `fitted`, when given: whether the head fitted once they were taken off.
   bool Attempt(WorkloadId head, int ps, const Combo& combo, const std::vector<NodeId>& nodes,
-               double now, std::vector<Decision>& out);
+               double now, std::vector<Decision>& out, WorkloadId only = -1,
+               bool* fitted = nullptr);
   void Undo(size_t mark, std::vector<Taken>& taken);
   void Report(WorkloadId head, std::vector<Taken>& taken, double now, std::vector<Decision>& out);
 
