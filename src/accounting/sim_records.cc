@@ -71,6 +71,15 @@ int64_t RecordSimulation(const Simulator& sim, RecordSink& sink, RecorderOptions
       case SimEvent::Type::kTerminated:
         recorder.Ended(e.workload, RunEnd::kPreempted, e.reason, e.time);
         break;
+      case SimEvent::Type::kMoved: {
+        // Consolidation: the run ends where it was and a new one starts at the new place.
+        recorder.Ended(e.workload, RunEnd::kPreempted, e.reason, e.time);
+        const Workload& w = m.workloads[id];
+        const double submit = w.admitted_at_start ? 0.0 : std::max(0.0, w.arrival);
+        recorder.Admitted(e.workload, submit, e.cluster_queue,
+                          InferFlavors(m, e.cluster_queue, e.pods), e.pods, e.time);
+        break;
+      }
       case SimEvent::Type::kFinished:
         recorder.Ended(e.workload, RunEnd::kFinished, "", e.time);
         break;
@@ -89,9 +98,8 @@ int64_t RecordSimulation(const Simulator& sim, RecordSink& sink, RecorderOptions
   return recorder.recorded();
 }
 
-absl::Status WriteSimulationRecords(const Simulator& sim, const std::string& path,
-                                    int64_t* written, const std::string& run_id,
-                                    int64_t* replaced) {
+absl::Status WriteSimulationRecords(const Simulator& sim, const std::string& path, int64_t* written,
+                                    const std::string& run_id, int64_t* replaced) {
   auto store = AccountingStore::Open(path);
   if (!store.ok()) return store.status();
   StoreWriter writer(**store, /*batch_size=*/1 << 16, run_id);

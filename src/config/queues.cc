@@ -498,12 +498,12 @@ void ReadActions(DocContext& ctx, const YAML::Node& spec, SchedulerConfig& confi
   } else {
     return;
   }
-  constexpr std::string_view kKnown[] = {"admit", "preempt", "scale-up"};
+  constexpr std::string_view kKnown[] = {"admit", "preempt", "consolidate", "scale-up"};
   std::vector<std::string> seen;
   for (const std::string& name : names) {
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       ctx.Error(node, "spec.actions",
-                "unknown action \"" + name + "\"; allowed: admit, preempt, scale-up");
+                "unknown action \"" + name + "\"; allowed: admit, preempt, consolidate, scale-up");
       return;
     }
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
@@ -568,6 +568,7 @@ void ReadSchedulerConfig(DocContext& ctx, const ObjectMeta& meta, Staged& out) {
                            Bound::kNonNegative))
     config.stale_gang_grace_seconds = *v;
   ReadActions(ctx, spec, config);
+  ReadConsolidation(ctx, spec, config.consolidation);
   ReadBackfill(ctx, spec, config.backfill);
   ReadRuntimeEstimates(ctx, spec, config.estimates);
   ReadAdmissionFairSharing(ctx, spec, config.admission_fair_sharing);

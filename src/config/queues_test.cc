@@ -364,10 +364,56 @@ spec:
   };
   EXPECT_NE(error_of("[admit, allocate]")
                 .find("spec.actions: unknown action \"allocate\"; allowed: admit, preempt, "
-                      "scale-up"),
+                      "consolidate, scale-up"),
             std::string::npos);
   EXPECT_NE(error_of("\"admit,admit\"").find("action \"admit\" listed twice"), std::string::npos);
   EXPECT_NE(error_of("[preempt]").find("must list \"admit\""), std::string::npos);
+}
+
+TEST(QueuesTest, ConsolidationFieldsAndTheirErrors) {
+  LoadResult r = Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec:
+  actions: [admit, consolidate]
+  consolidation: {maxLostWork: 5m, maxMovesPerCycle: 4, maxNodesPerHead: 2, maxHeadsPerCycle: 3}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q, annotations: {tessera.dev/consolidation: "false"}}
+spec: {namespaceSelector: {}}
+)");
+  ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
+  EXPECT_EQ(r.model.config.actions, (std::vector<std::string>{"admit", "consolidate"}));
+  const ConsolidationConfig& c = r.model.config.consolidation;
+  EXPECT_DOUBLE_EQ(c.max_lost_work_seconds, 300);
+  EXPECT_EQ(c.max_moves_per_cycle, 4);
+  EXPECT_EQ(c.max_nodes_per_head, 2);
+  EXPECT_EQ(c.max_heads_per_cycle, 3);
+  ASSERT_EQ(r.model.cluster_queues.size(), 1u);
+  EXPECT_EQ(r.model.cluster_queues[0].consolidation, false);
+  auto error_of = [](const std::string& spec) {
+    return AllDiagnostics(Load(R"(apiVersion: tessera.dev/v1alpha1
+kind: SchedulerConfig
+metadata: {name: s}
+spec:
+  )" + spec + "\n"));
+  };
+  EXPECT_NE(
+      error_of("consolidation: {maxMovesPerCycle: 0}").find("spec.consolidation.maxMovesPerCycle"),
+      std::string::npos);
+  EXPECT_NE(error_of("consolidation: {maxLostWork: -1}").find("spec.consolidation.maxLostWork"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("consolidation: {maxMoves: 1}").find("spec.consolidation.maxMoves: unknown field"),
+      std::string::npos);
+  EXPECT_NE(error_of("consolidation: [1]").find("spec.consolidation"), std::string::npos);
+  LoadResult bad = Load(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q, annotations: {tessera.dev/consolidation: "yes"}}
+spec: {namespaceSelector: {}}
+)");
+  EXPECT_NE(AllDiagnostics(bad).find("tessera.dev/consolidation"), std::string::npos);
 }
 
 TEST(ReferencesTest, CohortCycleIsAnErrorThatNamesTheCohorts) {

@@ -165,6 +165,11 @@ struct EngineState {
   std::vector<WorkloadRec> recs;
   std::vector<WorkloadId> rejected_unreported;
   std::set<WorkloadId> partial;  // admitted with pods still to place
+  // Pending workloads whose attempt in this cycle failed on placement while their quota fitted,
+  // for the `consolidate` action (actions/consolidate.h), which takes them; collected only
+  // while that action is configured.
+  bool collect_placement_failures = false;
+  std::vector<WorkloadId> placement_failures;
   // Preemption candidates by queue, lowest priority first: a preemptor walks only the prefix
   // below its own priority, and skips a queue that borrows nothing it needs.
   std::vector<absl::btree_set<std::pair<int32_t, WorkloadId>>> admitted_by_cq;

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "engine/actions/action.h"
+#include "engine/actions/consolidate.h"
 #include "engine/admission/stop_policy.h"
 #include "engine/elastic/elastic.h"
 #include "engine/elastic/gpu_health.h"
@@ -298,6 +299,15 @@ absl::Status SchedulerImpl::InitActions() {
           fmt::format("unknown action \"{}\" (known: {})", name, fmt::join(ActionNames(), ", ")));
     s_.stats.actions.push_back({std::string(action->name()), 0, 0});
     actions_.push_back(std::move(action));
+    // A ClusterQueue that opts into consolidation gets it after `admit` when it is not listed.
+    const auto& names = s_.model.config.actions;
+    const auto& cqs = s_.model.cluster_queues;
+    if (name == "admit" && std::find(names.begin(), names.end(), "consolidate") == names.end() &&
+        std::any_of(cqs.begin(), cqs.end(),
+                    [](const ClusterQueue& cq) { return cq.consolidation == true; })) {
+      actions_.push_back(std::make_unique<ConsolidateAction>(e_, /*listed=*/false));
+      s_.stats.actions.push_back({"consolidate", 0, 0});
+    }
   }
   e_.admission.set_preemption(preempt);
   return absl::OkStatus();

@@ -77,6 +77,11 @@ struct Decision {
     // A preempted `workload`'s grace period ended: its pods are gone, its GPUs and quota free,
     // and it waits in its queue again. Only for victims with a grace period.
     kTerminated,
+    // Consolidation (actions/consolidate.h): the running `workload` was taken off its nodes and
+    // placed again at `pods` (all of them, replacing the old ones) in the same cycle, to make
+    // room for `preemptor`, which is admitted by a kAdmit after it. It stays admitted; its run
+    // restarts at the new place from its last checkpoint. `reason` says why.
+    kMove,
   };
   Type type = Type::kAdmit;
   WorkloadId workload = -1;
@@ -139,6 +144,7 @@ struct CycleStats {
   int64_t attempts = 0;
   int64_t admitted = 0;
   int64_t preempted = 0;
+  int64_t moved = 0;                 // workloads moved by consolidation (Decision::Type::kMove)
   std::vector<ActionStats> actions;  // in the order they run
 };
 

@@ -82,6 +82,16 @@ struct AutoscalerConfig {
   int32_t max_workloads_per_plan = 256;
 };
 
+// spec.consolidation (engine/actions/consolidate.h): the bounds of the `consolidate` action.
+struct ConsolidationConfig {
+  // maxLostWork: a workload is moved only when the work it loses (seconds since its last
+  // checkpoint, tessera.dev/checkpoint-interval, else since its start) is at most this.
+  double max_lost_work_seconds = 600;
+  int32_t max_moves_per_cycle = 16;  // maxMovesPerCycle: workloads moved in one cycle
+  int32_t max_nodes_per_head = 8;    // maxNodesPerHead: nodes tried for one pending head
+  int32_t max_heads_per_cycle = 32;  // maxHeadsPerCycle: pending heads tried in one cycle
+};
+
 // tessera.dev/v1alpha1 SchedulerConfig. Defaults are the documented ones.
 struct SchedulerConfig {
   bool fair_sharing = false;  // spec.fairSharing.enable
@@ -110,6 +120,7 @@ struct SchedulerConfig {
   // a gang restored below its minimum may wait for its missing pods before it is evicted whole
   // (engine/stale_gangs.h).
   double stale_gang_grace_seconds = 60;
+  ConsolidationConfig consolidation;  // spec.consolidation
 };
 
 struct Model {

@@ -114,6 +114,11 @@ struct ClusterQueue {
   // also counts against the queue's nvidia.com/gpu quota, as a fraction of a GPU (KAI's
   // accounting), so that reclaim and fair sharing see one GPU resource (docs/gpu-sharing.md).
   bool shares_in_gpu_quota = false;
+  // Annotation tessera.dev/consolidation (engine/actions/consolidate.h): "true" lets its heads
+  // move running workloads to make room even when SchedulerConfig does not list `consolidate`;
+  // "false" keeps it out: its heads move nothing and its workloads are never moved. Unset: as
+  // SchedulerConfig says.
+  std::optional<bool> consolidation;
   std::string source;
 };
 

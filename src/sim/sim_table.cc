@@ -63,6 +63,9 @@ std::string Simulator::ToTable() const {
         if (e.grace_seconds > 0)
           line += fmt::format(" (grace period {:.0f}s: its GPUs stay held)", e.grace_seconds);
         break;
+      case SimEvent::Type::kMoved:
+        line += fmt::format(" to {}: {}", PodsText(e.pods), e.reason);
+        break;
       case SimEvent::Type::kTerminated:
       case SimEvent::Type::kRejected:
       case SimEvent::Type::kFailed:
@@ -96,6 +99,9 @@ std::string Simulator::ToTable() const {
   if (summary_.gpu_hours_in_grace > 0)
     out += fmt::format("    of which in grace {:.2f} (preempted, still holding their GPUs)\n",
                        summary_.gpu_hours_in_grace);
+  if (summary_.moves > 0)
+    out += fmt::format("  moves               {} (consolidation; {:.2f} GPU-hours lost)\n",
+                       summary_.moves, summary_.gpu_hours_lost_to_moves);
   if (summary_.deadlines_exceeded > 0)
     out += fmt::format("  deadlines exceeded  {}\n", summary_.deadlines_exceeded);
   if (summary_.gpu_failures) out += GpuFailureLines(*summary_.gpu_failures);

@@ -40,6 +40,8 @@ const char* SimEventTypeName(SimEvent::Type t) {
       return "node-interrupted";
     case SimEvent::Type::kTerminated:
       return "terminated";
+    case SimEvent::Type::kMoved:
+      return "moved";
   }
   return "?";
 }
@@ -122,6 +124,7 @@ class SimRun {
   double alloc_area_ = 0;
   double lost_gpu_seconds_ = 0;
   double grace_gpu_seconds_ = 0;            // the part of lost_gpu_seconds_ held in grace periods
+  double move_lost_gpu_seconds_ = 0;        // the part of lost_gpu_seconds_ lost to consolidation
   std::optional<cost::CostLedger> ledger_;  // with spec.pricing: what each workload held
   std::optional<Autoscaler> autoscaler_;    // with NodePools: node-hours; elastic ones scale
   std::optional<GpuFailures> failures_;     // with --gpu-failures
@@ -228,6 +231,19 @@ void SimRun::Record(const Decision& d, double now) {
       if (autoscaler_ && d.grace_seconds <= 0) autoscaler_->Released(d.workload, now);
       plan_ = true;
       break;
+    case Decision::Type::kMove: {
+      // Stopped where it was (the work since its last checkpoint lost), started again at once
+      // at its new place; a finish planned for the old run is stale from here on.
+      e.type = SimEvent::Type::kMoved;
+      ++sum_.moves;
+      const double before = lost_gpu_seconds_;
+      OnStopped(d.workload, now);
+      move_lost_gpu_seconds_ += lost_gpu_seconds_ - before;
+      if (autoscaler_) autoscaler_->Released(d.workload, now);
+      OnAdmitted(d.workload, d.pods, now);
+      if (autoscaler_) autoscaler_->Placed(d.workload, d.pods, now);
+      break;
+    }
     case Decision::Type::kTerminated:
       e.type = SimEvent::Type::kTerminated;
       if (ledger_) ledger_->Release(d.workload, now);
@@ -418,6 +434,7 @@ absl::Status SimRun::Run() {
                                                               static_cast<double>(s_.gpus_total())
                                                         : 0);
   sum_.gpu_hours_lost = lost_gpu_seconds_ / 3600;
+  sum_.gpu_hours_lost_to_moves = move_lost_gpu_seconds_ / 3600;
   if (autoscaler_) {
     sum_.node_pools = autoscaler_->Usage();
     sum_.elastic = autoscaler_->elastic();
@@ -555,9 +572,14 @@ nlohmann::json Simulator::JsonDocument() const {
     nlohmann::json j = {{"time", e.time},
                         {"type", SimEventTypeName(e.type)},
                         {"workload", WorkloadKey(e.workload)}};
-    if (e.type == SimEvent::Type::kAdmitted || e.type == SimEvent::Type::kScaledUp) {
+    if (e.type == SimEvent::Type::kAdmitted || e.type == SimEvent::Type::kScaledUp ||
+        e.type == SimEvent::Type::kMoved) {
       j["clusterQueue"] = QueueName(e.cluster_queue);
       j["pods"] = PodsJson(m, m.workloads[e.workload], e.pods);
+    }
+    if (e.type == SimEvent::Type::kMoved) {
+      j["preemptor"] = WorkloadKey(e.preemptor);
+      j["reason"] = e.reason;
     }
     if (e.type == SimEvent::Type::kPreempted) {
       if (e.preemptor >= 0) j["preemptor"] = WorkloadKey(e.preemptor);  // none: a drain
@@ -600,8 +622,13 @@ nlohmann::json Simulator::JsonDocument() const {
                             {"preemptions", summary_.preemptions},
                             {"gpuHoursLost", summary_.gpu_hours_lost},
                             {"gpuHoursInGracePeriods", summary_.gpu_hours_in_grace},
+
                             {"deadlinesExceeded", summary_.deadlines_exceeded},
                             {"cycles", summary_.cycles}};
+  if (summary_.moves > 0) {  // consolidation: only when it moved something
+    summary["moves"] = summary_.moves;
+    summary["gpuHoursLostToMoves"] = summary_.gpu_hours_lost_to_moves;
+  }
   if (summary_.cost) summary["cost"] = cost::CostJson(*summary_.cost);
   if (summary_.gpu_failures) summary["gpuFailures"] = GpuFailureJson(*summary_.gpu_failures);
   if (!summary_.node_pools.empty()) {

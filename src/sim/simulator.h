@@ -38,6 +38,9 @@ struct SimEvent {
     kNodeInterrupted,
     // A preempted workload's grace period ended: its pods are gone, GPUs and quota free.
     kTerminated,
+    // Consolidation moved a running workload to `pods` to make room for `preemptor`; it lost
+    // the work since its last checkpoint and runs on at its new place.
+    kMoved,
   };
   double time = 0;
   Type type = Type::kAdmitted;
@@ -91,6 +94,10 @@ struct SimSummary {
   double gpu_hours_lost = 0;
   // The part of gpu_hours_lost that preempted workloads held in their grace periods.
   double gpu_hours_in_grace = 0;
+  // Consolidation (engine/actions/consolidate.h): workloads moved, and the part of
+  // gpu_hours_lost that the moves cost (the work since each one's last checkpoint).
+  int64_t moves = 0;
+  double gpu_hours_lost_to_moves = 0;
   int64_t deadlines_exceeded = 0;
   struct QueueWait {
     std::string queue;

@@ -253,6 +253,9 @@ std::optional<std::string> CheckRuntimes(const Simulator& sim) {
       case SimEvent::Type::kPreempted:
         running.erase(e.workload);
         break;
+      case SimEvent::Type::kMoved:  // a new run at the new place (consolidation)
+        running[e.workload] = e.time;
+        break;
       case SimEvent::Type::kFinished: {
         auto it = running.find(e.workload);
         if (it == running.end())

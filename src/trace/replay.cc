@@ -350,7 +350,7 @@ class Replayer {
       auto [when, id, gen] = finishes_.top();
       finishes_.pop();
       const WorkloadStatus& st = s_->status(id);
-      if (st.state != WorkloadState::kAdmitted || st.preemptions != gen) continue;
+      if (st.state != WorkloadState::kAdmitted || Generation(id) != gen) continue;
       Release(id);
       if (as_) as_->Released(id, when);
       plan_ = true;
@@ -466,6 +466,9 @@ class Replayer {
                                                                                    : others_)
           .push_back(std::move(d));
     for (const auto& d : preempts_) Evict(d, now);
+    // A moved job leaves its old devices before anything is booked.
+    for (const auto& d : others_)
+      if (d.type == Decision::Type::kMove) MoveOut(d, now);
     for (const auto& d : others_) {
       WorkloadId id = d.workload;
       auto q = QueueOf(id);
@@ -487,6 +490,9 @@ class Replayer {
           break;
         case Decision::Type::kWaitLimitExceeded:
           ++res_.wait_limits_exceeded;
+          break;
+        case Decision::Type::kMove:
+          StartRun(id, d.pods, now);
           break;
         case Decision::Type::kPreempt:
         case Decision::Type::kTerminated:
@@ -560,9 +566,31 @@ class Replayer {
     return !res_.stopped_early.empty();
   }
 
+  // Consolidation moved a running job: its run ends where it was, losing the work since its
+  // last checkpoint; StartRun starts the next at its new place.
+  void MoveOut(const Decision& d, double now) {
+    const WorkloadId id = d.workload;
+    const double ran = now - admit_at_[static_cast<size_t>(id)];
+    const auto& interval = m_->workloads[static_cast<size_t>(id)].checkpoint_interval;
+    const double lost = static_cast<double>(HeldMilli(id)) / 1000.0 *
+                        (ran - reruns_.Stopped(id, ran, interval)) / 3600;
+    res_.queues[QueueOf(id)].gpu_hours_lost += lost;
+    res_.gpu_hours_lost_to_moves += lost;
+    ++res_.moves;
+    ++moved_[id];
+    Release(id);
+    if (as_) as_->Released(id, now);
+    if (cost_) cost_->Release(id, now);
+    if (runs_) runs_->Ended(id, accounting::RunEnd::kPreempted, d.reason, now);
+  }
+  // Which run of a job a finish belongs to: one planned before a preemption or a move is stale.
+  int32_t Generation(WorkloadId id) const {
+    auto it = moved_.find(id);
+    return s_->status(id).preemptions + (it == moved_.end() ? 0 : it->second);
+  }
+
   void Admit(WorkloadId id, const std::vector<PodPlacement>& pods, double now) {
     auto q = QueueOf(id);
-    const WorkloadStatus& st = s_->status(id);
     if (first_admit_[static_cast<size_t>(id)] < 0) {
       first_admit_[static_cast<size_t>(id)] = now;
       ++res_.queues[q].admitted;
@@ -575,15 +603,20 @@ class Replayer {
     } else {
       reruns_.Readmitted(id, now);
     }
+    StartRun(id, pods, now);
+    ++running_;
+    --pending_;
+  }
+  // A run starts at `pods`: an admission, or a move (MoveOut ended the run before).
+  void StartRun(WorkloadId id, const std::vector<PodPlacement>& pods, double now) {
+    const WorkloadStatus& st = s_->status(id);
     admit_at_[static_cast<size_t>(id)] = now;
     Book(id, pods);
     if (as_) as_->Placed(id, pods, now);
     if (cost_) cost_->Hold(id, st.cluster_queue, st.flavors, pods, now);
     if (runs_) runs_->Admitted(id, ArrivalOf(id), st.cluster_queue, st.flavors, pods, now);
     const auto& rt = m_->workloads[static_cast<size_t>(id)].runtime;
-    if (rt) finishes_.emplace(now + reruns_.Left(id, *rt), id, st.preemptions);
-    ++running_;
-    --pending_;
+    if (rt) finishes_.emplace(now + reruns_.Left(id, *rt), id, Generation(id));
   }
 
   // Totals: jobs still pending or running at the end, per queue.
@@ -671,6 +704,7 @@ class Replayer {
   absl::flat_hash_map<WorkloadId, std::vector<HeldPod>> held_;
   Reruns reruns_;  // checkpoints saved and waits again of the jobs preempted
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
+  absl::flat_hash_map<WorkloadId, int32_t> moved_;  // per job: moves by consolidation
   std::vector<Decision> preempts_, others_;
   bool partial_gangs_ = false;
   // With NodePools in the manifests: node-hours, and for elastic ones the autoscaler.

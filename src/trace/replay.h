@@ -127,7 +127,11 @@ struct ReplayResult {
   // The part of gpu_hours_lost cut short by spot interruptions (runs on a node that went).
   double gpu_hours_lost_to_interruptions = 0;
   std::optional<GpuFailureStats> gpu_failures;  // with ReplayOptions::gpu_failures
-  double mean_allocation_pct = 0;               // time-weighted over [start, end]
+  // Consolidation (engine/actions/consolidate.h): running jobs moved to make room, and the part
+  // of gpu_hours_lost the moves cost (each one's work since its last checkpoint).
+  int64_t moves = 0;
+  double gpu_hours_lost_to_moves = 0;
+  double mean_allocation_pct = 0;  // time-weighted over [start, end]
   // Time-weighted over the moments when at least one job was pending (admittable or not), and
   // the share of [start, end] they cover (0 and 0 when nothing ever waited).
   double allocation_while_pending_pct = 0;

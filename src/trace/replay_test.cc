@@ -255,6 +255,20 @@ TEST(Replay, GpuSharesShareADevice) {
   EXPECT_EQ(r.overbooked_shares, 0);
 }
 
+// Consolidation (engine/actions/consolidate.h): the move is counted, with the work it lost, and
+// the moved job's finish planned before the move is stale.
+TEST(Replay, ConsolidationMovesAJobAndCountsTheWorkLost) {
+  Replayed run = Replay("consolidate_nodes.csv", "consolidate_jobs.csv", {}, "consolidate.yaml");
+  const ReplayResult& r = run.result;
+  EXPECT_EQ(r.moves, 1);
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_NEAR(r.gpu_hours_lost_to_moves, 1.0 * 100 / 3600, 1e-12);
+  EXPECT_NEAR(r.gpu_hours_lost, r.gpu_hours_lost_to_moves, 1e-12);
+  EXPECT_EQ(r.queues[0].wait.max, 0);  // `big` started on arrival
+  EXPECT_EQ(r.queues[0].finished, 3);
+  EXPECT_EQ(r.end, 1100);
+}
+
 TEST(Replay, ManifestQueuesWithCsvJobs) {
   BuildOptions bo;
   bo.grace_period = 30;

@@ -354,6 +354,8 @@ std::string ReportJson(const ReplayResult& r) {
                             {"gpuHours", JNum(r.all.gpu_hours)},
                             {"gpuHoursLostToPreemption", JNum(r.gpu_hours_lost)},
                             {"gpuHoursInGracePeriods", JNum(r.gpu_hours_in_grace)},
+                            {"moves", r.moves},
+                            {"gpuHoursLostToMoves", JNum(r.gpu_hours_lost_to_moves)},
                             {"meanGpuAllocationPct", JNum(r.mean_allocation_pct)},
                             {"peakGpuAllocationPct", JNum(r.peak_allocation_pct)},
                             {"finalGpuAllocationPct", JNum(r.final_allocation_pct)},
@@ -430,6 +432,10 @@ std::vector<std::pair<std::string, std::string>> ReportCsv(const ReplayResult& r
   kv("gpu_hours", Num(r.all.gpu_hours));
   kv("gpu_hours_lost_to_preemption", Num(r.gpu_hours_lost));
   kv("gpu_hours_in_grace_periods", Num(r.gpu_hours_in_grace));
+  if (r.moves > 0) {  // consolidation: only when it moved something
+    kv("moves", fmt::format("{}", r.moves));
+    kv("gpu_hours_lost_to_moves", Num(r.gpu_hours_lost_to_moves));
+  }
   kv("mean_gpu_allocation_pct", Num(r.mean_allocation_pct));
   kv("gpu_allocation_while_pending_pct", Num(r.allocation_while_pending_pct));
   kv("time_with_pending_pct", Num(r.pending_time_pct));

@@ -7,6 +7,9 @@
 //             pending; a head that fits nowhere preempts first when `preempt` is listed
 //   preempt   not a pass of its own: it turns on preemption inside `admit`, as Kueue tries a
 //             head's preemption before the next head (listing it alone does nothing)
+//   consolidate  heads that failed on placement with their quota fitting get room by moving
+//             running workloads elsewhere (KAI's consolidation, actions/consolidate.h); also
+//             run, after `admit`, when a ClusterQueue opts in (tessera.dev/consolidation)
 //   scale-up  admitted workloads with pods beyond minCount place more as room allows
 //
 // Thread-safety: none; part of one engine.

@@ -296,6 +296,7 @@ Admission::Outcome Admission::TryAdmit(WorkloadId id, double now, std::vector<De
   }
   rec.failed_release_epoch = s_.release_epoch;
   rec.failed_admit_epoch = s_.admit_epoch;
+  if (rec.failed_on_placement && s_.collect_placement_failures) s_.placement_failures.push_back(id);
   return Outcome::kPending;
 }
 

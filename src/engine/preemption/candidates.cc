@@ -30,14 +30,6 @@ bool WithinReachOfTheHierarchy(const QuotaTree& qt, int32_t cq, const Need& need
   return true;
 }
 
-// The work a preemption of `v` at `now` throws away, in seconds of its run: the time since its
-// last checkpoint (tessera.dev/checkpoint-interval), else all of its run.
-double WorkLost(const EngineState& s, WorkloadId v, double now) {
-  const double ran = std::max(0.0, now - s.status[v].admitted_at);
-  const auto& interval = s.model.workloads[v].checkpoint_interval;
-  return interval && *interval > 0 ? std::fmod(ran, *interval) : ran;
-}
-
 // What a preemption loses, as LeastLostWork compares it: GPU-seconds (a whole GPU counts 1000
 // milli, a share its milli, a share by memory the milli it takes of its device; MIG slices are
 // not counted), then CPU-seconds (what a workload without GPUs loses).
@@ -248,6 +240,12 @@ void ForEachCandidate(const EngineState& s, WorkloadId id, double now,
 }
 
 }  // namespace
+
+double WorkLost(const EngineState& s, WorkloadId v, double now) {
+  const double ran = std::max(0.0, now - s.status[v].admitted_at);
+  const auto& interval = s.model.workloads[v].checkpoint_interval;
+  return interval && *interval > 0 ? std::fmod(ran, *interval) : ran;
+}
 
 std::vector<WorkloadId> Preemptor::Candidates(WorkloadId id, const Combo& combo, double now) const {
   return MakePlan(id, combo, now).candidates;

@@ -24,6 +24,10 @@ struct Engine;
 // else its PriorityClass's (the globalDefault one when it names none).
 bool NonPreemptible(const Model& model, const Workload& w);
 
+// The work an eviction of admitted workload `v` at `now` throws away, in seconds of its run:
+// the time since its last checkpoint (tessera.dev/checkpoint-interval), else all of its run.
+double WorkLost(const EngineState& s, WorkloadId v, double now);
+
 class Preemptor {
  public:
   explicit Preemptor(Engine& e);

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "config/dra_quota.h"
 #include "fmt/format.h"
 #include "k8s/controller/controller_impl.h"
 #include "k8s/controller/fair_sharing_status.h"
 #include "k8s/controller/gang_assembly.h"
-#include "config/dra_quota.h"
 #include "k8s/controller/workload_api.h"
 #include "spdlog/spdlog.h"
 
@@ -193,7 +193,10 @@ void Controller::Impl::Cycle() {
     if (decisions.empty()) break;
     // Victims first, so that the preemptor's binds wait for them.
     std::stable_sort(decisions.begin(), decisions.end(), [](const Decision& a, const Decision& b) {
-      return (a.type == Decision::Type::kPreempt) > (b.type == Decision::Type::kPreempt);
+      auto evicts = [](const Decision& d) {
+        return d.type == Decision::Type::kPreempt || d.type == Decision::Type::kMove;
+      };
+      return evicts(a) > evicts(b);
     });
     for (const Decision& d : decisions) Carry(d);
   }
@@ -243,6 +246,10 @@ void Controller::Impl::Carry(const Decision& d) {
         }
       }
       break;
+    // Consolidation's move is carried out as a preemption: the pods are evicted (Eviction API,
+    // their grace period) and the workload waits to be admitted again by a later cycle; the
+    // new places the engine chose for it are not bound by this decision (docs/kubernetes.md).
+    case Decision::Type::kMove:
     case Decision::Type::kPreempt: {
       ++metrics->preemptions;
       collector.OnPreempt(*engine, d);
@@ -291,8 +298,7 @@ void Controller::Impl::ReleaseNominated() {
 }
 
 void Controller::Impl::Bind(const std::string& key, const std::string& node,
-                            const std::vector<int32_t>& gpus,
-                            const std::vector<int8_t>& mig_starts,
+                            const std::vector<int32_t>& gpus, const std::vector<int8_t>& mig_starts,
                             std::vector<ClaimReservation> claims) {
   auto it = pods.find(key);
   if (it == pods.end()) return;
@@ -439,7 +445,7 @@ void Controller::Impl::EvictGroup(Group& g, const std::string& why) {
 }
 
 void Controller::Impl::OwnerEvent(const Group& g, const char* type, const char* reason,
-                                   const std::string& message) {
+                                  const std::string& message) {
   const auto& owners = cache.gang_sources().owner_gangs;
   auto o = owners.find(g.key);
   if (o == owners.end()) return;

@@ -1,0 +1,74 @@
+// The `consolidate` action (KAI's consolidation): a pending head whose quota fits but that fits
+// on no node, while the GPUs it needs sit idle in pieces, gets room by moving running workloads.
+// For each such head (those whose attempt in this cycle failed on placement, in queue order),
+// the nodes nearest to fitting it are tried: running workloads there are taken off (smallest
+// first) through the Statement until the head fits, the head is placed, then every workload
+// taken off is placed again elsewhere under its own flavors and quota; when any of them finds no
+// place, everything is rolled back exactly. A success is reported as one kMove decision per
+// moved workload (its new pods; `preemptor` is the head), then the head's kAdmit.
+//
+// Only workloads that lose little are moved: admitted (not in a grace period) with exactly their
+// minimum pods, preemptible (not KAI's non-preemptible), past their minimum runtime, not
+// admitted in this instant, and losing at most spec.consolidation.maxLostWork of work (the time
+// since their last checkpoint, tessera.dev/checkpoint-interval, else since their start). A moved
+// workload's run restarts at its new place: its admission time and minimum runtime start again
+// (which also keeps it from being moved back and forth). The search is bounded by
+// spec.consolidation: heads per cycle, nodes per head, moves per cycle.
+//
+// On for every ClusterQueue when SchedulerConfig's spec.actions lists `consolidate`; a
+// ClusterQueue's tessera.dev/consolidation annotation turns it on ("true") or off ("false") for
+// its heads and its workloads. It runs after `admit`, so a head that can preempt does so first.
+//
+// Thread-safety: none; part of one engine.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/actions/action.h"
+#include "engine/engine_state.h"
+
+namespace tessera {
+
+class ConsolidateAction : public Action {
+ public:
+  // `listed`: SchedulerConfig's spec.actions names it (else only opted-in queues use it).
+  ConsolidateAction(Engine& e, bool listed);
+  std::string_view name() const override { return "consolidate"; }
+  void Execute(double now, std::vector<Decision>& out) override;
+
+ private:
+  struct Taken {
+    WorkloadId id;
+    std::vector<PlacedPod> pods;  // where it was
+  };
+  // Whether `head` may move others, and whether `v` may be moved, by their queues.
+  bool QueueAllows(WorkloadId id) const;
+  bool Movable(WorkloadId v, double now);
+  // GPU milli that workload `v` holds on node n.
+  int64_t MilliOn(WorkloadId v, NodeId n) const;
+  // The running workloads on every node (rebuilt after a move).
+  void IndexNodes();
+  // Admits `head` by moving others; true when it did (decisions appended).
+  bool TryHead(WorkloadId head, double now, std::vector<Decision>& out);
+  // The eligible nodes nearest to fitting one pod of pod set `ps`, at most maxNodesPerHead,
+  // nearest first, each with enough movable GPUs to close its gap.
+  std::vector<NodeId> NearestNodes(WorkloadId head, int ps, const Combo& combo, double now);
+  // Takes movable workloads off `nodes` in turn (only `only` when >= 0) until `head` fits,
+  // places it, then the taken ones elsewhere; commits and reports, or undoes everything and
+  // returns false. `fitted`, when given: whether the head fitted once they were taken off.
+  bool Attempt(WorkloadId head, int ps, const Combo& combo, const std::vector<NodeId>& nodes,
+               double now, std::vector<Decision>& out, WorkloadId only = -1,
+               bool* fitted = nullptr);
+  void Undo(size_t mark, std::vector<Taken>& taken);
+  void Report(WorkloadId head, std::vector<Taken>& taken, double now, std::vector<Decision>& out);
+
+  Engine& e_;
+  EngineState& s_;
+  const bool listed_;
+  int32_t moves_left_ = 0;
+  std::vector<std::vector<WorkloadId>> on_node_;
+  std::vector<int8_t> movable_;  // per workload in this cycle: -1 unknown, 0, 1
+};
+
+}  // namespace tessera
