@@ -20,8 +20,8 @@
 #include "accounting/sim_records.h"
 #include "accounting/store.h"
 #include "cli/command.h"
-#include "cli/flag_range.h"
 #include "cli/embedded_quickstart.h"
+#include "cli/flag_range.h"
 #include "config/diagnostic_output.h"
 #include "config/loader.h"
 #include "engine/time/span.h"
@@ -182,17 +182,18 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
   if (!accounting_db.empty()) {
     int64_t written = 0, replaced = 0;
     const std::string run_id = SimRunId(files, until, scale_up, failures);
-    if (auto st = accounting::WriteSimulationRecords(**sim, accounting_db, &written, run_id,
-                                                     &replaced);
+    if (auto st =
+            accounting::WriteSimulationRecords(**sim, accounting_db, &written, run_id, &replaced);
         !st.ok()) {
       std::cerr << "tessera sim: " << EscapeNonPrintable(std::string(st.message())) << "\n";
       return 1;
     }
     std::cerr << fmt::format("{} run records written to {}", written, accounting_db);
     if (replaced > 0)
-      std::cerr << fmt::format(" (replacing the {} of an earlier run of the same scenario and "
-                               "flags, run {})",
-                               replaced, run_id);
+      std::cerr << fmt::format(
+          " (replacing the {} of an earlier run of the same scenario and "
+          "flags, run {})",
+          replaced, run_id);
     std::cerr << "\n";
   }
   return 0;

@@ -268,9 +268,10 @@ int RunReplayCommand(const ReplayFlags& f) {
     }
     std::cerr << fmt::format("{} run records written to {}", records->written(), f.accounting_db);
     if (records->replaced() > 0)
-      std::cerr << fmt::format(" (replacing the {} of an earlier run of the same trace and "
-                               "flags)",
-                               records->replaced());
+      std::cerr << fmt::format(
+          " (replacing the {} of an earlier run of the same trace and "
+          "flags)",
+          records->replaced());
     std::cerr << "\n";
   }
   if (!f.report.empty()) {

@@ -263,9 +263,10 @@ absl::Status ReplaySizes(const Trace& trace, const Model& base, const PlanOption
   for (auto& t : pool) t.join();
   const std::string thread_note =
       no_thread.empty() ? ""
-                        : fmt::format("a replay thread could not be started ({}); the replays "
-                                      "ran on fewer threads than asked for",
-                                      no_thread);
+                        : fmt::format(
+                              "a replay thread could not be started ({}); the replays "
+                              "ran on fewer threads than asked for",
+                              no_thread);
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (!out[i].ok())
       return absl::Status(out[i].status().code(),

@@ -163,8 +163,7 @@ bool PodStatus(std::string_view b, json& out, Err& err) {
       return false;
     if (f.number == 10 && !Append(out, "initContainerStatuses", f.bytes, err, ContainerStatus))
       return false;
-    if (f.number == 15 &&
-        !Append(out, "resourceClaimStatuses", f.bytes, err, ResourceClaimStatus))
+    if (f.number == 15 && !Append(out, "resourceClaimStatuses", f.bytes, err, ResourceClaimStatus))
       return false;
     return true;
   });

@@ -40,8 +40,8 @@ Pb FullContainer(std::string_view name, bool sidecar) {
       .Msg(23, Pb().Bytes(1, "cpu").Bytes(2, "NotRequired"))  // resizePolicy
       // restartPolicyRules (1.34+): {action, exitCodes {operator, values}}, values both
       // unpacked and packed (the decoder must skip either).
-      .Msg(25, Pb().Bytes(1, "Restart")
-                   .Msg(2, Pb().Bytes(1, "In").Varint(2, 42).Bytes(2, "\x2b\x2c")))
+      .Msg(25,
+           Pb().Bytes(1, "Restart").Msg(2, Pb().Bytes(1, "In").Varint(2, 42).Bytes(2, "\x2b\x2c")))
       .Msg(9, Pb().Bytes(1, "scratch").Bytes(3, "/scratch").Bytes(7, "Disabled").Bytes(8, "rbind"))
       .Msg(21, Pb().Bytes(1, "blk").Bytes(2, "/dev/xvda"))
       .Msg(10, Pb().Msg(1, exec).Varint(2, 5).Varint(7, 10))
@@ -69,11 +69,13 @@ Pb Requirement(std::string_view key, std::string_view op, std::string_view value
 // PodSpec, every field of 1.37 (1-41, 43, 44; 42 is retired), and a field of a later version.
 Pb FullPodSpec() {
   Pb affinity;
-  affinity.Msg(1, Pb().Msg(1, Pb().Msg(1, Pb().Msg(1, Requirement("gpu", "In", "h100")))))
+  affinity
+      .Msg(1, Pb().Msg(1, Pb().Msg(1, Pb().Msg(1, Requirement("gpu", "In", "h100")))))
       // podAffinity: not read.
       .Msg(2, Pb().Msg(1, Pb().Msg(1, Requirement("app", "In", "db"))).Bytes(3, "zone"))
-      .Msg(3, Pb().Msg(1, Pb().Msg(1, Pb().Entry(1, "app", "train"))
-                              .Bytes(3, "kubernetes.io/hostname")));
+      .Msg(3,
+           Pb().Msg(1,
+                    Pb().Msg(1, Pb().Entry(1, "app", "train")).Bytes(3, "kubernetes.io/hostname")));
   Pb spec;
   spec.Msg(1, Pb().Bytes(1, "scratch").Msg(2, Pb().Msg(2, Pb().Bytes(1, "Memory"))))
       .Msg(20, FullContainer("proxy", true))
@@ -91,9 +93,13 @@ Pb FullPodSpec() {
       .Varint(12, 0)
       .Varint(13, 0)
       .Varint(27, 1)
-      .Msg(14, Pb().Varint(2, 1000).Varint(4, 2000).Varint(4, 3000).Varint(5, 2000)
+      .Msg(14, Pb().Varint(2, 1000)
+                   .Varint(4, 2000)
+                   .Varint(4, 3000)
+                   .Varint(5, 2000)
                    .Msg(7, Pb().Bytes(1, "net.core.somaxconn").Bytes(2, "1024"))
-                   .Bytes(12, "Strict").Bytes(13, "MountOption"))
+                   .Bytes(12, "Strict")
+                   .Bytes(13, "MountOption"))
       .Msg(15, Pb().Bytes(1, "regcred"))
       .Bytes(16, "w-0")
       .Bytes(17, "train")
@@ -111,8 +117,11 @@ Pb FullPodSpec() {
       .Varint(30, 0)
       .Bytes(31, "PreemptLowerPriority")
       .Quantity(32, "cpu", "100m")
-      .Msg(33, Pb().Varint(1, 1).Bytes(2, "zone").Bytes(3, "ScheduleAnyway")
-                   .Msg(4, Pb().Entry(1, "app", "train")).Bytes(8, "pod-template-hash"))
+      .Msg(33, Pb().Varint(1, 1)
+                   .Bytes(2, "zone")
+                   .Bytes(3, "ScheduleAnyway")
+                   .Msg(4, Pb().Entry(1, "app", "train"))
+                   .Bytes(8, "pod-template-hash"))
       .Varint(35, 0)
       .Msg(36, Pb().Bytes(1, "linux"))                                            // os
       .Varint(37, 0)                                                              // hostUsers
@@ -141,24 +150,36 @@ Pb FullPod() {
       .Entry(11, "app", "train")
       .Entry(11, "kueue.x-k8s.io/queue-name", "team-a")
       .Entry(12, "tessera.dev/max-wait", "30m")
-      .Msg(13, Pb().Bytes(5, "batch/v1").Bytes(1, "Job").Bytes(3, "job-1").Bytes(4, "uid-j")
-                   .Varint(6, 1).Varint(7, 1))
+      .Msg(13, Pb().Bytes(5, "batch/v1")
+                   .Bytes(1, "Job")
+                   .Bytes(3, "job-1")
+                   .Bytes(4, "uid-j")
+                   .Varint(6, 1)
+                   .Varint(7, 1))
       .Bytes(14, "example.com/cleanup")
       .Msg(17, Pb().Bytes(1, "kube-controller-manager").Bytes(2, "Update").Bytes(3, "v1"));
   Pb status;
   status.Varint(17, 3)
       .Bytes(1, "Pending")
-      .Msg(2, Pb().Bytes(1, "PodScheduled").Varint(7, 3).Bytes(2, "False")
-                  .Msg(4, Pb().Varint(1, 1767225600)).Bytes(5, "Unschedulable").Bytes(6, "waiting"))
+      .Msg(2, Pb().Bytes(1, "PodScheduled")
+                  .Varint(7, 3)
+                  .Bytes(2, "False")
+                  .Msg(4, Pb().Varint(1, 1767225600))
+                  .Bytes(5, "Unschedulable")
+                  .Bytes(6, "waiting"))
       .Bytes(9, "Burstable")
       .Msg(15, Pb().Bytes(1, "nic").Bytes(2, "w-0-nic"))
       // containerStatuses: the kubelet's resource health (1.36+) of the main container's GPUs.
-      .Msg(8, Pb().Bytes(1, "main").Varint(4, 1).Varint(5, 2).Bytes(6, "trainer:1")
-                  .Quantity(10, "nvidia.com/gpu", "2")
-                  .Msg(14, Pb().Bytes(1, "nvidia.com/gpu")
-                               .Msg(2, Pb().Bytes(1, "GPU-a").Bytes(2, "Healthy"))
-                               .Msg(2, Pb().Bytes(1, "GPU-b").Bytes(2, "Unhealthy")
-                                           .Bytes(6, "XID 79"))))
+      .Msg(8,
+           Pb().Bytes(1, "main")
+               .Varint(4, 1)
+               .Varint(5, 2)
+               .Bytes(6, "trainer:1")
+               .Quantity(10, "nvidia.com/gpu", "2")
+               .Msg(14,
+                    Pb().Bytes(1, "nvidia.com/gpu")
+                        .Msg(2, Pb().Bytes(1, "GPU-a").Bytes(2, "Healthy"))
+                        .Msg(2, Pb().Bytes(1, "GPU-b").Bytes(2, "Unhealthy").Bytes(6, "XID 79"))))
       .Msg(10, Pb().Bytes(1, "proxy").Varint(4, 1))
       .Quantity(19, "cpu", "1")
       .Msg(20, Pb().Quantity(2, "cpu", "1"));
@@ -306,21 +327,23 @@ TEST(ProtoPodSpec, EveryFieldOfA137PodSpecDecodesToWhatJsonReads) {
 // are read by Tessera, and checked in the test above through JSON.)
 TEST(ProtoPodSpec, EachNewerFieldAloneIsSkipped) {
   auto base = [] {
-    return Pb().Bytes(19, "tessera").Msg(2, Pb().Bytes(1, "c").Msg(8, Pb().Quantity(2, "cpu",
-                                                                                  "1")));
+    return Pb()
+        .Bytes(19, "tessera")
+        .Msg(2, Pb().Bytes(1, "c").Msg(8, Pb().Quantity(2, "cpu", "1")));
   };
   auto describe = [](const Pb& spec) {
-    auto decoded = DecodeObject(Envelope("Pod", Pb().Msg(1, Pb().Bytes(1, "p").Bytes(3, "ns"))
-                                                    .Msg(2, spec)));
+    auto decoded =
+        DecodeObject(Envelope("Pod", Pb().Msg(1, Pb().Bytes(1, "p").Bytes(3, "ns")).Msg(2, spec)));
     if (!decoded.ok()) return std::string(decoded.status().message());
     auto p = ParsePod(*decoded);
     return p.ok() ? Describe(*p) : std::string(p.status().message());
   };
   const std::string want = describe(base());
-  const std::pair<int, Pb> fields[] = {
-      {34, Pb().Msg(1, FullContainer("debug", false))}, {36, Pb().Bytes(1, "linux")},
-      {44, Pb().Bytes(1, "r").Varint(2, 1)},
-      {14, Pb().Varint(4, 1).Varint(4, 2)}, {1, Pb().Bytes(1, "v")}};
+  const std::pair<int, Pb> fields[] = {{34, Pb().Msg(1, FullContainer("debug", false))},
+                                       {36, Pb().Bytes(1, "linux")},
+                                       {44, Pb().Bytes(1, "r").Varint(2, 1)},
+                                       {14, Pb().Varint(4, 1).Varint(4, 2)},
+                                       {1, Pb().Bytes(1, "v")}};
   for (const auto& [number, msg] : fields) {
     Pb spec = base();
     spec.Msg(number, msg);

@@ -255,7 +255,8 @@ void Controller::Impl::Carry(const Decision& d) {
       collector.OnPreempt(*engine, d);
       std::string preemptor;
       if (Group* p = GroupOf(d.preemptor)) preemptor = p->key;
-      const std::string why = d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason;
+      const std::string why =
+          d.reason.empty() ? fmt::format("preempted by {}", preemptor) : d.reason;
       EndRun(*g, accounting::RunEnd::kPreempted, why);
       OwnerEvent(*g, "Normal", "Preempted", fmt::format("gang {}: {}", g->name, why));
       EvictGroup(*g, why);

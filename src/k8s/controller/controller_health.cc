@@ -20,12 +20,6 @@ ObjectRef NodeRef(const std::string& node) {
   return ref;
 }
 
-std::string Indices(const std::map<int32_t, std::string>& failed) {
-  std::string out;
-  for (const auto& [g, why] : failed) out += (out.empty() ? "" : ",") + std::to_string(g);
-  return out;
-}
-
 }  // namespace
 
 void Controller::Impl::CheckGpuHealth() {
@@ -52,15 +46,11 @@ void Controller::Impl::CheckGpuHealth() {
   for (size_t i = 0; i < m.nodes.size() && i < node_names.size(); ++i)
     if (m.nodes[i].unhealthy_gpus > 0) input(node_names[i]);
   for (const auto& [node, failed] : failed_gpus) input(node);
-  std::unordered_map<std::string, std::map<std::string, int32_t>> uuids;
-  if (options.dcgm) {
-    for (const GpuReading& r : options.dcgm->Readings()) {
-      if (r.gpu < 0 || !r.gpu_instance.empty() || r.hostname.empty()) continue;
-      if (!r.uuid.empty()) uuids[r.hostname][r.uuid] = r.gpu;
-      if (r.xid && HardwareXid(*r.xid))
-        if (NodeHealthInput* i = input(r.hostname)) i->xids[r.gpu] = *r.xid;
-    }
-  }
+  const std::vector<GpuReading> readings =
+      options.dcgm ? options.dcgm->Readings() : std::vector<GpuReading>{};
+  for (const GpuReading& r : readings)
+    if (r.gpu >= 0 && r.gpu_instance.empty() && r.xid && HardwareXid(*r.xid))
+      if (NodeHealthInput* i = input(r.hostname)) i->xids[r.gpu] = *r.xid;
   for (const auto& [key, p] : pods)
     if (p.Bound() && !p.unhealthy.empty()) input(p.node_name);
   const DraTaints dra_taints = NoExecuteTaints(m.dra);
@@ -68,6 +58,10 @@ void Controller::Impl::CheckGpuHealth() {
     metrics->SetGauges("tessera_failed_gpus", {});
     return;
   }
+  // dcgm-exporter's UUIDs of the nodes judged: the kubelet names a device by its UUID.
+  for (const GpuReading& r : readings)
+    if (r.gpu >= 0 && r.gpu_instance.empty() && !r.uuid.empty())
+      if (auto it = in.find(r.hostname); it != in.end()) it->second.uuid_index[r.uuid] = r.gpu;
   for (const auto& [key, p] : pods) {
     const std::string* node = BoundNode(key);
     auto it = node ? in.find(*node) : in.end();
@@ -83,7 +77,6 @@ void Controller::Impl::CheckGpuHealth() {
   std::map<std::string, std::string> hit_groups;  // group key -> why (its first pod's)
   std::map<LabelValues, double> gauge;
   for (auto& [node, i] : in) {
-    if (auto u = uuids.find(node); u != uuids.end()) i.uuid_index = u->second;
     const NodeHealth h = JudgeNode(i);
     if (!h.failed.empty()) now_failed[node] = h.failed;
     if (!h.failed.empty() || h.unplaced > 0)
@@ -132,7 +125,6 @@ void Controller::Impl::CheckGpuHealth() {
                            fmt::format("GPU {} failed: {}; no pod is given it", g, why));
       spdlog::warn("tessera: node {}: GPU {} failed: {}", node, g, why);
     }
-    spdlog::debug("tessera: node {}: failed GPUs {}", node, Indices(failed));
   }
   failed_gpus = std::move(now_failed);
   metrics->SetGauges("tessera_failed_gpus", std::move(gauge));

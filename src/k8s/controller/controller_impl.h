@@ -257,8 +257,7 @@ struct Controller::Impl {
   void SayTimeProblems(const Group& g);
   // An Event on the object of an owner kind (owner_kinds.h: a JobSet, a LeaderWorkerSet ...) whose
   // gang `g` is: admitted, preempted, or waiting (with the reason its pods show).
-  void OwnerEvent(const Group& g, const char* type, const char* reason,
-                  const std::string& message);
+  void OwnerEvent(const Group& g, const char* type, const char* reason, const std::string& message);
   // "JobSet/train", "Job/x", "PodGroup/y": what `tessera get workloads` shows as its OWNER.
   std::string OwnerOf(const Group& g) const;
   // Warning Events (UnsupportedField) for what a Workload API PodGroup sets that Tessera does

@@ -297,8 +297,7 @@ void ObjectCache::ApplyWorkloadPodGroups(const WatchEvent& ev, Changes& changes)
   Each(ev, [&](const json& o, bool del) {
     const std::string key = ObjectKey(o), group_key = prefix + key;
     seen.insert(group_key);
-    ReadOwnerMark(RefOf("scheduling.k8s.io/v1beta1", "PodGroup", key, UidOf(o)), group_key, o,
-                  del);
+    ReadOwnerMark(RefOf("scheduling.k8s.io/v1beta1", "PodGroup", key, UidOf(o)), group_key, o, del);
     if (del) {
       gangs_.workload_podgroups.erase(key);
       gangs_.refused.erase(group_key);

@@ -71,8 +71,8 @@ struct PodInfo {
   // spec.schedulingGates' names: while any is there the pod is not to be bound (Kubernetes 1.30+);
   // gang assembly counts it as a pod not yet created.
   std::vector<std::string> scheduling_gates;
-  std::string scheduled_condition;   // message of a PodScheduled=False condition, if any
-  std::string scheduled_reason;      // ... and its reason
+  std::string scheduled_condition;  // message of a PodScheduled=False condition, if any
+  std::string scheduled_reason;     // ... and its reason
   // Devices of its containers the kubelet reports Unhealthy (gpu_health.h).
   std::vector<UnhealthyResource> unhealthy;
   // kai.scheduler/preemptibility or tessera.dev/preemptibility (node_policy.h): true for
