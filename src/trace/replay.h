@@ -51,9 +51,9 @@ struct ReplayOptions {
   // this time (after every instant up to it), or at the end when the run ends first; and lists
   // at most this many workloads.
   double snapshot_at = std::numeric_limits<double>::infinity();
-  // Instead of snapshot_at: the first instant at which the GPU allocation reaches its peak
-  // (within max(1 GPU, 0.5% of the GPUs), so that a long run retakes it at most ~200 times);
-  // the end when no GPU is ever allocated. `sim replay --report` without --report-at.
+  // Instead of snapshot_at: the first instant at which the GPU allocation reaches its largest
+  // value (RunReplay then replays a second time up to that instant); the end when no GPU is ever
+  // allocated. `sim replay --report` without --report-at.
   bool snapshot_at_peak = false;
   int64_t snapshot_workloads = kDefaultSnapshotWorkloads;
   // Stop as soon as the run is known to miss a wait bound (the capacity calculator's far too
