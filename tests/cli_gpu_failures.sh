@@ -65,4 +65,36 @@ timeout 120 "$tessera" sim --gpu-failures 200h -o json >"$tmp/sim.json" 2>"$tmp/
   { fail "sim: exit $?"; cat "$tmp/err"; }
 grep -q '"gpuFailures"' "$tmp/sim.json" || fail "no gpuFailures in sim's JSON"
 
+# A ClusterQueue that leaves failures to its workloads' controllers (serve's policy) is said not
+# to be simulated, by sim and by sim replay; without --gpu-failures nothing is said.
+cat >"$tmp/leave.yaml" <<'EOF2'
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: trainers
+  annotations: {tessera.dev/gpu-failure-policy: LeaveToController}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: default, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {nvidia.com/gpu: 8, cpu: 32, memory: 256Gi}}
+EOF2
+want="ClusterQueue trainers: tessera.dev/gpu-failure-policy LeaveToController is not simulated"
+timeout 120 "$tessera" sim "$tmp/leave.yaml" --gpu-failures 200h >"$tmp/out" 2>"$tmp/err"
+grep -q "warning: $want" "$tmp/err" || { fail "sim: no warning for LeaveToController"; cat "$tmp/err"; }
+timeout 120 "$tessera" sim "$tmp/leave.yaml" >"$tmp/out" 2>"$tmp/err"
+grep -q "LeaveToController" "$tmp/err" && fail "sim without --gpu-failures warns of the policy"
+timeout 120 "$tessera" sim replay --synthetic-jobs 10 --synthetic-nodes 2 --seed 1 \
+  --manifests "$tmp/leave.yaml" --gpu-failures 500h >"$tmp/out" 2>"$tmp/err"
+grep -q "warning: $want" "$tmp/err" ||
+  { fail "sim replay: no warning for LeaveToController"; cat "$tmp/err"; }
+
 finish cli_gpu_failures

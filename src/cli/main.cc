@@ -29,6 +29,7 @@
 #include "model/json_text.h"
 #include "model/printable.h"
 #include "nlohmann/json.hpp"
+#include "sim/gpu_failures.h"
 #include "sim/simulator.h"
 
 namespace tessera {
@@ -128,6 +129,9 @@ int Sim(const std::vector<std::string>& files, const std::string& output, Verify
   // all of its input on the command line.
   auto refs = CheckReferences(r.model);
   r.diagnostics.insert(r.diagnostics.end(), refs.begin(), refs.end());
+  if (failures.enabled())
+    for (std::string& m : UnsimulatedFailurePolicies(r.model))
+      r.diagnostics.push_back({Diagnostic::Severity::kWarning, "", 0, "", std::move(m)});
   // Every one is printed (notices unless --quiet): nothing is skipped silently.
   PrintDiagnostics(r.diagnostics, !quiet, std::cerr);
   if (!r.ok()) {

@@ -9,6 +9,18 @@
 
 namespace tessera {
 
+std::vector<std::string> UnsimulatedFailurePolicies(const Model& model) {
+  std::vector<std::string> out;
+  for (const ClusterQueue& cq : model.cluster_queues)
+    if (cq.gpu_failure_policy == GpuFailurePolicy::kLeaveToController)
+      out.push_back(fmt::format(
+          "ClusterQueue {}: tessera.dev/gpu-failure-policy LeaveToController is not simulated "
+          "(its workloads' controllers would decide); --gpu-failures requeues them as Requeue "
+          "does",
+          cq.name));
+  return out;
+}
+
 GpuFailures::GpuFailures(Scheduler& s, const GpuFailureOptions& o)
     : s_(s), o_(o), rng_(o.seed), next_failure_(std::numeric_limits<double>::infinity()) {
   const Model& m = s.model();

@@ -44,6 +44,12 @@ struct GpuFailureStats {
   double failed_gpu_hours = 0;  // GPUs out x hours, up to the end of the run
 };
 
+// What --gpu-failures does not simulate of `model`, one message each: a ClusterQueue whose
+// tessera.dev/gpu-failure-policy is LeaveToController (serve's: the workload's own controller
+// decides what a failed GPU means) has its workloads requeued as under Requeue. The callers print
+// them as warnings beside the manifests' diagnostics.
+std::vector<std::string> UnsimulatedFailurePolicies(const Model& model);
+
 class GpuFailures {
  public:
   GpuFailures(Scheduler& s, const GpuFailureOptions& o);

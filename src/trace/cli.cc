@@ -18,6 +18,7 @@
 #include "config/loader.h"
 #include "fmt/format.h"
 #include "model/printable.h"
+#include "sim/gpu_failures.h"
 #include "trace/cli_flags.h"
 #include "trace/estimates.h"
 #include "trace/job_source.h"
@@ -209,6 +210,9 @@ int RunReplayCommand(const ReplayFlags& f) {
   LoadResult manifests;
   if (!f.manifests.empty()) {
     manifests = LoadManifestFiles(f.manifests);
+    if (f.gpu_mtbf > 0)
+      for (std::string& m : UnsimulatedFailurePolicies(manifests.model))
+        manifests.diagnostics.push_back({Diagnostic::Severity::kWarning, "", 0, "", std::move(m)});
     // Every diagnostic, as `tessera validate` prints it (notices unless --quiet).
     PrintDiagnostics(manifests.diagnostics, !f.quiet, std::cerr);
     if (!manifests.ok()) {

@@ -13,6 +13,7 @@
 #include "config/loader.h"
 #include "fmt/format.h"
 #include "model/printable.h"
+#include "sim/gpu_failures.h"
 #include "trace/cli_flags.h"
 #include "trace/plan.h"
 
@@ -102,6 +103,9 @@ bool ParseInputs(const PlanFlags& f, trace::PlanOptions& o) {
 bool LoadBase(const PlanFlags& f, Model& base) {
   if (f.trace.manifests.empty()) return true;
   LoadResult manifests = LoadManifestFiles(f.trace.manifests);
+  if (f.trace.gpu_mtbf > 0)
+    for (std::string& m : UnsimulatedFailurePolicies(manifests.model))
+      manifests.diagnostics.push_back({Diagnostic::Severity::kWarning, "", 0, "", std::move(m)});
   PrintDiagnostics(manifests.diagnostics, !f.trace.quiet, std::cerr);  // as validate does
   if (!manifests.ok()) {
     std::cerr << kCmd << "the manifests have errors; nothing was planned\n";
