@@ -26,18 +26,23 @@ Binder::Binder(KubeClient* client, const ControllerOptions& options, Metrics* me
       callbacks_(std::move(callbacks)),
       pool_(std::make_unique<TaskPool>(options.bind_workers)) {}
 
+std::string Binder::ServedVersion(const char* path, const char* served, const char* otherwise,
+                                  const char* unknown, std::string& cache) {
+  std::lock_guard<std::mutex> l(version_mu_);
+  if (!cache.empty()) return cache;
+  RequestLimits limits;
+  limits.cancel = &stop_;
+  auto r = client_->Get(path, "application/json", limits);
+  if (!r.ok() || r->status >= 500) return unknown;  // ask again at the next attempt
+  cache = r->status == 200 ? served : otherwise;
+  return cache;
+}
+
 std::string Binder::EvictionVersion() {
   // The Eviction API moved to policy/v1 in Kubernetes 1.22; older servers only have v1beta1.
   // Asked at the first eviction, on a worker, not at Start: a server that stalls or is down at
   // start must neither hold Start up nor make the answer v1beta1 for good.
-  std::lock_guard<std::mutex> l(eviction_mu_);
-  if (!eviction_version_.empty()) return eviction_version_;
-  RequestLimits limits;
-  limits.cancel = &stop_;
-  auto r = client_->Get("/apis/policy/v1", "application/json", limits);
-  if (!r.ok() || r->status >= 500) return "";  // unknown: ask again at the next attempt
-  eviction_version_ = r->status == 200 ? "policy/v1" : "policy/v1beta1";
-  return eviction_version_;
+  return ServedVersion("/apis/policy/v1", "policy/v1", "policy/v1beta1", "", eviction_version_);
 }
 
 Binder::~Binder() { pool_.reset(); }
@@ -120,8 +125,7 @@ void Binder::SendBind(const std::string& key, const std::string& path, const Bin
     auto got = client_->Get(
         fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)));
     json object;
-    if (got.ok() && got->status == 200)
-      object = ParseJsonOrDiscarded(got->body);
+    if (got.ok() && got->status == 200) object = ParseJsonOrDiscarded(got->body);
     if (got.ok() && (got->status == 200 || got->status == 404))
       callbacks_.conflict_pod(key, std::move(object));
   }
@@ -129,14 +133,7 @@ void Binder::SendBind(const std::string& key, const std::string& path, const Bin
 }
 
 std::string Binder::DraVersion() {
-  std::lock_guard<std::mutex> l(eviction_mu_);
-  if (!dra_version_.empty()) return dra_version_;
-  RequestLimits limits;
-  limits.cancel = &stop_;
-  auto r = client_->Get("/apis/resource.k8s.io/v1", "application/json", limits);
-  if (!r.ok() || r->status >= 500) return "v1";  // unknown: ask again next time
-  dra_version_ = r->status == 200 ? "v1" : "v1beta2";
-  return dra_version_;
+  return ServedVersion("/apis/resource.k8s.io/v1", "v1", "v1beta2", "v1", dra_version_);
 }
 
 long Binder::ReserveClaims(const std::string& key, const BindingBody& b) {

@@ -95,9 +95,14 @@ class Binder {
   const Callbacks callbacks_;
   // "policy/v1" or "policy/v1beta1", or "" when not known (a transport error, or not asked yet).
   std::string EvictionVersion();
-  std::mutex eviction_mu_;
-  std::string eviction_version_;         // GUARDED_BY(eviction_mu_)
-  std::string dra_version_;              // GUARDED_BY(eviction_mu_)
+  // `served` when the server answers 200 at `path`, `otherwise` when it answers another status
+  // below 500; both kept in `cache` and not asked again. `unknown` (not kept) while the server
+  // cannot say: a transport error or a server error.
+  std::string ServedVersion(const char* path, const char* served, const char* otherwise,
+                            const char* unknown, std::string& cache);
+  std::mutex version_mu_;
+  std::string eviction_version_;         // GUARDED_BY(version_mu_)
+  std::string dra_version_;              // GUARDED_BY(version_mu_)
   std::atomic<bool> json_binds_{false};  // the server refused a protobuf Binding: JSON from now
   std::unique_ptr<TaskPool> pool_;       // last: its workers use the members above
 };
