@@ -10,6 +10,7 @@
 
 #include "fmt/format.h"
 #include "k8s/controller/controller_impl.h"
+#include "k8s/controller/json_fields.h"
 #include "k8s/controller/workload_api.h"
 #include "spdlog/spdlog.h"
 
@@ -333,11 +334,12 @@ void Controller::Impl::GroupObjectChanged(const std::string& key) {
 void Controller::Impl::PodUpsert(const json& obj) {
   auto parsed = ParsePod(obj);
   if (!parsed.ok()) {
-    spdlog::warn("pod {}: {}", ObjectKey(obj), std::string(parsed.status().message()));
+    SayInvalidPod(obj, std::string(parsed.status().message()));
     return;
   }
   PodInfo p = std::move(*parsed);
   const std::string key = p.Key();
+  problems_said.erase(key + kInvalidSuffix);
   const bool ours = p.scheduler_name == options.scheduler_name;
   if (p.Terminal() || (p.deleting && !p.Bound())) {
     PodGone(key);
@@ -388,7 +390,29 @@ void Controller::Impl::PodUpsert(const json& obj) {
   if (g != groups.end()) Unsettle(g->second);
 }
 
+void Controller::Impl::SayInvalidPod(const json& obj, const std::string& message) {
+  const std::string key = ObjectKey(obj);
+  spdlog::warn("pod {}: {}", key, message);
+  // Only a pod Tessera is to place: another scheduler's pod is its business, and a bound pod's
+  // own kubelet runs it.
+  const json& spec = json_fields::At(obj, "spec");
+  if (json_fields::Str(spec, "schedulerName") != options.scheduler_name ||
+      !json_fields::Str(spec, "nodeName").empty())
+    return;
+  std::vector<std::string>& said = problems_said[key + kInvalidSuffix];
+  if (said.size() == 1 && said.front() == message) return;
+  said = {message};
+  const json& md = json_fields::At(obj, "metadata");
+  ObjectRef ref;
+  ref.ns = json_fields::Str(md, "namespace");
+  ref.name = json_fields::Str(md, "name");
+  ref.uid = json_fields::Str(md, "uid");
+  status_writer->Event(ref, "Warning", "InvalidPod",
+                       message + "; Tessera leaves the pod unscheduled until it changes");
+}
+
 void Controller::Impl::PodGone(const std::string& key) {
+  problems_said.erase(key + kInvalidSuffix);
   auto it = pods.find(key);
   if (it == pods.end()) return;
   PodInfo p = std::move(it->second);

@@ -265,6 +265,11 @@ struct Controller::Impl {
   void SayUnread(const std::string& key, const ObjectRef& ref,
                  const std::vector<std::string>& unread);
   static constexpr const char* kUnreadSuffix = " unread";
+  // A pod that cannot be read (ParsePod's error): logged, and when it is Tessera's to place, a
+  // Warning Event InvalidPod on it, once per message (kept in problems_said under the pod's key
+  // and kInvalidSuffix until it reads or goes).
+  void SayInvalidPod(const json& obj, const std::string& message);
+  static constexpr const char* kInvalidSuffix = " invalid";
   void PublishPendingReasons();
   // PodGroups: phase and how many of their pods are bound.
   void WritePodGroupStatuses();

@@ -34,19 +34,24 @@ using json_fields::Str;
 using json_fields::StrMap;
 
 // A resource list and which resources it names (pod_requests.h: a named 0 counts).
-absl::Status ReadResourceList(const json& list, const std::string& path, ResourceList& out) {
-  if (auto st = ReadResources(list, path, out.values); !st.ok()) return st;
+// A name the registry has no room for goes to `untracked` (ReadResources).
+absl::Status ReadResourceList(const json& list, const std::string& path, ResourceList& out,
+                              std::vector<std::string>* untracked) {
+  if (auto st = ReadResources(list, path, out.values, untracked); !st.ok()) return st;
   if (list.is_object())
     for (auto it = list.begin(); it != list.end(); ++it)
-      out.named |= 1u << ResourceRegistry::Global().Find(it.key());
+      if (const ResourceId r = ResourceRegistry::Global().Find(it.key()); r >= 0)
+        out.named |= 1u << r;
   return absl::OkStatus();
 }
 
 absl::Status ReadResourceRequirements(const json& res, const std::string& path,
-                                      ResourceList& requests, ResourceList& limits) {
-  if (auto st = ReadResourceList(At(res, "requests"), path + ".requests", requests); !st.ok())
+                                      ResourceList& requests, ResourceList& limits,
+                                      std::vector<std::string>* untracked) {
+  if (auto st = ReadResourceList(At(res, "requests"), path + ".requests", requests, untracked);
+      !st.ok())
     return st;
-  return ReadResourceList(At(res, "limits"), path + ".limits", limits);
+  return ReadResourceList(At(res, "limits"), path + ".limits", limits, untracked);
 }
 
 std::optional<TaintEffect> Effect(const std::string& s) {
@@ -109,7 +114,8 @@ absl::Status CheckCount(const json& v, std::string_view path, int64_t max) {
       fmt::format("{}: {} is out of range (0..{})", path, DumpJson(v), max));
 }
 
-absl::Status ReadResources(const json& list, const std::string& path, Resources& out) {
+absl::Status ReadResources(const json& list, const std::string& path, Resources& out,
+                           std::vector<std::string>* untracked) {
   if (list.is_null()) return absl::OkStatus();
   if (!list.is_object()) return absl::InvalidArgumentError(path + ": expected a map");
   for (auto it = list.begin(); it != list.end(); ++it) {
@@ -122,6 +128,10 @@ absl::Status ReadResources(const json& list, const std::string& path, Resources&
       return absl::InvalidArgumentError(fmt::format("{}.{}: expected a quantity", path, it.key()));
     }
     auto id = ResourceRegistry::Global().Intern(it.key());
+    if (!id.ok() && untracked && absl::IsResourceExhausted(id.status())) {
+      untracked->push_back(fmt::format("{}.{}", path, it.key()));
+      continue;
+    }
     if (!id.ok())
       return absl::InvalidArgumentError(
           fmt::format("{}.{}: {}", path, it.key(), std::string(id.status().message())));
@@ -202,8 +212,9 @@ absl::Status ReadPodHeader(const json& obj, PodInfo& p) {
 }
 
 // The pod's effective request by Kubernetes' rule (model/pod_requests.h): the containers'
-// aggregate, pod-level spec.resources where set, the overhead, and one pod.
-absl::StatusOr<Resources> PodRequest(const json& spec) {
+// aggregate, pod-level spec.resources where set, the overhead, and one pod. Names the registry
+// has no room for go to `untracked`, left out of the request.
+absl::StatusOr<Resources> PodRequest(const json& spec, std::vector<std::string>& untracked) {
   PodResources pod;
   const json& containers = At(spec, "containers");
   if (!containers.is_array()) return absl::InvalidArgumentError("spec.containers: missing");
@@ -215,17 +226,18 @@ absl::StatusOr<Resources> PodRequest(const json& spec) {
       ContainerResources& c = into.emplace_back();
       if (auto st = ReadResourceRequirements(At(list[i], "resources"),
                                              fmt::format("spec.{}[{}].resources", kind, i),
-                                             c.requests, c.limits);
+                                             c.requests, c.limits, &untracked);
           !st.ok())
         return st;
       c.sidecar = Str(list[i], "restartPolicy") == "Always";  // beside the app containers
     }
   }
   if (auto st = ReadResourceRequirements(At(spec, "resources"), "spec.resources", pod.requests,
-                                         pod.limits);
+                                         pod.limits, &untracked);
       !st.ok())
     return st;
-  if (auto st = ReadResourceList(At(spec, "overhead"), "spec.overhead", pod.overhead); !st.ok())
+  if (auto st = ReadResourceList(At(spec, "overhead"), "spec.overhead", pod.overhead, &untracked);
+      !st.ok())
     return st;
   return EffectivePodRequests(pod);
 }
@@ -484,8 +496,17 @@ absl::StatusOr<PodInfo> ParsePod(const json& obj) {
   PodSet& ps = p.set;
   ps.name = p.name;
   ps.count = 1;
-  absl::StatusOr<Resources> requests = PodRequest(spec);
+  std::vector<std::string> untracked;
+  absl::StatusOr<Resources> requests = PodRequest(spec, untracked);
   if (!requests.ok()) return requests.status();
+  // A resource name beyond the registry's room: no node's amount of it is tracked either (a
+  // node offering it would have named it first), so a bound pod is modelled without it; a pod
+  // to place cannot be, and says so.
+  if (!untracked.empty() && p.node_name.empty())
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: not tracked: Tessera tracks at most {} distinct resource names and has no room for "
+        "this one, so it cannot place a pod that requests it",
+        untracked.front(), kMaxResources));
   ps.requests = *requests;
   ps.node_selector = StrMap(At(spec, "nodeSelector"));
   ReadPodTolerations(spec, ps);
@@ -583,7 +604,17 @@ absl::StatusOr<Node> ParseNode(const json& obj, bool* ready, std::vector<std::st
   const json& status = At(obj, "status");
   const json& alloc =
       At(status, "allocatable").is_null() ? At(status, "capacity") : At(status, "allocatable");
-  if (auto st = ReadResources(alloc, "status.allocatable", n.allocatable); !st.ok()) return st;
+  // A resource name beyond the registry's room is left out of the node (said in `problems`);
+  // the node itself is kept, with every resource that is tracked.
+  std::vector<std::string> untracked;
+  if (auto st = ReadResources(alloc, "status.allocatable", n.allocatable, &untracked); !st.ok())
+    return st;
+  if (problems)
+    for (const std::string& u : untracked)
+      problems->push_back(fmt::format(
+          "{}: not tracked: Tessera tracks at most {} distinct resource names; pods that request "
+          "it are not placed by Tessera",
+          u, kMaxResources));
   // A count beyond the limit would become an allocation the size of the number (model/limits.h):
   // the node is refused, and the caller logs it and goes on without it.
   if (std::string err = CheckGpuSlots(n.allocatable[kGpu]); !err.empty())

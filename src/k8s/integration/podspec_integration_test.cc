@@ -135,12 +135,44 @@ TEST_F(K8sPodSpec, PodLevelCpuRequestCountsAndDoesNotFitASmallerNode) {
   small["spec"]["resources"] = {{"requests", {{"cpu", "40"}}}};
   cluster_->Create(small);
   ASSERT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "small") == 1; }, kTimeout));
-  ASSERT_TRUE(TestCluster::WaitFor([&] { return !WaitMessage("default", "big").empty(); },
-                                   kTimeout));
+  ASSERT_TRUE(
+      TestCluster::WaitFor([&] { return !WaitMessage("default", "big").empty(); }, kTimeout));
   std::cout << "[ tessera ] a 60-core pod on a 48-core node says: " << WaitMessage("default", "big")
             << "\n";
   EXPECT_NE(WaitMessage("default", "big").find("cpu"), std::string::npos);
   EXPECT_EQ(Bound("default", "big"), 0);
+}
+
+// A pod Tessera cannot read (here KAI's gpu-fraction annotation with a value that is no
+// fraction) is said on the pod as a Warning Event InvalidPod naming the field, once, and placed
+// once it is corrected. Before, serve only logged it and the pod waited without a word.
+TEST_F(K8sPodSpec, APodTesseraCannotReadIsSaidOnItOnce) {
+  CreateNode("gpu8", 32, 8);
+  StartTessera();
+  json odd = cluster_->PodSpec("default", "odd", 1);
+  odd["metadata"]["annotations"] = {{"gpu-fraction", "lots"}};
+  cluster_->Create(odd);
+  ASSERT_TRUE(TestCluster::WaitFor(
+      [&] { return !EventsOf("default", "odd", "InvalidPod").empty(); }, kTimeout));
+  const json ev = EventsOf("default", "odd", "InvalidPod")[0];
+  EXPECT_NE(ev.value("message", "")
+                .find("metadata.annotations.gpu-fraction: \"lots\" is not a "
+                      "fraction of one GPU"),
+            std::string::npos)
+      << ev.dump();
+  // A label change (the pod read again, the same problem) says nothing new.
+  auto r = cluster_->client().Patch("/api/v1/namespaces/default/pods/odd",
+                                    json{{"metadata", {{"labels", {{"touched", "1"}}}}}}.dump(),
+                                    PatchType::kMerge);
+  ASSERT_TRUE(r.ok() && r->status == 200);
+  r = cluster_->client().Patch(
+      "/api/v1/namespaces/default/pods/odd",
+      json{{"metadata", {{"annotations", {{"gpu-fraction", "0.5"}}}}}}.dump(), PatchType::kMerge);
+  ASSERT_TRUE(r.ok() && r->status == 200);
+  EXPECT_TRUE(TestCluster::WaitFor([&] { return Bound("default", "odd") == 1; }, kTimeout));
+  const std::vector<json> said = EventsOf("default", "odd", "InvalidPod");
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].value("count", 1), 1) << said[0].dump();
 }
 
 }  // namespace
