@@ -151,31 +151,30 @@ void ReadDeviceCapacity(DocContext& ctx, const YAML::Node& d, const std::string&
   out.device.allow_multiple_allocations =
       GetBool(ctx, d, "allowMultipleAllocations", path + ".allowMultipleAllocations")
           .value_or(false);
-  ForEachMap(
-      ctx, Child(d, "capacity"), path + ".capacity",
-      [&](const std::string& name, const YAML::Node& c, const std::string& cpath) {
-        auto text = RequireString(ctx, c, "value", cpath + ".value");
-        if (!text) return false;
-        auto value = Milli(ctx, Child(c, "value"), cpath + ".value");
-        if (!value) return false;
-        dra::ConsumableCapacity cap;
-        cap.value = *value;
-        if (YAML::Node p = Child(c, "requestPolicy"); !IsNullish(p)) {
-          if (!out.device.allow_multiple_allocations) {
-            ctx.Error(p, cpath + ".requestPolicy",
-                      "only a device with allowMultipleAllocations: true may set a "
-                      "requestPolicy");
-            return false;
-          }
-          cap.policy = ReadPolicy(ctx, p, cpath + ".requestPolicy", *value);
-          if (!cap.policy) return false;
-        }
-        const std::string qualified =
-            name.find('/') == std::string::npos ? driver + "/" + name : name;
-        out.device.capacity[qualified] = {*value, *text};
-        out.capacities[name] = std::move(cap);
-        return true;
-      });
+  ForEachMap(ctx, Child(d, "capacity"), path + ".capacity",
+             [&](const std::string& name, const YAML::Node& c, const std::string& cpath) {
+               auto text = RequireString(ctx, c, "value", cpath + ".value");
+               if (!text) return false;
+               auto value = Milli(ctx, Child(c, "value"), cpath + ".value");
+               if (!value) return false;
+               dra::ConsumableCapacity cap;
+               cap.value = *value;
+               if (YAML::Node p = Child(c, "requestPolicy"); !IsNullish(p)) {
+                 if (!out.device.allow_multiple_allocations) {
+                   ctx.Error(p, cpath + ".requestPolicy",
+                             "only a device with allowMultipleAllocations: true may set a "
+                             "requestPolicy");
+                   return false;
+                 }
+                 cap.policy = ReadPolicy(ctx, p, cpath + ".requestPolicy", *value);
+                 if (!cap.policy) return false;
+               }
+               const std::string qualified =
+                   name.find('/') == std::string::npos ? driver + "/" + name : name;
+               out.device.capacity[qualified] = {*value, *text};
+               out.capacities[name] = std::move(cap);
+               return true;
+             });
 }
 
 void ReadCapacityRequests(DocContext& ctx, const YAML::Node& request, const std::string& path,

@@ -101,10 +101,15 @@ TEST(DraCapacity, WhatTheApiServerRefusesIsAnErrorNamingTheField) {
       Slice("b", shared + "{value: 8, requestPolicy: {default: 2, validValues: [4, 2]}}}}") +
       Slice("c", shared + "{value: 8, requestPolicy: {default: 3, validValues: [2, 4]}}}}") +
       Slice("d", shared + "{value: 8, requestPolicy: {default: 2, validRange: {max: 4}}}}}") +
-      Slice("e", shared + "{value: 8, requestPolicy: {default: 2, validRange: {min: 0, step: 0}}}}}") +
+      Slice("e",
+            shared + "{value: 8, requestPolicy: {default: 2, validRange: {min: 0, step: 0}}}}}") +
       Slice("f", shared + "{value: 8, requestPolicy: {validRange: {min: 1}}}}}") +
-      Slice("g", shared + "{value: 8, requestPolicy: {default: 2, validRange: {min: 1, step: 2}}}}}") +
-      Slice("h", shared + "{value: 8, requestPolicy: {default: 2, validValues: [2], validRange: {min: 1}}}}}") +
+      Slice("g",
+            shared + "{value: 8, requestPolicy: {default: 2, validRange: {min: 1, step: 2}}}}}") +
+      Slice(
+          "h",
+          shared +
+              "{value: 8, requestPolicy: {default: 2, validValues: [2], validRange: {min: 1}}}}}") +
       R"(apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: c}
@@ -121,20 +126,46 @@ spec:
       << AllDiagnostics(r);
   EXPECT_EQ(at("sorted in ascending order"),
             "spec.devices[0].capacity.memory.requestPolicy.validValues[1]");
-  EXPECT_EQ(at("must be one of validValues"), "spec.devices[0].capacity.memory.requestPolicy.default");
+  EXPECT_EQ(at("must be one of validValues"),
+            "spec.devices[0].capacity.memory.requestPolicy.default");
   EXPECT_EQ(at("required field is missing"),
             "spec.devices[0].capacity.memory.requestPolicy.validRange.min");
   EXPECT_EQ(at("must be more than zero"),
             "spec.devices[0].capacity.memory.requestPolicy.validRange.step");
   EXPECT_EQ(at("required with validValues or validRange"),
             "spec.devices[0].capacity.memory.requestPolicy.default");
-  EXPECT_EQ(at("must be inside validRange"), "spec.devices[0].capacity.memory.requestPolicy.default");
+  EXPECT_EQ(at("must be inside validRange"),
+            "spec.devices[0].capacity.memory.requestPolicy.default");
   EXPECT_EQ(at("at most one of validValues and validRange"),
             "spec.devices[0].capacity.memory.requestPolicy");
   EXPECT_EQ(at("not a valid non-negative quantity: lots"),
             "spec.devices.requests[0].exactly.capacity.requests.memory");
   EXPECT_TRUE(r.model.dra.nodes.empty());
   EXPECT_TRUE(r.model.dra.claims.empty());
+}
+
+TEST(DraCapacity, AMappedClassOfSharedDevicesSaysQuotaCountsWholeDevices) {
+  LoadResult r = Load(
+      R"(apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 8Gi, pods: "10"}}
+---
+)" +
+      Slice("n1",
+            "{name: gpu-0, allowMultipleAllocations: true, capacity: {memory: {value: 80Gi}}}") +
+      R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+---
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+resources:
+  deviceClassMappings: [{name: example.com/gpu, deviceClassNames: [gpu.example.com]}]
+)");
+  const Diagnostic* d = Find(r, Sev::kWarning, "quota counts each claim that shares it");
+  ASSERT_NE(d, nullptr) << AllDiagnostics(r);
+  EXPECT_NE(d->message.find("device gpu-0"), std::string::npos);
 }
 
 }  // namespace

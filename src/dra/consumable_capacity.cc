@@ -13,7 +13,7 @@ int64_t RoundUpRange(int64_t requested, const CapacityRequestPolicy::Range& rang
   const __int128 n = (added + *range.step - 1) / *range.step;
   const __int128 v = range.min + n * *range.step;
   return v > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
-                                                  : static_cast<int64_t>(v);
+                                                 : static_cast<int64_t>(v);
 }
 
 int64_t RoundUpValidValues(int64_t requested, const std::vector<int64_t>& values) {
@@ -39,8 +39,7 @@ bool ViolatesPolicy(int64_t consumed, const std::optional<CapacityRequestPolicy>
   if (policy->default_milli && consumed == *policy->default_milli) return false;
   if (const auto& range = policy->valid_range) {
     if (range->max && consumed > *range->max) return true;
-    if (range->step && *range->step > 0 && (consumed - range->min) % *range->step != 0)
-      return true;
+    if (range->step && *range->step > 0 && (consumed - range->min) % *range->step != 0) return true;
     return false;
   }
   if (!policy->valid_values.empty())

@@ -41,8 +41,7 @@ struct Node {
 struct Claim {
   std::map<std::string, int64_t> requests;
   ClaimInput in;
-  explicit Claim(std::map<std::string, int64_t> r, int64_t count = 1,
-                 int requests_in_claim = 1)
+  explicit Claim(std::map<std::string, int64_t> r, int64_t count = 1, int requests_in_claim = 1)
       : requests(std::move(r)) {
     in.name = "ns/claim";
     for (int i = 0; i < requests_in_claim; ++i) {
@@ -100,7 +99,7 @@ TEST(DraConsumableCapacity, ARequestRoundsUpToTheStepOfTheValidRange) {
   ASSERT_TRUE(out.ok) << out.reason;
   EXPECT_EQ(Consumed(out, 0), 20 * kGiMilli);
   EXPECT_EQ(Consumed(out, 1), 10 * kGiMilli);  // below min: min
-  Claim above({{"memory", 61 * kGiMilli}});     // rounds to 70Gi, above max
+  Claim above({{"memory", 61 * kGiMilli}});    // rounds to 70Gi, above max
   auto refused = node.Run({above.in});
   EXPECT_FALSE(refused.ok);
   EXPECT_NE(refused.reason.find("requestPolicy refuses"), std::string::npos) << refused.reason;
@@ -164,7 +163,8 @@ TEST(DraConsumableCapacity, ACapacityTheDeviceLacksRefusesIt) {
 TEST(DraConsumableCapacity, ASharedDeviceDrawsItsCountersOnce) {
   Node node(2, true);
   node.devices.counter_sets["pool/gpu"] = {"gpu", {{"memory", 80 * kGiMilli}}};
-  for (auto& d : node.devices.devices) d.consumes.push_back({"pool/gpu", {{"memory", 80 * kGiMilli}}});
+  for (auto& d : node.devices.devices)
+    d.consumes.push_back({"pool/gpu", {{"memory", 80 * kGiMilli}}});
   Claim a({{"memory", 40 * kGiMilli}}), b({{"memory", 40 * kGiMilli}}), c({{"memory", 1000}});
   auto out = node.Run({a.in, b.in, c.in});
   EXPECT_FALSE(out.ok);  // the second device would overdraw the counter; the first is full

@@ -59,9 +59,9 @@ class DraState {
   struct NodeIndex {
     const dra::NodeDevices* devices = nullptr;  // null: the node publishes none
     int32_t first = 0;                          // its first device id
-    std::vector<bool> in_use;     // exclusive devices held
-    std::vector<dra::DeviceShares> shares;  // devices that allow multiple allocations
-    bool any_shared = false;                // some device allows multiple allocations
+    std::vector<bool> in_use;                   // exclusive devices held
+    std::vector<dra::DeviceShares> shares;      // devices that allow multiple allocations
+    bool any_shared = false;                    // some device allows multiple allocations
     int64_t free = 0;  // exclusive devices not in use, and every shared one
     std::map<std::string, std::map<std::string, int64_t>> counters;
   };
