@@ -210,6 +210,12 @@ class Search {
     return false;
   }
 
+  int64_t CapacityMisses() const {
+    int64_t n = 0;
+    for (int64_t m : capacity_misses_) n += m;  // kFits is never counted
+    return n;
+  }
+
   std::string CapacityWhy() const {
     if (capacity_misses_[static_cast<int>(CapacityFit::kTooLittleLeft)] > 0)
       return "too little of it left";
@@ -376,7 +382,7 @@ class Search {
     std::string why = absl::StrCat(devices.size(), " device(s) on the node");
     if (selected_ == 0) return why + ", none selected by the request and its device class";
     if (constraint_misses_ > 0) return why + ", none that meet the claim's matchAttribute";
-    if (capacity_misses_[1] + capacity_misses_[2] + capacity_misses_[3] + capacity_misses_[4] > 0)
+    if (CapacityMisses() > 0)
       return why + ", none with the capacity the request asks for: " + CapacityWhy();
     if (counter_misses_ > 0) return why + ", not enough left of their shared counters";
     return why + ", not enough of the selected ones free or tolerated";

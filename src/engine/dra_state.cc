@@ -196,7 +196,8 @@ dra::AllocateOutcome DraState::Run(const std::vector<dra::ClaimInput>& in, NodeI
   std::vector<bool> none;
   if (empty_node) none.assign(ni.in_use.size(), false);
   dra::NodeView view{ni.devices, empty_node ? &none : &ni.in_use,
-                     empty_node ? nullptr : &ni.counters, empty_node ? nullptr : &ni.shares};
+                     empty_node ? nullptr : &ni.counters,
+                     empty_node || !ni.any_shared ? nullptr : &ni.shares};
   const int32_t first = ni.first;
   return dra::Allocate(in, view, [&](int32_t filter, int32_t d) {
     return bank_->Matches(filter, first + d);
