@@ -123,8 +123,9 @@ class Search {
       if (m == Match::kError) return Fail(alt.filter, static_cast<int32_t>(d));
       if (m != Match::kYes) continue;
       // As upstream, a device without the capacity the request asks for (or too little of it
-      // left) is not one of "all".
-      if (!CapacityFits(alt, static_cast<int32_t>(d))) continue;
+      // left by the claims allocated before this search: upstream decides "all" before it
+      // allocates any of the pod's claims) is not one of "all".
+      if (!CapacityFits(alt, static_cast<int32_t>(d), nullptr, /*before_search=*/true)) continue;
       all.push_back(static_cast<int32_t>(d));
       untolerated = untolerated || !DeviceTolerated(node_.devices->devices[d], alt.tolerations);
     }
@@ -199,12 +200,19 @@ class Search {
     return taken_[d] || (node_.in_use != nullptr && (*node_.in_use)[d]);
   }
 
-  // Whether the alternative's capacity requests fit device d now (counted when not).
-  bool CapacityFits(const AltInput& alt, int32_t d, std::map<std::string, int64_t>* use = nullptr) {
+  // Whether the alternative's capacity requests fit device d now (or, `before_search`, beside
+  // the shares the node had before this search); counted when not.
+  bool CapacityFits(const AltInput& alt, int32_t d, std::map<std::string, int64_t>* use = nullptr,
+                    bool before_search = false) {
     const NodeDevice& dev = node_.devices->devices[d];
-    const bool shared = dev.device.allow_multiple_allocations;
-    const CapacityFit fit =
-        FitCapacity(alt.capacity, dev, shared ? &shares_[d].consumed : nullptr, use);
+    const std::map<std::string, int64_t>* in_use = nullptr;
+    if (dev.device.allow_multiple_allocations) {
+      if (!before_search)
+        in_use = &shares_[d].consumed;
+      else if (node_.shares != nullptr)
+        in_use = &(*node_.shares)[d].consumed;
+    }
+    const CapacityFit fit = FitCapacity(alt.capacity, dev, in_use, use);
     if (fit == CapacityFit::kFits) return true;
     ++capacity_misses_[static_cast<int>(fit)];
     return false;

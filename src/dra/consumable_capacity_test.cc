@@ -172,6 +172,23 @@ TEST(DraConsumableCapacity, ASharedDeviceDrawsItsCountersOnce) {
   ASSERT_TRUE(two.ok) << two.reason;
 }
 
+TEST(DraConsumableCapacity, AllDevicesAreDecidedBeforeThePodsOtherClaimsTakeTheirShares) {
+  // Upstream decides which devices are "all" before it allocates any claim of the pod: a device
+  // an earlier claim of the same pod fills is one of them, and the request fails on it.
+  Node node(2, true);
+  Claim first({{"memory", 40 * kGiMilli}});
+  Claim all({{"memory", 50 * kGiMilli}});
+  all.in.requests[0].alternatives[0].all = true;
+  EXPECT_TRUE(node.Run({all.in}).ok);
+  auto out = node.Run({first.in, all.in});
+  EXPECT_FALSE(out.ok);
+  // Shares allocated before (the node's) do leave a device out of "all".
+  node.shares[0] = {1, {{"memory", 40 * kGiMilli}}};
+  auto later = node.Run({all.in});
+  ASSERT_TRUE(later.ok) << later.reason;
+  EXPECT_EQ(later.claims[0].requests[0].devices, (std::vector<int32_t>{1}));
+}
+
 TEST(DraConsumableCapacity, PolicyArithmetic) {
   CapacityRequestPolicy range;
   range.default_milli = 1000;
