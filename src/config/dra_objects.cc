@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "config/dra_capacity.h"
 #include "config/pod_placement.h"
 #include "config/pod_template.h"
 #include "model/quantity.h"
@@ -63,10 +64,7 @@ bool ReadExact(DocContext& ctx, const YAML::Node& node, const std::string& path,
     ctx.Warning(Child(node, "adminAccess"), path + ".adminAccess",
                 "admin access is not simulated: the request is allocated devices of its own, "
                 "as any other");
-  if (!IsNullish(Child(node, "capacity")))
-    ctx.Warning(Child(node, "capacity"), path + ".capacity",
-                "consumable capacity is not allocated by Tessera: the request takes whole "
-                "devices");
+  ReadCapacityRequests(ctx, node, path, out.capacity_requests);
   return !ctx.failed();
 }
 
@@ -196,19 +194,7 @@ void ReadDevice(DocContext& ctx, const YAML::Node& d, const std::string& path,
                  out.device.attributes[Qualify(driver, name)] = std::move(*value);
                return !ctx.failed();
              });
-  ForEachMap(ctx, Child(d, "capacity"), path + ".capacity",
-             [&](const std::string& name, const YAML::Node& c, const std::string& cpath) {
-               auto text = RequireString(ctx, c, "value", cpath + ".value");
-               if (!text) return false;
-               auto q = ParseQuantity(*text, /*milli=*/true);
-               if (!q.ok() || *q < 0) {
-                 ctx.Error(Child(c, "value"), cpath + ".value",
-                           "not a valid non-negative quantity");
-                 return false;
-               }
-               out.device.capacity[Qualify(driver, name)] = {*q, *text};
-               return true;
-             });
+  ReadDeviceCapacity(ctx, d, path, driver, out);
   ForEachSeq(ctx, Child(d, "consumesCounters"), path + ".consumesCounters",
              [&](size_t, const YAML::Node& u, const std::string& upath) {
                dra::CounterUse use;
@@ -222,13 +208,6 @@ void ReadDevice(DocContext& ctx, const YAML::Node& d, const std::string& path,
   std::vector<Taint> taints;
   ReadTaints(ctx, Child(d, "taints"), path + ".taints", taints);
   for (Taint& t : taints) out.taints.push_back({std::move(t)});
-  out.device.allow_multiple_allocations =
-      GetBool(ctx, d, "allowMultipleAllocations", path + ".allowMultipleAllocations")
-          .value_or(false);
-  if (out.device.allow_multiple_allocations)
-    ctx.Warning(Child(d, "allowMultipleAllocations"), path + ".allowMultipleAllocations",
-                "Tessera gives a device to one claim at a time (consumable capacity is not "
-                "allocated)");
 }
 
 }  // namespace
@@ -337,8 +316,14 @@ void ReadClaimStatus(DocContext& ctx, const YAML::Node& status, dra::Claim& c) {
                auto pool = RequireString(ctx, r, "pool", rpath + ".pool");
                auto device = RequireString(ctx, r, "device", rpath + ".device");
                if (!request || !driver || !pool || !device) return false;
-               a.devices.push_back({*request, *driver, *pool, *device});
-               return true;
+               d.request = *request;
+               d.driver = *driver;
+               d.pool = *pool;
+               d.device = *device;
+               ReadConsumedCapacity(ctx, r, rpath, d.consumed);
+               d.share_id = GetString(ctx, r, "shareID", rpath + ".shareID").value_or("");
+               a.devices.push_back(std::move(d));
+               return !ctx.failed();
              });
   if (a.node.empty() && !ctx.failed())
     ctx.Warning(alloc, "status.allocation.nodeSelector",

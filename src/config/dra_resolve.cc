@@ -1,6 +1,7 @@
 // What is resolved of DRA once every document is read (config/dra_objects.h).
 #include <map>
 #include <set>
+#include <utility>
 
 #include "config/compute_domain.h"
 #include "config/dra_objects.h"
@@ -142,6 +143,7 @@ void CountNodeDevices(Model& model, const std::map<std::string, ResourceId>& map
   for (Node& n : model.nodes) nodes[n.name] = &n;
   std::vector<const dra::Device*> devices;
   std::vector<Node*> owner;
+  std::vector<std::string> sources;
   for (const auto& [name, nd] : model.dra.nodes) {
     auto it = nodes.find(name);
     if (it == nodes.end()) {
@@ -154,6 +156,7 @@ void CountNodeDevices(Model& model, const std::map<std::string, ResourceId>& map
     }
     for (const dra::NodeDevice& d : nd.devices) {
       devices.push_back(&d.device);
+      sources.push_back(d.source);
       owner.push_back(it->second);
     }
   }
@@ -161,12 +164,20 @@ void CountNodeDevices(Model& model, const std::map<std::string, ResourceId>& map
   dra::FilterBank bank(model.dra, devices);
   std::map<ResourceId, std::vector<int32_t>> filters;
   for (const auto& [cls, r] : mapped) filters[r].push_back(bank.Register(cls, {}));
+  bool said = false;
   for (size_t d = 0; d < devices.size(); ++d)
     for (const auto& [r, fs] : filters) {
       bool any = false;
       for (int32_t f : fs)
         any = any || bank.Matches(f, static_cast<int32_t>(d)) == dra::Match::kYes;
-      if (any) owner[d]->allocatable[r] += 1;
+      if (!any) continue;
+      owner[d]->allocatable[r] += 1;
+      if (devices[d]->allow_multiple_allocations && !std::exchange(said, true))
+        out.push_back(At(Diagnostic::Severity::kWarning, sources[d], "allowMultipleAllocations",
+                         "device " + devices[d]->name +
+                             " of a class in deviceClassMappings allows multiple allocations: "
+                             "quota counts each claim that shares it as a whole device, and the "
+                             "node's allocatable one per device, so one pod per device fits"));
     }
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "dra/consumable_capacity.h"
 #include "dra/device_topology.h"
 
 namespace tessera::dra {
@@ -34,6 +35,8 @@ class Search {
         matches_(matches),
         taken_(node.devices->devices.size(), false) {
     if (node.counters_used != nullptr) counters_ = *node.counters_used;
+    if (node.shares != nullptr) shares_ = *node.shares;
+    shares_.resize(node.devices->devices.size());
     results_.resize(claims.size());
     for (size_t c = 0; c < claims.size(); ++c) {
       results_[c].requests.resize(claims[c].requests.size());
@@ -66,6 +69,7 @@ class Search {
       RequestResult& res = results_[c].requests[r];
       res.alternative = static_cast<int32_t>(a);
       res.devices.clear();
+      res.consumed.clear();
       if (alt.all) {
         if (AllDevices(c, r, alt)) return true;
       } else if (alt.count > kMaxDevicesPerClaim - ClaimDevices(c)) {
@@ -118,6 +122,10 @@ class Search {
       Match m = matches_(alt.filter, static_cast<int32_t>(d));
       if (m == Match::kError) return Fail(alt.filter, static_cast<int32_t>(d));
       if (m != Match::kYes) continue;
+      // As upstream, a device without the capacity the request asks for (or too little of it
+      // left by the claims allocated before this search: upstream decides "all" before it
+      // allocates any of the pod's claims) is not one of "all".
+      if (!CapacityFits(alt, static_cast<int32_t>(d), nullptr, /*before_search=*/true)) continue;
       all.push_back(static_cast<int32_t>(d));
       untolerated = untolerated || !DeviceTolerated(node_.devices->devices[d], alt.tolerations);
     }
@@ -144,6 +152,7 @@ class Search {
     if (ok && Request(c, r + 1)) return true;
     for (auto it = added.rbegin(); it != added.rend(); ++it) Remove(c, r, *it, undo);
     results_[c].requests[r].devices.clear();
+    results_[c].requests[r].consumed.clear();
     if (!ok)
       Note(absl::StrCat("claim ", claims_[c].name, ", request ", Path(req, alt),
                         ": allocationMode All needs every matching device (", all.size(),
@@ -155,7 +164,7 @@ class Search {
   // `candidates`, in slice order); if not, says how many it selects and how many are free.
   bool EnoughFree(size_t c, const RequestInput& req, const AltInput& alt,
                   std::vector<int32_t>& candidates) {
-    int64_t selected = 0, free = 0;
+    int64_t selected = 0, free = 0, short_of_capacity = 0;
     for (size_t d = 0; d < node_.devices->devices.size(); ++d) {
       Match m = matches_(alt.filter, static_cast<int32_t>(d));
       if (m == Match::kError) return Fail(alt.filter, static_cast<int32_t>(d));
@@ -163,21 +172,66 @@ class Search {
         continue;
       ++selected;
       if (Busy(static_cast<int32_t>(d))) continue;
+      if (!CapacityFits(alt, static_cast<int32_t>(d))) {
+        ++short_of_capacity;
+        continue;
+      }
       ++free;
       candidates.push_back(static_cast<int32_t>(d));
     }
     selected_ += selected;
     if (free >= alt.count) return true;
+    std::string detail;
+    if (selected > 0)
+      detail = short_of_capacity == 0
+                   ? absl::StrCat(" (", free, " of them free)")
+                   : absl::StrCat(" (", free, " of them free with the capacity it asks for; ",
+                                  short_of_capacity, " without: ", CapacityWhy(), ")");
     Note(absl::StrCat(claims_[c].name, ", request ", Path(req, alt), ": asks for ", alt.count,
                       " device(s); the node has ", selected,
-                      selected == 0 ? " that its device class and selectors select"
-                                    : absl::StrCat(" that its device class and selectors select (",
-                                                   free, " of them free)")));
+                      " that its device class and selectors select", detail));
     return false;
   }
 
+  // An exclusive device held by a claim; a device that allows multiple allocations is never
+  // busy, only short of capacity.
   bool Busy(int32_t d) const {
+    if (node_.devices->devices[d].device.allow_multiple_allocations) return false;
     return taken_[d] || (node_.in_use != nullptr && (*node_.in_use)[d]);
+  }
+
+  // Whether the alternative's capacity requests fit device d now (or, `before_search`, beside
+  // the shares the node had before this search); counted when not.
+  bool CapacityFits(const AltInput& alt, int32_t d, std::map<std::string, int64_t>* use = nullptr,
+                    bool before_search = false) {
+    const NodeDevice& dev = node_.devices->devices[d];
+    const std::map<std::string, int64_t>* in_use = nullptr;
+    if (dev.device.allow_multiple_allocations) {
+      if (!before_search)
+        in_use = &shares_[d].consumed;
+      else if (node_.shares != nullptr)
+        in_use = &(*node_.shares)[d].consumed;
+    }
+    const CapacityFit fit = FitCapacity(alt.capacity, dev, in_use, use);
+    if (fit == CapacityFit::kFits) return true;
+    ++capacity_misses_[static_cast<int>(fit)];
+    return false;
+  }
+
+  int64_t CapacityMisses() const {
+    int64_t n = 0;
+    for (int64_t m : capacity_misses_) n += m;  // kFits is never counted
+    return n;
+  }
+
+  std::string CapacityWhy() const {
+    if (capacity_misses_[static_cast<int>(CapacityFit::kTooLittleLeft)] > 0)
+      return "too little of it left";
+    if (capacity_misses_[static_cast<int>(CapacityFit::kMoreThanItHas)] > 0)
+      return "less of it than the request asks for";
+    if (capacity_misses_[static_cast<int>(CapacityFit::kPolicy)] > 0)
+      return "an amount their requestPolicy refuses";
+    return "a capacity the request names is not theirs";
   }
 
   // Free, selected by the alternative's filter and tolerated; a CEL error sets error_.
@@ -197,9 +251,14 @@ class Search {
     return false;
   }
 
-  // Adds device d to request r of claim c if the constraints and counters allow it.
+  // Adds device d to request r of claim c if the constraints, its capacity and the counters
+  // allow it. A device that allows multiple allocations gets one more share, and draws its
+  // counters with the first.
   bool Add(size_t c, size_t r, int32_t d, std::vector<std::pair<size_t, Value>>& undo) {
     const NodeDevice& dev = node_.devices->devices[d];
+    const RequestInput& req = claims_[c].requests[r];
+    const AltInput& alt = req.alternatives[results_[c].requests[r].alternative];
+    const bool shared = dev.device.allow_multiple_allocations;
     const size_t undo_from = undo.size();
     const auto& constraints = claims_[c].constraints;
     for (size_t k = 0; k < constraints.size(); ++k) {
@@ -217,13 +276,27 @@ class Search {
         values_[c][k] = it->second;
       }
     }
-    if (!DrawCounters(dev, +1)) {
+    std::map<std::string, int64_t> use;
+    if (!CapacityFits(alt, d, &use)) {
+      RestoreValues(c, undo, undo_from);
+      return false;
+    }
+    const bool draws = !shared || shares_[d].count == 0;
+    if (draws && !DrawCounters(dev, +1)) {
       ++counter_misses_;
       RestoreValues(c, undo, undo_from);
       return false;
     }
-    taken_[d] = true;
-    results_[c].requests[r].devices.push_back(d);
+    RequestResult& res = results_[c].requests[r];
+    if (shared) {
+      ++shares_[d].count;
+      for (const auto& [name, amount] : use) shares_[d].consumed[name] += amount;
+      res.consumed.push_back(std::move(use));
+    } else {
+      taken_[d] = true;
+      res.consumed.emplace_back();
+    }
+    res.devices.push_back(d);
     undo_marks_.push_back(undo_from);
     return true;
   }
@@ -232,9 +305,18 @@ class Search {
     const size_t from = undo_marks_.back();
     undo_marks_.pop_back();
     RestoreValues(c, undo, from);
-    DrawCounters(node_.devices->devices[d], -1);
-    taken_[d] = false;
-    results_[c].requests[r].devices.pop_back();
+    const NodeDevice& dev = node_.devices->devices[d];
+    RequestResult& res = results_[c].requests[r];
+    if (dev.device.allow_multiple_allocations) {
+      DeviceShares& s = shares_[d];
+      for (const auto& [name, amount] : res.consumed.back()) s.consumed[name] -= amount;
+      if (--s.count == 0) DrawCounters(dev, -1);
+    } else {
+      DrawCounters(dev, -1);
+      taken_[d] = false;
+    }
+    res.consumed.pop_back();
+    res.devices.pop_back();
   }
 
   void RestoreValues(size_t c, std::vector<std::pair<size_t, Value>>& undo, size_t from) {
@@ -308,6 +390,8 @@ class Search {
     std::string why = absl::StrCat(devices.size(), " device(s) on the node");
     if (selected_ == 0) return why + ", none selected by the request and its device class";
     if (constraint_misses_ > 0) return why + ", none that meet the claim's matchAttribute";
+    if (CapacityMisses() > 0)
+      return why + ", none with the capacity the request asks for: " + CapacityWhy();
     if (counter_misses_ > 0) return why + ", not enough left of their shared counters";
     return why + ", not enough of the selected ones free or tolerated";
   }
@@ -316,11 +400,13 @@ class Search {
   const NodeView& node_;
   const MatchFn& matches_;
   std::vector<bool> taken_;
+  std::vector<DeviceShares> shares_;  // per device of the node: its shares, those here included
   Counters counters_;
   std::vector<ClaimResult> results_;
   std::vector<std::vector<Value>> values_;  // per claim, per constraint
   std::vector<size_t> undo_marks_;
   int64_t steps_ = 0, selected_ = 0, constraint_misses_ = 0, counter_misses_ = 0;
+  int64_t capacity_misses_[5] = {};  // by CapacityFit
   bool gave_up_ = false, error_ = false;
   int32_t error_filter_ = -1, error_device_ = -1;
   std::string note_;

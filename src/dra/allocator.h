@@ -2,8 +2,10 @@
 // does it (k8s.io/dynamic-resource-allocation/structured): requests in order, devices in the
 // order the node's slices publish them, a depth-first search that backtracks over devices and
 // over the alternatives of a firstAvailable list, `matchAttribute` constraints checked as each
-// device is added, counters of partitionable devices never overdrawn, and tainted devices only
-// for requests that tolerate their taints. docs/dra.md.
+// device is added, counters of partitionable devices never overdrawn, tainted devices only for
+// requests that tolerate their taints, and devices that allow multiple allocations shared by
+// requests while what they consume fits each capacity (consumable capacity,
+// dra/consumable_capacity.h). docs/dra.md.
 //
 // The allocator does not evaluate CEL itself: the caller answers "does device d pass filter f"
 // (a filter is a device class's selectors and a request's, compiled once, dra/cel), so that a
@@ -32,6 +34,8 @@ struct AltInput {
   bool all = false;
   int64_t count = 1;
   const std::vector<Toleration>* tolerations = nullptr;
+  // capacity.requests (ExactRequest::capacity_requests); nullptr when none.
+  const std::map<std::string, int64_t>* capacity = nullptr;
 };
 
 struct RequestInput {
@@ -50,17 +54,29 @@ struct ClaimInput {
   std::vector<ConstraintInput> constraints;
 };
 
-// The devices of one node and what is taken: `in_use[i]` for NodeDevices::devices[i], and the
-// counters drawn so far ("pool/counterSet" -> counter -> thousandths).
+// The shares of a device that allows multiple allocations: how many, and what they consume of
+// each capacity together (thousandths). Its counters are drawn once, while it has a share.
+struct DeviceShares {
+  int32_t count = 0;
+  std::map<std::string, int64_t> consumed;
+};
+
+// The devices of one node and what is taken: `in_use[i]` for NodeDevices::devices[i] (an
+// exclusive device held), `shares[i]` (a device that allows multiple allocations; nullptr: no
+// shares), and the counters drawn so far ("pool/counterSet" -> counter -> thousandths).
 struct NodeView {
   const NodeDevices* devices = nullptr;
   const std::vector<bool>* in_use = nullptr;
   const std::map<std::string, std::map<std::string, int64_t>>* counters_used = nullptr;
+  const std::vector<DeviceShares>* shares = nullptr;
 };
 
 struct RequestResult {
   int32_t alternative = 0;       // index of the alternative chosen
   std::vector<int32_t> devices;  // indices into NodeDevices::devices
+  // Per device: what this share consumes of each of its capacities (consumedCapacity); empty
+  // for an exclusive device.
+  std::vector<std::map<std::string, int64_t>> consumed;
 };
 
 struct ClaimResult {

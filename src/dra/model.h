@@ -44,6 +44,10 @@ struct ExactRequest {
   bool all = false;   // allocationMode: All (every matching device of the node)
   int64_t count = 1;  // allocationMode: ExactCount
   std::vector<Toleration> tolerations;
+  // capacity.requests (consumable capacity, KEP-5075): per capacity name as the request writes
+  // it (upstream matches it to the device's capacity names as the slice writes them), the
+  // amount in thousandths. Each device allocated for the request must have all of them.
+  std::map<std::string, int64_t> capacity_requests;
 };
 
 struct DeviceRequest {
@@ -70,6 +74,10 @@ struct ClaimSpec {
 struct AllocatedDevice {
   std::string request;  // "gpu", or "gpu/sub" for a firstAvailable subrequest
   std::string driver, pool, device;
+  // A share of a device that allows multiple allocations: what it consumes of each capacity
+  // (consumedCapacity, thousandths) and its shareID.
+  std::map<std::string, int64_t> consumed;
+  std::string share_id;
 };
 struct ClaimAllocation {
   std::string node;  // nodeSelector's metadata.name (or kubernetes.io/hostname); "" if neither
@@ -102,11 +110,33 @@ struct CounterUse {
   std::map<std::string, int64_t> counters;  // in thousandths
 };
 
+// capacity.requestPolicy of a device capacity (consumable capacity): how much a request
+// consumes. At most one of valid_values and valid_range; both need `default_milli`.
+struct CapacityRequestPolicy {
+  std::optional<int64_t> default_milli;  // consumed when the request does not name the capacity
+  std::vector<int64_t> valid_values;     // ascending
+  struct Range {
+    int64_t min = 0;
+    std::optional<int64_t> max, step;
+  };
+  std::optional<Range> valid_range;
+};
+
+// A capacity of a device as requests consume it (dra/consumable_capacity.h). Amounts in
+// thousandths.
+struct ConsumableCapacity {
+  int64_t value = 0;
+  std::optional<CapacityRequestPolicy> policy;
+};
+
 // A device of a node, with what the allocator needs beyond its attributes.
 struct NodeDevice {
   Device device;
   std::vector<DeviceTaintSpec> taints;
   std::vector<CounterUse> consumes;
+  // Its capacities by name as the slice writes it (Device::capacity has them qualified, for
+  // CEL): capacity.requests name them so, and consumedCapacity reports them so.
+  std::map<std::string, ConsumableCapacity> capacities;
   std::string source;
 };
 

@@ -27,8 +27,9 @@ dra::ClaimInput MakeInput(const dra::Claim& c, const std::string& what, dra::Fil
     dra::RequestInput req;
     req.name = r.name;
     for (const dra::ExactRequest& e : r.alternatives)
-      req.alternatives.push_back(
-          {e.name, bank.Register(e.device_class, e.selectors), e.all, e.count, &e.tolerations});
+      req.alternatives.push_back({e.name, bank.Register(e.device_class, e.selectors), e.all,
+                                  e.count, &e.tolerations,
+                                  e.capacity_requests.empty() ? nullptr : &e.capacity_requests});
     in.requests.push_back(std::move(req));
   }
   for (const dra::Constraint& k : c.spec.constraints) {
@@ -64,10 +65,12 @@ DraState::DraState(const Model& model, dra::SelectorCompiler compiler) : model_(
     if (it == model.dra.nodes.end()) continue;
     ni.devices = &it->second;
     ni.in_use.assign(it->second.devices.size(), false);
+    ni.shares.assign(it->second.devices.size(), {});
     ni.free = static_cast<int64_t>(it->second.devices.size());
     for (const dra::NodeDevice& d : it->second.devices) {
       devices_.push_back(&d.device);
       device_node_.push_back(static_cast<NodeId>(n));
+      ni.any_shared = ni.any_shared || d.device.allow_multiple_allocations;
     }
   }
   holders_.assign(devices_.size(), 0);
@@ -94,21 +97,37 @@ void DraState::PinAllocated() {
     auto it = by_name.find(alloc->node);
     if (it == by_name.end() || nodes_[it->second].devices == nullptr) continue;
     const NodeIndex& ni = nodes_[it->second];
+    const auto& devs = ni.devices->devices;
     DraAllocation a;
+    // What the claim's shares add to each shared device's consumption, to check they fit.
+    std::map<int32_t, std::map<std::string, int64_t>> adds;
     for (const dra::AllocatedDevice& want : alloc->devices) {
-      const auto& devs = ni.devices->devices;
       int32_t found = -1;
       for (size_t d = 0; d < devs.size() && found < 0; ++d)
         if (devs[d].device.name == want.device && devs[d].device.pool == want.pool &&
-            devs[d].device.driver == want.driver && !ni.in_use[d])
+            devs[d].device.driver == want.driver &&
+            (devs[d].device.allow_multiple_allocations || !ni.in_use[d]))
           found = static_cast<int32_t>(d);
       if (found < 0) break;
+      if (devs[found].device.allow_multiple_allocations)
+        for (const auto& [name, amount] : want.consumed) adds[found][name] += amount;
       a.devices.push_back(ni.first + found);
       a.requests.push_back(want.request);
+      a.consumed.push_back(want.consumed);
     }
-    // Every device seen, and free: taken here. Otherwise the claim holds devices this engine
-    // cannot see (a slice gone) or that another claim holds too: its pods wait.
-    if (a.devices.size() != alloc->devices.size()) continue;
+    bool fits = true;
+    for (const auto& [d, add] : adds)
+      for (const auto& [name, amount] : add) {
+        auto cap = devs[d].capacities.find(name);
+        const auto& used = ni.shares[d].consumed;
+        auto u = used.find(name);
+        fits = fits && cap != devs[d].capacities.end() &&
+               amount <= cap->second.value - (u == used.end() ? 0 : u->second);
+      }
+    // Every device seen, and free (or with room for the shares): taken here. Otherwise the
+    // claim holds devices this engine cannot see (a slice gone) or that another claim holds
+    // too: its pods wait.
+    if (a.devices.size() != alloc->devices.size() || !fits) continue;
     sc.node = it->second;
     sc.devices = a;
     Mark(sc.node, a, true);
@@ -177,7 +196,8 @@ dra::AllocateOutcome DraState::Run(const std::vector<dra::ClaimInput>& in, NodeI
   std::vector<bool> none;
   if (empty_node) none.assign(ni.in_use.size(), false);
   dra::NodeView view{ni.devices, empty_node ? &none : &ni.in_use,
-                     empty_node ? nullptr : &ni.counters};
+                     empty_node ? nullptr : &ni.counters,
+                     empty_node || !ni.any_shared ? nullptr : &ni.shares};
   const int32_t first = ni.first;
   return dra::Allocate(in, view, [&](int32_t filter, int32_t d) {
     return bank_->Matches(filter, first + d);
@@ -187,7 +207,10 @@ dra::AllocateOutcome DraState::Run(const std::vector<dra::ClaimInput>& in, NodeI
 bool DraState::Feasible(const Workload& w, int ps, NodeId n, bool empty_node) {
   if (w.pod_sets[ps].claims.empty()) return true;
   const NodeIndex& ni = nodes_[n];
-  const int64_t have = empty_node ? static_cast<int64_t>(ni.in_use.size()) : ni.free;
+  // A shared device may serve several requests of the pod: no bound by count then.
+  const int64_t have = ni.any_shared ? INT64_MAX
+                       : empty_node  ? static_cast<int64_t>(ni.in_use.size())
+                                     : ni.free;
   if (Demand(w, ps) > have) return false;
   std::vector<dra::ClaimInput> in;
   std::vector<int32_t> which;
@@ -225,9 +248,10 @@ std::vector<DraAllocation> DraState::Allocate(const Workload& w, int ps, NodeId 
       std::string name = req.name;
       if (req.alternatives.size() > 1 || req.alternatives[0].name != req.name)
         name += "/" + req.alternatives[rr.alternative].name;
-      for (int32_t d : rr.devices) {
-        a.devices.push_back(nodes_[n].first + d);
+      for (size_t i = 0; i < rr.devices.size(); ++i) {
+        a.devices.push_back(nodes_[n].first + rr.devices[i]);
         a.requests.push_back(name);
+        a.consumed.push_back(rr.consumed[i]);
       }
     }
   }
@@ -241,12 +265,25 @@ std::vector<DraAllocation> DraState::Allocate(const Workload& w, int ps, NodeId 
 
 void DraState::Mark(NodeId n, const DraAllocation& a, bool take) {
   NodeIndex& ni = nodes_[n];
-  for (int32_t id : a.devices) {
+  for (size_t i = 0; i < a.devices.size(); ++i) {
+    const int32_t id = a.devices[i];
     const int32_t local = id - ni.first;
-    ni.in_use[local] = take;
-    ni.free += take ? -1 : 1;
-    holders_[id] += take ? 1 : -1;
-    for (const dra::CounterUse& u : ni.devices->devices[local].consumes)
+    const dra::NodeDevice& dev = ni.devices->devices[local];
+    if (dev.device.allow_multiple_allocations) {
+      // A share: its consumption, and the device's counters with its first share (upstream
+      // skips the counter check for a device whose capacity is already in use).
+      dra::DeviceShares& s = ni.shares[local];
+      if (i < a.consumed.size())
+        for (const auto& [name, amount] : a.consumed[i])
+          s.consumed[name] += take ? amount : -amount;
+      s.count += take ? 1 : -1;
+      if (s.count != (take ? 1 : 0)) continue;
+    } else {
+      ni.in_use[local] = take;
+      ni.free += take ? -1 : 1;
+      holders_[id] += take ? 1 : -1;
+    }
+    for (const dra::CounterUse& u : dev.consumes)
       for (const auto& [name, amount] : u.counters)
         ni.counters[u.counter_set][name] += take ? amount : -amount;
   }
@@ -289,6 +326,26 @@ std::string DraState::Check() const {
     if (holders_[d] < 0)
       return fmt::format("device {} of node {} was freed more often than allocated",
                          devices_[d]->name, model_.nodes[device_node_[d]].name);
+  }
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const NodeIndex& ni = nodes_[n];
+    if (!ni.any_shared) continue;
+    for (size_t d = 0; d < ni.shares.size(); ++d) {
+      const dra::DeviceShares& s = ni.shares[d];
+      const dra::NodeDevice& dev = ni.devices->devices[d];
+      if (s.count < 0)
+        return fmt::format("device {} of node {} lost more shares than it was given",
+                           dev.device.name, model_.nodes[n].name);
+      for (const auto& [name, amount] : s.consumed) {
+        auto cap = dev.capacities.find(name);
+        const int64_t value = cap == dev.capacities.end() ? 0 : cap->second.value;
+        if (amount < 0 || amount > value || (s.count == 0 && amount != 0))
+          return fmt::format("device {} of node {}: its {} share(s) consume {} thousandths of "
+                             "capacity {}, which has {}",
+                             dev.device.name, model_.nodes[n].name, s.count, amount, name,
+                             value);
+      }
+    }
   }
   return "";
 }

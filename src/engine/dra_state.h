@@ -4,6 +4,8 @@
 // when it is taken off, so a gang rolled back, a victim evicted or a look ahead reinstated moves
 // its devices with it. A claim from a template is the pod's own; a ResourceClaim shared by pods
 // is allocated with its first pod, and its devices held while any pod that uses it is placed.
+// A device that allows multiple allocations (consumable capacity) is shared by claims: each
+// share consumes part of its capacities, tracked here per device.
 //
 // Thread-safety: none; part of one engine.
 #pragma once
@@ -44,8 +46,9 @@ class DraState {
   // Takes exactly `a` again (a pod reinstated or restored).
   void Take(const Workload& w, int ps, NodeId n, const std::vector<DraAllocation>& a);
 
-  // "" when no device is held by two claims and every shared claim's count of pods is right;
-  // else what is wrong (engine/verify.cc).
+  // "" when no exclusive device is held by two claims, no device's shares consume more than its
+  // capacities (nor a device without shares any), and every shared claim's count of pods is
+  // right; else what is wrong (engine/verify.cc).
   std::string Check() const;
 
   const dra::Device& device(int32_t id) const { return *devices_[id]; }
@@ -56,8 +59,10 @@ class DraState {
   struct NodeIndex {
     const dra::NodeDevices* devices = nullptr;  // null: the node publishes none
     int32_t first = 0;                          // its first device id
-    std::vector<bool> in_use;
-    int64_t free = 0;  // devices not in use
+    std::vector<bool> in_use;                   // exclusive devices held
+    std::vector<dra::DeviceShares> shares;      // devices that allow multiple allocations
+    bool any_shared = false;                    // some device allows multiple allocations
+    int64_t free = 0;  // exclusive devices not in use, and every shared one
     std::map<std::string, std::map<std::string, int64_t>> counters;
   };
   struct SharedClaim {

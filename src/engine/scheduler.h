@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ namespace tessera {
 struct DraAllocation {
   std::vector<int32_t> devices;       // DraState's device ids
   std::vector<std::string> requests;  // per device: its request ("gpu", or "gpu/sub")
+  // Per device, for a share of a device that allows multiple allocations: what it consumes of
+  // each capacity (thousandths, by the capacity's name in the slice). Empty, or an empty map,
+  // for an exclusive device.
+  std::vector<std::map<std::string, int64_t>> consumed = {};
 };
 
 struct PodPlacement {

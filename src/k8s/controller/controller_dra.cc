@@ -59,7 +59,16 @@ std::vector<ClaimReservation> Controller::Impl::Reservations(const std::string& 
       const int32_t id = a.devices[k];
       if (id < 0 || static_cast<size_t>(id) >= dra_devices.size()) continue;
       const dra::Device& d = *dra_devices[id].second;
-      r.devices.push_back({a.requests[k], d.driver, d.pool, d.name});
+      dra::AllocatedDevice ad;
+      ad.request = a.requests[k];
+      ad.driver = d.driver;
+      ad.pool = d.pool;
+      ad.device = d.name;
+      if (d.allow_multiple_allocations) {
+        if (k < a.consumed.size()) ad.consumed = a.consumed[k];
+        ad.share_id = NewShareId();
+      }
+      r.devices.push_back(std::move(ad));
       requests.insert(a.requests[k]);
     }
     // The configs of each request's class, as kube-scheduler copies them (FromClass).

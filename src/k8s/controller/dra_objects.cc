@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <random>
 #include <thread>
 #include <utility>
 
@@ -194,11 +195,34 @@ const json& DraObjects::ClassConfig(const std::string& name) const {
   return At(At(c->second, "spec"), "config");
 }
 
+std::string NewShareId() {
+  // A random (version 4) UUID, as upstream's allocator gives each share.
+  static thread_local std::mt19937_64 gen{std::random_device{}()};
+  const uint64_t hi = gen(), lo = gen();
+  std::string hex = fmt::format("{:016x}{:016x}", hi, lo);
+  hex[12] = '4';
+  hex[16] = "89ab"[lo >> 62 & 3];
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20);
+}
+
+std::string QuantityText(int64_t milli) {
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
+}
+
 json AllocationJson(const ClaimReservation& r, const json& claim) {
   json results = json::array();
-  for (const auto& d : r.devices)
-    results.push_back(
-        {{"request", d.request}, {"driver", d.driver}, {"pool", d.pool}, {"device", d.device}});
+  for (const auto& d : r.devices) {
+    json e = {{"request", d.request}, {"driver", d.driver}, {"pool", d.pool}, {"device", d.device}};
+    // A share of a device that allows multiple allocations (consumable capacity).
+    if (!d.share_id.empty()) {
+      e["shareID"] = d.share_id;
+      json consumed = json::object();
+      for (const auto& [name, milli] : d.consumed) consumed[name] = QuantityText(milli);
+      if (!consumed.empty()) e["consumedCapacity"] = std::move(consumed);
+    }
+    results.push_back(std::move(e));
+  }
   json config = json::array();
   for (const json& c : r.class_configs) {
     json e = c;

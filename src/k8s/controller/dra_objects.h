@@ -59,11 +59,17 @@ struct ClaimReservation {
   nlohmann::json class_configs = nlohmann::json::array();
 };
 
+// A new shareID: a random UUID, one per share of a device, as upstream's allocator makes them.
+std::string NewShareId();
+// A quantity in thousandths as the API server reads it ("42949672960", "500m").
+std::string QuantityText(int64_t milli);
+
 struct ClaimPod {
   std::string name, uid;
 };
 
-// status.allocation for `r` (the claim's own spec.devices.config copied as FromClaim).
+// status.allocation for `r` (the claim's own spec.devices.config copied as FromClaim); a share
+// of a device (AllocatedDevice::share_id set) with its shareID and consumedCapacity.
 nlohmann::json AllocationJson(const ClaimReservation& r, const nlohmann::json& claim);
 
 // Reserves claim `r` for `pod`: reads the claim, sets its allocation when it has none (one equal

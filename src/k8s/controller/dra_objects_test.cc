@@ -80,7 +80,7 @@ TEST(DraObjects, AllocationNamesTheNodeAndCarriesClassAndClaimConfigs) {
   r.ns = "team";
   r.name = "c";
   r.node = "n0";
-  r.devices = {{"gpu", "gpu.example.com", "n0", "gpu-1"}};
+  r.devices = {{"gpu", "gpu.example.com", "n0", "gpu-1", {}, ""}};
   r.class_configs = json::parse(R"([{"requests": ["gpu"], "opaque": {"driver": "d"}}])");
   json claim = json::parse(R"({"spec": {"devices": {"config": [
       {"requests": ["gpu"], "opaque": {"driver": "d", "parameters": {}}}]}}})");
@@ -92,6 +92,44 @@ TEST(DraObjects, AllocationNamesTheNodeAndCarriesClassAndClaimConfigs) {
   EXPECT_EQ(a["devices"]["config"][1]["source"], "FromClaim");
   EXPECT_EQ(a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["key"], "metadata.name");
   EXPECT_EQ(a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0], "n0");
+}
+
+TEST(DraObjects, AShareOfADeviceCarriesItsShareIdAndConsumedCapacity) {
+  ClaimReservation r;
+  r.ns = "team";
+  r.name = "c";
+  r.node = "n0";
+  dra::AllocatedDevice whole, share;
+  whole.request = share.request = "gpu";
+  whole.driver = share.driver = "gpu.example.com";
+  whole.pool = share.pool = "n0";
+  whole.device = "gpu-0";
+  share.device = "gpu-1";
+  share.consumed = {{"memory", (int64_t{40} << 30) * 1000}, {"cores", 500}};
+  share.share_id = NewShareId();
+  r.devices = {whole, share};
+  json a = AllocationJson(r, json::object());
+  const json& results = a["devices"]["results"];
+  EXPECT_FALSE(results[0].contains("shareID"));
+  EXPECT_FALSE(results[0].contains("consumedCapacity"));
+  EXPECT_EQ(results[1]["shareID"], share.share_id);
+  EXPECT_EQ(results[1]["consumedCapacity"]["memory"], "42949672960");
+  EXPECT_EQ(results[1]["consumedCapacity"]["cores"], "500m");
+  // A UUID, version 4, new for each share.
+  EXPECT_EQ(share.share_id.size(), 36u);
+  EXPECT_EQ(share.share_id[14], '4');
+  EXPECT_NE(NewShareId(), share.share_id);
+
+  // Read back as a restart does: the share's consumption comes with it.
+  DraObjects d;
+  json claim = Claim();
+  claim["status"]["allocation"] = a;
+  d.Apply(Replace("resourceclaims", {claim}));
+  dra::DraModel m = d.Load();
+  ASSERT_EQ(m.claims.size(), 1u);
+  ASSERT_EQ(m.claims[0].allocation->devices.size(), 2u);
+  EXPECT_EQ(m.claims[0].allocation->devices[1].consumed.at("memory"), (int64_t{40} << 30) * 1000);
+  EXPECT_EQ(m.claims[0].allocation->devices[1].share_id, share.share_id);
 }
 
 }  // namespace

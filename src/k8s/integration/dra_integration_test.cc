@@ -272,5 +272,55 @@ TEST_F(K8sDra, AGangThatClaimsAComputeDomainChannelLandsInOneClique) {
   ExpectDisjoint(alloc, 1);
 }
 
+// Consumable capacity (KEP-5075): one GPU that allows multiple allocations, 80Gi of memory in
+// steps of 10Gi; three pods claim 35Gi each (40Gi once rounded). Two share the GPU, each claim's
+// result carrying its consumedCapacity and a shareID of its own, which the API server accepts;
+// the third waits for memory.
+TEST_F(K8sDra, TwoPodsShareAGpuByMemoryAndTheThirdWaits) {
+  cluster_->CreateNodes(1, 0, "shared");
+  cluster_->Create(json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "shared-0-gpus"},
+    "spec": {"driver": "gpu.example.com", "nodeName": "shared-0",
+      "pool": {"name": "shared-0", "generation": 1, "resourceSliceCount": 1},
+      "devices": [{"name": "gpu-0", "allowMultipleAllocations": true,
+        "capacity": {"memory": {"value": "80Gi", "requestPolicy": {"default": "80Gi",
+          "validRange": {"min": "10Gi", "step": "10Gi"}}}}}]}})"));
+  cluster_->Create(json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+    "metadata": {"name": "gpu.example.com"}})"));
+  cluster_->Create(json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "gpus", "namespace": "default"},
+    "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+      "deviceClassName": "gpu.example.com", "capacity": {"requests": {"memory": "35Gi"}}}}]}}}})"));
+  StartTessera();
+  for (int i = 0; i < 3; ++i) CreateClaimPod(fmt::format("s-{}", i));
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return cluster_->BoundPods("default") == 2; }, kTimeout))
+      << "bound: " << cluster_->BoundPods("default");
+  std::set<std::string> share_ids;
+  std::string waiting;
+  for (const json& p : cluster_->Pods("default")) {
+    const std::string name = p["metadata"].value("name", "");
+    if (p["spec"].value("nodeName", "").empty()) {
+      waiting = name;
+      continue;
+    }
+    json c = cluster_->Get("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/" +
+                           ClaimOf(name));
+    const json& results = c["status"]["allocation"]["devices"]["results"];
+    ASSERT_EQ(results.size(), 1u) << c.dump();
+    EXPECT_EQ(results[0]["device"], "gpu-0");
+    const std::string memory = results[0]["consumedCapacity"].value("memory", "");
+    EXPECT_TRUE(memory == "40Gi" || memory == "42949672960") << c.dump();
+    share_ids.insert(results[0].value("shareID", ""));
+  }
+  EXPECT_EQ(share_ids.size(), 2u);
+  EXPECT_EQ(share_ids.count(""), 0u);
+  ASSERT_FALSE(waiting.empty());
+  EXPECT_TRUE(TestCluster::WaitFor(
+      [&] { return PendingMessage(waiting).find("too little of it left") != std::string::npos; },
+      kTimeout))
+      << PendingMessage(waiting);
+}
+
 }  // namespace
 }  // namespace tessera::k8s
