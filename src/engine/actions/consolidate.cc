@@ -90,6 +90,7 @@ Resources ConsolidateAction::HeldOn(WorkloadId v, NodeId n) const {
 
 void ConsolidateAction::IndexNodes() {
   fit_nodes_.clear();
+  near_.clear();
   on_node_.assign(s_.model.nodes.size(), {});
   auto add = [&](WorkloadId id) {
     for (const PlacedPod& p : s_.recs[id].placed) {
@@ -174,15 +175,15 @@ bool ConsolidateAction::TryHead(WorkloadId head, double now, std::vector<Decisio
   return false;
 }
 
-std::vector<NodeId> ConsolidateAction::NearestNodes(WorkloadId head, int ps, const Combo& combo,
-                                                    double now, NodeId skip) {
-  const Resources& req = s_.model.workloads[head].pod_sets[ps].requests;
+ConsolidateAction::Near& ConsolidateAction::NearOf(const Resources& req) {
+  for (Near& nl : near_)
+    if (nl.req == req) return nl;
   const bool share = ClusterState::IsShare(req);
   // (GPU milli missing, CPU and memory missing in thousandths of the node, node): cheap to
   // compute for every node; what could be moved there is summed only for the nearest ones.
-  std::vector<std::tuple<int64_t, int64_t, NodeId>> near;
+  Near nl{req, {}, 0};
   for (NodeId n : s_.pools[0]) {
-    if (n == skip || !s_.cluster->online(n) || s_.cluster->gpu_count(n) == 0) continue;
+    if (!s_.cluster->online(n) || s_.cluster->gpu_count(n) == 0) continue;
     const Node& node = s_.model.nodes[n];
     if (req[kGpu] > s_.cluster->gpu_count(n) || !req.FitsIn(node.allocatable)) continue;
     int64_t gap = 0;
@@ -199,19 +200,32 @@ std::vector<NodeId> ConsolidateAction::NearestNodes(WorkloadId head, int ps, con
       if (missing > 0 && node.allocatable[r] > 0) other += missing * 1000 / node.allocatable[r];
     }
     if (gap <= 0 && other <= 0) continue;  // fits by numbers: something else keeps it out
-    near.emplace_back(std::max<int64_t>(gap, 0), other, n);
+    nl.near.emplace_back(std::max<int64_t>(gap, 0), other, n);
   }
+  near_.push_back(std::move(nl));
+  return near_.back();
+}
+
+std::vector<NodeId> ConsolidateAction::NearestNodes(WorkloadId head, int ps, const Combo& combo,
+                                                    double now, NodeId skip) {
+  const Resources& req = s_.model.workloads[head].pod_sets[ps].requests;
+  Near& nl = NearOf(req);
+  auto& near = nl.near;
   const size_t k = static_cast<size_t>(s_.model.config.consolidation.max_nodes_per_head);
   // Most of the nearest pass the checks below: sort a prefix, and the rest only when needed.
-  size_t sorted = std::min(near.size(), 4 * k);
-  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(sorted), near.end());
+  if (nl.sorted == 0) {
+    nl.sorted = std::min(near.size(), 4 * k);
+    std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(nl.sorted),
+                      near.end());
+  }
   std::vector<NodeId> nodes;
   for (size_t i = 0; i < near.size() && nodes.size() < k; ++i) {
-    if (i == sorted) {
+    if (i == nl.sorted) {
       std::sort(near.begin() + static_cast<std::ptrdiff_t>(i), near.end());
-      sorted = near.size();
+      nl.sorted = near.size();
     }
     const auto [gap, other, n] = near[i];
+    if (n == skip) continue;
     if (!e_.placer.NodeEligible(head, ps, combo, n, false, /*empty_cluster=*/true, false)) continue;
     // What the movable workloads there hold must close every gap: GPU milli where GPUs are
     // missing, CPU and memory where they are (a CPU-only workload frees no GPU but may free

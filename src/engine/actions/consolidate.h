@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <tuple>
 #include <vector>
 
 #include "engine/actions/action.h"
@@ -86,6 +87,14 @@ class ConsolidateAction : public Action {
     bool more = false;          // more nodes fitted
   };
   const FitNodes& NodesFitting(const Resources& req);
+  // Per request shape, since the last index: the nodes that do not fit it by numbers, as
+  // (GPU milli missing, CPU and memory missing in thousandths, node), sorted up to `sorted`.
+  struct Near {
+    Resources req;
+    std::vector<std::tuple<int64_t, int64_t, NodeId>> near;
+    size_t sorted = 0;
+  };
+  Near& NearOf(const Resources& req);
   void Undo(size_t mark, std::vector<Taken>& taken);
   void Report(WorkloadId head, std::vector<Taken>& taken, double now, std::vector<Decision>& out);
 
@@ -99,9 +108,10 @@ class ConsolidateAction : public Action {
   const bool listed_;
   int32_t moves_left_ = 0;
   std::vector<std::vector<WorkloadId>> on_node_;
-  std::vector<int8_t> movable_;     // per workload in this cycle: -1 unknown, 0, 1
-  int32_t second_left_ = 0;         // second-level searches left for this head
-  std::deque<FitNodes> fit_nodes_;  // per request shape, since the last IndexNodes
+  std::vector<int8_t> movable_;  // per workload in this cycle: -1 unknown, 0, 1
+  int32_t second_left_ = 0;      // second-level searches left for this head
+  std::deque<FitNodes> fit_nodes_;
+  std::deque<Near> near_;  // per request shape, since the last IndexNodes
 };
 
 }  // namespace tessera
