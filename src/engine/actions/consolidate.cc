@@ -89,9 +89,12 @@ Resources ConsolidateAction::HeldOn(WorkloadId v, NodeId n) const {
 }
 
 void ConsolidateAction::IndexNodes() {
-  fit_nodes_.clear();
+  indexed_admit_ = s_.admit_epoch;
+  indexed_release_ = s_.release_epoch;
+  fit_nodes_.clear();  // lists of the placements just indexed
   near_.clear();
-  on_node_.assign(s_.model.nodes.size(), {});
+  on_node_.resize(s_.model.nodes.size());
+  for (auto& list : on_node_) list.clear();  // keeps their memory
   auto add = [&](WorkloadId id) {
     for (const PlacedPod& p : s_.recs[id].placed) {
       auto& list = on_node_[p.placement.node];
@@ -122,7 +125,15 @@ void ConsolidateAction::Execute(double now, std::vector<Decision>& out) {
     heads.resize(cfg.max_heads_per_cycle);
   moves_left_ = cfg.max_moves_per_cycle;
   movable_.assign(s_.recs.size(), -1);
-  IndexNodes();
+  // Placements change only by an admission or a release (each moves an epoch; a move admits
+  // its head): while neither moved, the index still holds. The per-shape lists are made anew
+  // each cycle (some are made in the middle of an attempt, from its tentative state).
+  if (s_.admit_epoch != indexed_admit_ || s_.release_epoch != indexed_release_) {
+    IndexNodes();
+  } else {
+    fit_nodes_.clear();
+    near_.clear();
+  }
   for (WorkloadId head : heads) {
     if (moves_left_ <= 0) break;
     second_left_ = kSecondPerHead;

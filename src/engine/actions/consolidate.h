@@ -57,7 +57,8 @@ class ConsolidateAction : public Action {
   // GPU milli that workload `v` holds on node n; what its pods there request.
   int64_t MilliOn(WorkloadId v, NodeId n) const;
   Resources HeldOn(WorkloadId v, NodeId n) const;
-  // The running workloads on every node (rebuilt after a move).
+  // The running workloads on every node, and the per-shape lists cleared (after a move, and
+  // when a cycle finds the epochs moved).
   void IndexNodes();
   // Admits `head` by moving others; true when it did (decisions appended).
   bool TryHead(WorkloadId head, double now, std::vector<Decision>& out);
@@ -108,6 +109,7 @@ class ConsolidateAction : public Action {
   const bool listed_;
   int32_t moves_left_ = 0;
   std::vector<std::vector<WorkloadId>> on_node_;
+  int64_t indexed_admit_ = -1, indexed_release_ = -1;  // the epochs on_node_ was built at
   std::vector<int8_t> movable_;  // per workload in this cycle: -1 unknown, 0, 1
   int32_t second_left_ = 0;      // second-level searches left for this head
   std::deque<FitNodes> fit_nodes_;
