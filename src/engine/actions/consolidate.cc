@@ -81,8 +81,20 @@ int64_t ConsolidateAction::MilliOn(WorkloadId v, NodeId n) const {
   return milli;
 }
 
+Resources ConsolidateAction::HeldOn(WorkloadId v, NodeId n) const {
+  Resources held;
+  for (const PlacedPod& p : s_.recs[v].placed)
+    if (p.placement.node == n) held += s_.model.workloads[v].pod_sets[p.placement.pod_set].requests;
+  return held;
+}
+
 void ConsolidateAction::IndexNodes() {
-  on_node_.assign(s_.model.nodes.size(), {});
+  indexed_admit_ = s_.admit_epoch;
+  indexed_release_ = s_.release_epoch;
+  fit_nodes_.clear();  // lists of the placements just indexed
+  near_.clear();
+  on_node_.resize(s_.model.nodes.size());
+  for (auto& list : on_node_) list.clear();  // keeps their memory
   auto add = [&](WorkloadId id) {
     for (const PlacedPod& p : s_.recs[id].placed) {
       auto& list = on_node_[p.placement.node];
@@ -113,9 +125,18 @@ void ConsolidateAction::Execute(double now, std::vector<Decision>& out) {
     heads.resize(cfg.max_heads_per_cycle);
   moves_left_ = cfg.max_moves_per_cycle;
   movable_.assign(s_.recs.size(), -1);
-  IndexNodes();
+  // Placements change only by an admission or a release (each moves an epoch; a move admits
+  // its head): while neither moved, the index still holds. The per-shape lists are made anew
+  // each cycle (some are made in the middle of an attempt, from its tentative state).
+  if (s_.admit_epoch != indexed_admit_ || s_.release_epoch != indexed_release_) {
+    IndexNodes();
+  } else {
+    fit_nodes_.clear();
+    near_.clear();
+  }
   for (WorkloadId head : heads) {
     if (moves_left_ <= 0) break;
+    second_left_ = kSecondPerHead;
     if (TryHead(head, now, out)) IndexNodes();
   }
 }
@@ -165,17 +186,17 @@ bool ConsolidateAction::TryHead(WorkloadId head, double now, std::vector<Decisio
   return false;
 }
 
-std::vector<NodeId> ConsolidateAction::NearestNodes(WorkloadId head, int ps, const Combo& combo,
-                                                    double now) {
-  const Resources& req = s_.model.workloads[head].pod_sets[ps].requests;
+ConsolidateAction::Near& ConsolidateAction::NearOf(const Resources& req) {
+  for (Near& nl : near_)
+    if (nl.req == req) return nl;
   const bool share = ClusterState::IsShare(req);
-  // (GPU milli missing, CPU and memory missing in thousandths of the node, node)
-  std::vector<std::tuple<int64_t, int64_t, NodeId>> near;
+  // (GPU milli missing, CPU and memory missing in thousandths of the node, node): cheap to
+  // compute for every node; what could be moved there is summed only for the nearest ones.
+  Near nl{req, {}, 0};
   for (NodeId n : s_.pools[0]) {
     if (!s_.cluster->online(n) || s_.cluster->gpu_count(n) == 0) continue;
     const Node& node = s_.model.nodes[n];
     if (req[kGpu] > s_.cluster->gpu_count(n) || !req.FitsIn(node.allocatable)) continue;
-    if (!e_.placer.NodeEligible(head, ps, combo, n, false, /*empty_cluster=*/true, false)) continue;
     int64_t gap = 0;
     if (share) {
       const int64_t room = std::max<int64_t>(s_.cluster->share_room(n),
@@ -190,18 +211,78 @@ std::vector<NodeId> ConsolidateAction::NearestNodes(WorkloadId head, int ps, con
       if (missing > 0 && node.allocatable[r] > 0) other += missing * 1000 / node.allocatable[r];
     }
     if (gap <= 0 && other <= 0) continue;  // fits by numbers: something else keeps it out
-    int64_t movable = 0;
-    for (WorkloadId v : on_node_[n])
-      if (Movable(v, now)) movable += MilliOn(v, n);
-    if (movable == 0 || movable < gap) continue;
-    near.emplace_back(gap, other, n);
+    nl.near.emplace_back(std::max<int64_t>(gap, 0), other, n);
   }
-  const size_t k =
-      std::min(near.size(), static_cast<size_t>(s_.model.config.consolidation.max_nodes_per_head));
-  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
+  near_.push_back(std::move(nl));
+  return near_.back();
+}
+
+std::vector<NodeId> ConsolidateAction::NearestNodes(WorkloadId head, int ps, const Combo& combo,
+                                                    double now, NodeId skip) {
+  const Resources& req = s_.model.workloads[head].pod_sets[ps].requests;
+  Near& nl = NearOf(req);
+  auto& near = nl.near;
+  const size_t k = static_cast<size_t>(s_.model.config.consolidation.max_nodes_per_head);
+  // Most of the nearest pass the checks below: sort a prefix, and the rest only when needed.
+  if (nl.sorted == 0) {
+    nl.sorted = std::min(near.size(), 4 * k);
+    std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(nl.sorted),
+                      near.end());
+  }
   std::vector<NodeId> nodes;
-  for (size_t i = 0; i < k; ++i) nodes.push_back(std::get<2>(near[i]));
+  for (size_t i = 0; i < near.size() && nodes.size() < k; ++i) {
+    if (i == nl.sorted) {
+      std::sort(near.begin() + static_cast<std::ptrdiff_t>(i), near.end());
+      nl.sorted = near.size();
+    }
+    const auto [gap, other, n] = near[i];
+    if (n == skip) continue;
+    if (!e_.placer.NodeEligible(head, ps, combo, n, false, /*empty_cluster=*/true, false)) continue;
+    // What the movable workloads there hold must close every gap: GPU milli where GPUs are
+    // missing, CPU and memory where they are (a CPU-only workload frees no GPU but may free
+    // the CPU that keeps the head off a node whose GPUs are free).
+    int64_t milli = 0;
+    Resources held;
+    for (WorkloadId v : on_node_[n]) {
+      if (v == head || !Movable(v, now)) continue;
+      milli += MilliOn(v, n);
+      held += HeldOn(v, n);
+    }
+    if (milli < gap) continue;
+    bool enough = true;
+    for (ResourceId r : {kCpu, kMemory})
+      enough = enough && s_.cluster->free(n)[r] + held[r] >= req[r];
+    if (enough) nodes.push_back(n);
+  }
   return nodes;
+}
+
+const ConsolidateAction::FitNodes& ConsolidateAction::NodesFitting(const Resources& req) {
+  for (const FitNodes& f : fit_nodes_)
+    if (f.req == req) return f;
+  FitNodes f{req, {}, false};
+  for (NodeId n : s_.pools[0]) {
+    if (!s_.cluster->online(n) || !s_.cluster->Fits(n, req)) continue;
+    if (f.nodes.size() == kFitNodes) {
+      f.more = true;
+      break;
+    }
+    f.nodes.push_back(n);
+  }
+  fit_nodes_.push_back(std::move(f));
+  return fit_nodes_.back();
+}
+
+bool ConsolidateAction::MayFit(WorkloadId v, NodeId freed) {
+  const Workload& w = s_.model.workloads[v];
+  if (w.MinPods() != 1) return true;
+  int ps = 0;
+  while (s_.MinOfSet(v, ps) <= 0) ++ps;
+  const Resources& req = w.pod_sets[ps].requests;
+  const FitNodes& f = NodesFitting(req);
+  if (f.more || s_.cluster->Fits(freed, req)) return true;
+  return std::any_of(f.nodes.begin(), f.nodes.end(),
+                     [&](NodeId n) { return s_.cluster->Fits(n, req); });
 }
 
 void ConsolidateAction::Undo(size_t mark, std::vector<Taken>& taken) {
@@ -268,8 +349,15 @@ bool ConsolidateAction::Attempt(WorkloadId head, int ps, const Combo& combo,
   std::sort(order.begin(), order.end());
   for (const auto& [neg_milli, v] : order) {
     const Combo& chosen = s_.recs[v].chosen;
-    if (!e_.flavors.QuotaFits(s_.recs[v].cq, e_.flavors.MinQuotaNeed(v, chosen)) ||
-        !e_.placer.PlaceMin(v, chosen, mark)) {
+    const bool quota = e_.flavors.QuotaFits(s_.recs[v].cq, e_.flavors.MinQuotaNeed(v, chosen));
+    bool placed =
+        quota && (!one || MayFit(v, room)) && e_.placer.PlaceMin(v, chosen, e_.statement.mark());
+    // Where it fits nowhere as things are: room made for it by one more move.
+    if (!placed && quota && one && second_left_ > 0) {
+      --second_left_;
+      placed = PlaceByMove(v, room, now, taken);
+    }
+    if (!placed) {
       Undo(mark, taken);
       return false;
     }
@@ -277,6 +365,47 @@ bool ConsolidateAction::Attempt(WorkloadId head, int ps, const Combo& combo,
   Report(head, taken, now, out);
   e_.admission.Admit(head, combo, now, out);  // commits the Statement
   return true;
+}
+
+bool ConsolidateAction::PlaceByMove(WorkloadId v, NodeId room, double now,
+                                    std::vector<Taken>& taken) {
+  const Workload& w = s_.model.workloads[v];
+  if (w.MinPods() != 1) return false;
+  int ps = 0;
+  while (s_.MinOfSet(v, ps) <= 0) ++ps;
+  if (w.pod_sets[ps].topology.present()) return false;
+  const Resources& req = w.pod_sets[ps].requests;
+  const Combo& chosen = s_.recs[v].chosen;
+  auto is_taken = [&](WorkloadId u) {
+    return std::any_of(taken.begin(), taken.end(), [&](const Taken& t) { return t.id == u; });
+  };
+  std::vector<NodeId> nodes = NearestNodes(v, ps, chosen, now, room);
+  if (nodes.size() > static_cast<size_t>(kSecondNodes)) nodes.resize(kSecondNodes);
+  for (NodeId m : nodes) {
+    std::vector<std::pair<int64_t, WorkloadId>> here;
+    for (WorkloadId u : on_node_[m])
+      if (Movable(u, now) && !is_taken(u)) here.emplace_back(MilliOn(u, m), u);
+    std::sort(here.begin(), here.end());
+    int tried = 0;
+    for (const auto& [milli, u] : here) {
+      if (tried >= kSecondSingles || static_cast<int32_t>(taken.size()) >= moves_left_) break;
+      const size_t local = e_.statement.mark();
+      std::vector<PlacedPod> pods = e_.statement.Evict(u, /*announce=*/false);
+      if (s_.cluster->Fits(m, req) && e_.placer.NodeEligible(v, ps, chosen, m)) {
+        ++tried;
+        e_.statement.PlacePod(v, ps, m, chosen);
+        const Combo& its = s_.recs[u].chosen;
+        if (e_.flavors.QuotaFits(s_.recs[u].cq, e_.flavors.MinQuotaNeed(u, its)) && MayFit(u, m) &&
+            e_.placer.PlaceMin(u, its, e_.statement.mark())) {
+          taken.push_back({u, std::move(pods)});
+          return true;
+        }
+      }
+      e_.statement.RollbackTo(local);
+      e_.statement.Reinstate(u, std::move(pods));
+    }
+  }
+  return false;
 }
 
 void ConsolidateAction::Report(WorkloadId head, std::vector<Taken>& taken, double now,
