@@ -1,11 +1,12 @@
 // Tessera's DRA allocation beside kube-scheduler 1.37's on one API server (docs/dra.md,
 // "Side by side with kube-scheduler"): a randomized corpus of ResourceSlices and ResourceClaims
 // (exact counts, CEL selectors on attributes, firstAvailable, matchAttribute, allocationMode
-// All, several requests), each claim tried on each kind of node by both schedulers at once. Every
-// (claim, node) pair is a node of its own for each scheduler, and its pod is held there by a
-// nodeSelector, so the answers do not depend on what else was placed: the pair is feasible or
-// not, and when it is, both allocate some devices. They must agree on every pair; the devices
-// chosen are compared and the differences printed. TESSERA_DRA_SEED picks another corpus.
+// All, several requests, devices shared by memory through consumable capacity), each claim tried on
+// each kind of node by both schedulers at once. Every (claim, node) pair is a node of its own for
+// each scheduler, and its pod is held there by a nodeSelector, so the answers do not depend on what
+// else was placed: the pair is feasible or not, and when it is, both allocate some devices. They
+// must agree on every pair; the devices chosen are compared and the differences printed.
+// TESSERA_DRA_SEED picks another corpus.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -51,13 +52,28 @@ json RandomDevices(std::mt19937& rng) {
   // may have it.
   for (json& d : devices)
     if (rng() % 6 == 0)
-      d["taints"] = {{{"key", "example.com/unhealthy"}, {"value", "xid"}, {"effect", "NoSchedule"}}};
+      d["taints"] = {
+          {{"key", "example.com/unhealthy"}, {"value", "xid"}, {"effect", "NoSchedule"}}};
+  // A node kind in three shares its GPUs by memory (consumable capacity, KEP-5075, beta and on
+  // since 1.36): several claims, and several requests of one claim, may take one device while
+  // what they consume fits; a request is rounded up by the capacity's requestPolicy.
+  if (rng() % 3 == 0) {
+    const bool range = rng() % 2 == 0;
+    const json policy =
+        range ? json{{"default", "10Gi"},
+                     {"validRange", {{"min", "10Gi"}, {"step", "10Gi"}, {"max", "80Gi"}}}}
+              : json{{"default", "20Gi"}, {"validValues", {"20Gi", "40Gi", "80Gi"}}};
+    for (json& d : devices) {
+      d["allowMultipleAllocations"] = true;
+      d["capacity"] = {{"memory", {{"value", "80Gi"}, {"requestPolicy", policy}}}};
+    }
+  }
   return devices;
 }
 
-// The specs of the slices of a node kind of partitionable GPUs, as the NVIDIA driver publishes MIG: each GPU's whole device
-// and its two halves draw on one counter set of that GPU, so a half excludes the whole and the
-// whole excludes both halves.
+// The specs of the slices of a node kind of partitionable GPUs, as the NVIDIA driver publishes MIG:
+// each GPU's whole device and its two halves draw on one counter set of that GPU, so a half
+// excludes the whole and the whole excludes both halves.
 json PartitionedSpec(const std::string& pool, const std::string& node, int gpus) {
   json counters = json::array(), devices = json::array();
   for (int g = 0; g < gpus; ++g) {
@@ -66,9 +82,12 @@ json PartitionedSpec(const std::string& pool, const std::string& node, int gpus)
     auto device = [&](const std::string& name, const char* memory, bool whole) {
       devices.push_back(
           {{"name", name},
-           {"attributes", {{"model", {{"string", "h100"}}}, {"mig", {{"bool", !whole}}},
-                           {"pcieRoot", {{"string", g % 2 ? "p1" : "p0"}}},
-                           {"numa", {{"int", g % 2}}}, {"index", {{"int", g}}}}},
+           {"attributes",
+            {{"model", {{"string", "h100"}}},
+             {"mig", {{"bool", !whole}}},
+             {"pcieRoot", {{"string", g % 2 ? "p1" : "p0"}}},
+             {"numa", {{"int", g % 2}}},
+             {"index", {{"int", g}}}}},
            {"consumesCounters",
             {{{"counterSet", set}, {"counters", {{"memory", {{"value", memory}}}}}}}}});
     };
@@ -92,15 +111,30 @@ json Exactly(const std::string& cls, int count, const std::string& cel = "") {
   return e;
 }
 
-// A claim's spec.devices, of one of seven shapes.
+// One device of `memory` (consumable capacity).
+json Share(const std::string& name, const std::string& memory) {
+  json e = Exactly("gpu.example.com", 1);
+  e["capacity"] = {{"requests", {{"memory", memory}}}};
+  return {{"name", name}, {"exactly", e}};
+}
+
+// A claim's spec.devices, of one of thirteen shapes.
 json RandomClaim(std::mt19937& rng) {
   const char* models[] = {"a100", "h100", "l4"};
   const int count = 1 + static_cast<int>(rng() % 3);
-  switch (rng() % 10) {
+  switch (rng() % 13) {
+    case 10:  // a share, rounded up by the policy (30Gi or 40Gi)
+      return {{"requests", {Share("gpu", "25Gi")}}};
+    case 11:  // two shares of one device (one index): only a shared device holds both
+      return {{"requests", {Share("a", "40Gi"), Share("b", "30Gi")}},
+              {"constraints",
+               {{{"requests", {"a", "b"}}, {"matchAttribute", fmt::format("{}/index", kDriver)}}}}};
+    case 12:  // more than a shared device allows
+      return {{"requests", {Share("gpu", "90Gi")}}};
     case 7:  // halves of partitioned GPUs
-      return {{"requests", {{{"name", "gpu"},
-                             {"exactly", Exactly("gpu.example.com", 1 + count,
-                                                 Attr("mig") + " == true")}}}}};
+      return {{"requests",
+               {{{"name", "gpu"},
+                 {"exactly", Exactly("gpu.example.com", 1 + count, Attr("mig") + " == true")}}}}};
     case 8: {  // whole GPUs, tolerating the taint
       json e = Exactly("gpu.example.com", count);
       e["tolerations"] = {{{"key", "example.com/unhealthy"}, {"operator", "Exists"}}};
@@ -115,11 +149,11 @@ json RandomClaim(std::mt19937& rng) {
     case 0:
       return {{"requests", {{{"name", "gpu"}, {"exactly", Exactly("gpu.example.com", count)}}}}};
     case 1:
-      return {{"requests",
-               {{{"name", "gpu"},
-                 {"exactly", Exactly("gpu.example.com", count,
-                                     fmt::format("{} == '{}'", Attr("model"),
-                                                 models[rng() % 3]))}}}}};
+      return {
+          {"requests",
+           {{{"name", "gpu"},
+             {"exactly", Exactly("gpu.example.com", count,
+                                 fmt::format("{} == '{}'", Attr("model"), models[rng() % 3]))}}}}};
     case 2:
       return {{"requests", {{{"name", "gpu"}, {"exactly", Exactly("h100.example.com", count)}}}}};
     case 3:
@@ -141,8 +175,7 @@ json RandomClaim(std::mt19937& rng) {
       return {{"requests",
                {{{"name", "fast"}, {"exactly", Exactly("h100.example.com", 1)}},
                 {{"name", "other"},
-                 {"exactly", Exactly("gpu.example.com", count,
-                                     Attr("model") + " != 'h100'")}}}}};
+                 {"exactly", Exactly("gpu.example.com", count, Attr("model") + " != 'h100'")}}}}};
   }
 }
 
@@ -160,8 +193,7 @@ TEST_F(K8sDraSideBySide, SameFeasibilityAsKubeSchedulerOnARandomCorpus) {
   kinds.push_back(json());  // PartitionedSpec, 2 GPUs
   for (int k = 0; k < kClaims; ++k) claims.push_back(RandomClaim(rng));
 
-  for (const auto& [name, cel] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [name, cel] : std::vector<std::pair<std::string, std::string>>{
            {"gpu.example.com", fmt::format("device.driver == '{}'", kDriver)},
            {"h100.example.com",
             fmt::format("device.driver == '{}' && {} == 'h100'", kDriver, Attr("model"))}})
@@ -176,13 +208,14 @@ TEST_F(K8sDraSideBySide, SameFeasibilityAsKubeSchedulerOnARandomCorpus) {
       for (int t = 0; t < kNodeKinds; ++t) {
         const std::string p = pair_name(s, k, t);
         cluster_->CreateNodes(1, 0, p, {{"tessera.dev/pair", p}});
-        json specs = kinds[t].is_null()
-                         ? PartitionedSpec(p, p + "-0", 2)
-                         : json::array({{{"driver", kDriver},
-                                         {"nodeName", p + "-0"},
-                                         {"pool", {{"name", p}, {"generation", 1},
-                                                   {"resourceSliceCount", 1}}},
-                                         {"devices", kinds[t]}}});
+        json specs =
+            kinds[t].is_null()
+                ? PartitionedSpec(p, p + "-0", 2)
+                : json::array(
+                      {{{"driver", kDriver},
+                        {"nodeName", p + "-0"},
+                        {"pool", {{"name", p}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                        {"devices", kinds[t]}}});
         for (size_t i = 0; i < specs.size(); ++i)
           cluster_->Create({{"apiVersion", "resource.k8s.io/v1"},
                             {"kind", "ResourceSlice"},
@@ -248,8 +281,9 @@ TEST_F(K8sDraSideBySide, SameFeasibilityAsKubeSchedulerOnARandomCorpus) {
       if (devices[ks] == devices[ts]) {
         ++same_devices;
       } else {
-        std::cout << fmt::format("[ devices ] claim {} node kind {}: kube-scheduler {}, Tessera {}\n",
-                                 k, t, fmt::join(devices[ks], ","), fmt::join(devices[ts], ","));
+        std::cout << fmt::format(
+            "[ devices ] claim {} node kind {}: kube-scheduler {}, Tessera {}\n", k, t,
+            fmt::join(devices[ks], ","), fmt::join(devices[ts], ","));
       }
     }
   std::cout << fmt::format(
