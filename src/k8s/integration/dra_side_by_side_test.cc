@@ -282,8 +282,10 @@ TEST_F(K8sDraSideBySide, SameFeasibilityAsKubeSchedulerOnARandomCorpus) {
         ++same_devices;
       } else {
         std::cout << fmt::format(
-            "[ devices ] claim {} node kind {}: kube-scheduler {}, Tessera {}\n", k, t,
-            fmt::join(devices[ks], ","), fmt::join(devices[ts], ","));
+            "[ devices ] claim {} node kind {}: kube-scheduler {}, Tessera {}\n  claim {}\n  "
+            "devices {}\n",
+            k, t, fmt::join(devices[ks], ","), fmt::join(devices[ts], ","), claims[k].dump(),
+            kinds[t].is_null() ? "partitioned" : kinds[t].dump());
       }
     }
   std::cout << fmt::format(
