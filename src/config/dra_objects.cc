@@ -25,8 +25,9 @@ void ReadSelectors(DocContext& ctx, const YAML::Node& parent, const std::string&
                if (!ExpectMap(ctx, sel, spath)) return !ctx.failed();
                YAML::Node cel = Child(sel, "cel");
                if (IsNullish(cel)) {
-                 ctx.Error(sel, spath + ".cel", "required field is missing (the only selector "
-                                                "type of resource.k8s.io/v1)");
+                 ctx.Error(sel, spath + ".cel",
+                           "required field is missing (the only selector "
+                           "type of resource.k8s.io/v1)");
                  return false;
                }
                auto expr = RequireString(ctx, cel, "expression", spath + ".cel.expression");
@@ -114,13 +115,14 @@ bool ReadClaimSpec(DocContext& ctx, const YAML::Node& spec, const std::string& p
              [&](size_t, const YAML::Node& c, const std::string& cpath) {
                if (!ExpectMap(ctx, c, cpath)) return false;
                dra::Constraint k;
-               k.requests = GetStringList(ctx, c, "requests", cpath + ".requests").value_or(
-                   std::vector<std::string>{});
+               k.requests = GetStringList(ctx, c, "requests", cpath + ".requests")
+                                .value_or(std::vector<std::string>{});
                auto attr = GetString(ctx, c, "matchAttribute", cpath + ".matchAttribute");
                if (!attr) {
                  if (!ctx.failed())
-                   ctx.Warning(c, cpath, "only matchAttribute constraints are honoured; this "
-                                         "one is ignored");
+                   ctx.Warning(c, cpath,
+                               "only matchAttribute constraints are honoured; this "
+                               "one is ignored");
                  return !ctx.failed();
                }
                k.match_attribute = *attr;
@@ -159,8 +161,9 @@ std::optional<dra::AttributeValue> ReadAttribute(DocContext& ctx, const YAML::No
     if (auto x = GetString(ctx, v, "version", path + ".version"))
       return dra::AttributeValue(dra::Version{*x});
   } else {
-    ctx.Warning(v, path, "an attribute of a type Tessera does not read (it reads bool, int, "
-                         "string and version); left out");
+    ctx.Warning(v, path,
+                "an attribute of a type Tessera does not read (it reads bool, int, "
+                "string and version); left out");
   }
   return std::nullopt;
 }
@@ -168,18 +171,18 @@ std::optional<dra::AttributeValue> ReadAttribute(DocContext& ctx, const YAML::No
 // `counters: {name: {value: quantity}}` in thousandths.
 void ReadCounters(DocContext& ctx, const YAML::Node& node, const std::string& path,
                   std::map<std::string, int64_t>& out) {
-  ForEachMap(ctx, node, path, [&](const std::string& name, const YAML::Node& c,
-                                  const std::string& cpath) {
-    auto text = RequireString(ctx, c, "value", cpath + ".value");
-    if (!text) return false;
-    auto q = ParseQuantity(*text, /*milli=*/true);
-    if (!q.ok() || *q < 0) {
-      ctx.Error(Child(c, "value"), cpath + ".value", "not a valid non-negative quantity");
-      return false;
-    }
-    out[name] = *q;
-    return true;
-  });
+  ForEachMap(
+      ctx, node, path, [&](const std::string& name, const YAML::Node& c, const std::string& cpath) {
+        auto text = RequireString(ctx, c, "value", cpath + ".value");
+        if (!text) return false;
+        auto q = ParseQuantity(*text, /*milli=*/true);
+        if (!q.ok() || *q < 0) {
+          ctx.Error(Child(c, "value"), cpath + ".value", "not a valid non-negative quantity");
+          return false;
+        }
+        out[name] = *q;
+        return true;
+      });
 }
 
 void ReadDevice(DocContext& ctx, const YAML::Node& d, const std::string& path,
@@ -306,7 +309,8 @@ void ReadClaimStatus(DocContext& ctx, const YAML::Node& status, dra::Claim& c) {
   const YAML::Node alloc = Child(status, "allocation");
   if (!ExpectMap(ctx, alloc, "status.allocation")) return;
   dra::ClaimAllocation a;
-  if (const YAML::Node sel = Child(alloc, "nodeSelector"); ExpectMap(ctx, sel, "status.allocation.nodeSelector"))
+  if (const YAML::Node sel = Child(alloc, "nodeSelector");
+      ExpectMap(ctx, sel, "status.allocation.nodeSelector"))
     a.node = AllocatedNode(ctx, sel, "status.allocation.nodeSelector");
   ForEachSeq(ctx, Child(Child(alloc, "devices"), "results"), "status.allocation.devices.results",
              [&](size_t, const YAML::Node& r, const std::string& rpath) {
@@ -363,9 +367,11 @@ void ReadKueueConfiguration(DocContext& ctx, const ObjectMeta& meta, Staged& out
              [&](size_t, const YAML::Node& m, const std::string& mpath) {
                dra::DeviceClassMapping mapping;
                auto name = RequireString(ctx, m, "name", mpath + ".name");
-               auto classes = GetStringList(ctx, m, "deviceClassNames", mpath + ".deviceClassNames");
+               auto classes =
+                   GetStringList(ctx, m, "deviceClassNames", mpath + ".deviceClassNames");
                if (!name || !classes) {
-                 if (!ctx.failed()) ctx.Error(m, mpath + ".deviceClassNames", "required field is missing");
+                 if (!ctx.failed())
+                   ctx.Error(m, mpath + ".deviceClassNames", "required field is missing");
                  return false;
                }
                mapping.resource = *name;
@@ -376,29 +382,30 @@ void ReadKueueConfiguration(DocContext& ctx, const ObjectMeta& meta, Staged& out
   ctx.Notice(meta.root, "", "of Kueue's Configuration only resources.deviceClassMappings is read");
 }
 
-void ReadPodClaims(DocContext& ctx, const YAML::Node& spec, const std::string& path,
-                   PodSet& out) {
-  ForEachSeq(ctx, Child(spec, "resourceClaims"), path + ".resourceClaims",
-             [&](size_t, const YAML::Node& c, const std::string& cpath) {
-               if (!ExpectMap(ctx, c, cpath)) return false;
-               dra::PodClaim pc;
-               auto name = RequireString(ctx, c, "name", cpath + ".name");
-               if (!name) return false;
-               pc.name = *name;
-               pc.claim_name =
-                   GetString(ctx, c, "resourceClaimName", cpath + ".resourceClaimName").value_or("");
-               pc.template_name = GetString(ctx, c, "resourceClaimTemplateName",
-                                            cpath + ".resourceClaimTemplateName")
-                                      .value_or("");
-               if (pc.claim_name.empty() == pc.template_name.empty()) {
-                 ctx.Error(c, cpath, "exactly one of resourceClaimName and "
-                                     "resourceClaimTemplateName must be set");
-                 return false;
-               }
-               pc.source = ctx.Source(c);
-               out.claims.push_back(std::move(pc));
-               return true;
-             });
+void ReadPodClaims(DocContext& ctx, const YAML::Node& spec, const std::string& path, PodSet& out) {
+  ForEachSeq(
+      ctx, Child(spec, "resourceClaims"), path + ".resourceClaims",
+      [&](size_t, const YAML::Node& c, const std::string& cpath) {
+        if (!ExpectMap(ctx, c, cpath)) return false;
+        dra::PodClaim pc;
+        auto name = RequireString(ctx, c, "name", cpath + ".name");
+        if (!name) return false;
+        pc.name = *name;
+        pc.claim_name =
+            GetString(ctx, c, "resourceClaimName", cpath + ".resourceClaimName").value_or("");
+        pc.template_name =
+            GetString(ctx, c, "resourceClaimTemplateName", cpath + ".resourceClaimTemplateName")
+                .value_or("");
+        if (pc.claim_name.empty() == pc.template_name.empty()) {
+          ctx.Error(c, cpath,
+                    "exactly one of resourceClaimName and "
+                    "resourceClaimTemplateName must be set");
+          return false;
+        }
+        pc.source = ctx.Source(c);
+        out.claims.push_back(std::move(pc));
+        return true;
+      });
 }
 
 }  // namespace tessera::config_internal

@@ -39,7 +39,8 @@ void AddCapacity(NodeDevice& d, DeviceShares& shares) {
   cap.value = *rc::gen::inRange(2, 9) * 1000;
   switch (*rc::gen::inRange(0, 3)) {
     case 1:
-      cap.policy = CapacityRequestPolicy{1000, {}, CapacityRequestPolicy::Range{1000, std::nullopt, 2000}};
+      cap.policy =
+          CapacityRequestPolicy{1000, {}, CapacityRequestPolicy::Range{1000, std::nullopt, 2000}};
       break;
     case 2:
       cap.policy = CapacityRequestPolicy{1000, {1000, 2000, 4000}, std::nullopt};
@@ -104,8 +105,8 @@ Match MatchOf(const Case& c, int32_t filter, int32_t d) {
 bool Consumes(const AltInput& alt, const NodeDevice& d, int64_t& amount) {
   auto cap = d.capacities.find("mem");
   if (cap == d.capacities.end()) return alt.capacity == nullptr;  // no capacity: no request
-  amount = ConsumedAmount(alt.capacity != nullptr ? &alt.capacity->at("mem") : nullptr,
-                          cap->second);
+  amount =
+      ConsumedAmount(alt.capacity != nullptr ? &alt.capacity->at("mem") : nullptr, cap->second);
   return !ViolatesPolicy(amount, cap->second.policy);
 }
 
@@ -171,7 +172,8 @@ bool Exists(const Case& c) {
     for (size_t r = 0; r < c.claims[k].requests.size(); ++r) slots.emplace_back(k, r);
   AllocateOutcome cand;
   cand.claims.resize(c.claims.size());
-  for (size_t k = 0; k < c.claims.size(); ++k) cand.claims[k].requests.resize(c.claims[k].requests.size());
+  for (size_t k = 0; k < c.claims.size(); ++k)
+    cand.claims[k].requests.resize(c.claims[k].requests.size());
   std::string why;
   std::function<bool(size_t)> go = [&](size_t s) {
     if (s == slots.size()) return Valid(c, cand, why);

@@ -160,24 +160,26 @@ bool DraState::Inputs(const Workload& w, int ps, NodeId n, std::vector<dra::Clai
         if (sc.node == n) continue;  // allocated on this node already
         if (why == nullptr) return false;
         if (sc.node < 0)
-          *why = fmt::format("ResourceClaim {}/{} is allocated to devices no node of this "
-                             "cluster publishes now (status.allocation)",
-                             w.ns, pc.claim_name);
+          *why = fmt::format(
+              "ResourceClaim {}/{} is allocated to devices no node of this "
+              "cluster publishes now (status.allocation)",
+              w.ns, pc.claim_name);
         else if (sc.pinned && sc.pods == 0)
           *why = fmt::format("ResourceClaim {}/{} is allocated on node {} (status.allocation)",
                              w.ns, pc.claim_name, model_.nodes[sc.node].name);
         else
-          *why = fmt::format("ResourceClaim {}/{} is allocated on node {}, which its other pods "
-                             "use",
-                             w.ns, pc.claim_name, model_.nodes[sc.node].name);
+          *why = fmt::format(
+              "ResourceClaim {}/{} is allocated on node {}, which its other pods "
+              "use",
+              w.ns, pc.claim_name, model_.nodes[sc.node].name);
         return false;
       }
       in.push_back(claim_inputs_[pc.claim]);
     } else {
       if (why != nullptr)
         *why = fmt::format("{} {}/{} does not exist",
-                           pc.claim_name.empty() ? "ResourceClaimTemplate" : "ResourceClaim",
-                           w.ns, pc.claim_name.empty() ? pc.template_name : pc.claim_name);
+                           pc.claim_name.empty() ? "ResourceClaimTemplate" : "ResourceClaim", w.ns,
+                           pc.claim_name.empty() ? pc.template_name : pc.claim_name);
       return false;
     }
     which.push_back(static_cast<int32_t>(i));
@@ -199,9 +201,8 @@ dra::AllocateOutcome DraState::Run(const std::vector<dra::ClaimInput>& in, NodeI
                      empty_node ? nullptr : &ni.counters,
                      empty_node || !ni.any_shared ? nullptr : &ni.shares};
   const int32_t first = ni.first;
-  return dra::Allocate(in, view, [&](int32_t filter, int32_t d) {
-    return bank_->Matches(filter, first + d);
-  });
+  return dra::Allocate(
+      in, view, [&](int32_t filter, int32_t d) { return bank_->Matches(filter, first + d); });
 }
 
 bool DraState::Feasible(const Workload& w, int ps, NodeId n, bool empty_node) {
@@ -340,10 +341,10 @@ std::string DraState::Check() const {
         auto cap = dev.capacities.find(name);
         const int64_t value = cap == dev.capacities.end() ? 0 : cap->second.value;
         if (amount < 0 || amount > value || (s.count == 0 && amount != 0))
-          return fmt::format("device {} of node {}: its {} share(s) consume {} thousandths of "
-                             "capacity {}, which has {}",
-                             dev.device.name, model_.nodes[n].name, s.count, amount, name,
-                             value);
+          return fmt::format(
+              "device {} of node {}: its {} share(s) consume {} thousandths of "
+              "capacity {}, which has {}",
+              dev.device.name, model_.nodes[n].name, s.count, amount, name, value);
       }
     }
   }

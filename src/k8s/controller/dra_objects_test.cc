@@ -39,9 +39,8 @@ TEST(DraObjects, ListsOfBuiltInKindsLoadWithTheirClaimsAllocations) {
   DraObjects d;
   EXPECT_TRUE(d.Apply(Replace("resourceslices", {Slice()})));
   EXPECT_TRUE(d.Apply(Replace("resourceclaims", {Claim()})));
-  EXPECT_TRUE(d.Apply(Replace(
-      "deviceclasses",
-      {json::parse(R"({"metadata": {"name": "gpu.example.com"},
+  EXPECT_TRUE(
+      d.Apply(Replace("deviceclasses", {json::parse(R"({"metadata": {"name": "gpu.example.com"},
         "spec": {"config": [{"opaque": {"driver": "gpu.example.com",
                                          "parameters": {"sharing": "none"}}}]}})")})));
   dra::DraModel m = d.Load();

@@ -198,7 +198,8 @@ TEST(K8sGpuHealth, ANoExecuteDeviceTaintNamesThePodsOfTheClaimsThatHoldIt) {
     e.name = "gpu";
     r.alternatives.push_back(e);
     c.spec.requests.push_back(r);
-    c.allocation = dra::ClaimAllocation{"node-a", {{"gpu", "gpu.nvidia.com", "node-a", dev, {}, ""}}};
+    c.allocation =
+        dra::ClaimAllocation{"node-a", {{"gpu", "gpu.nvidia.com", "node-a", dev, {}, ""}}};
     c.reserved_for = {pod};
     return c;
   };
