@@ -127,6 +127,9 @@ struct WorkloadRec {
   // preemption that moved it (CascadeOf); `admitted_in` is the instant its admission counts in.
   double cascade = -1, cascade_at = -1;
   double admitted_in = -1;
+  // Preempted: the value of its cohort's `ends_by_root` then. While no workload of the cohort
+  // has ended since, it does not preempt in order to borrow (MayBorrowByPreempting).
+  int64_t preempted_at_ends = -1;
   // The pending reason, formatted lazily by status().
   std::vector<ReasonPart> why;
   mutable bool reason_stale = false;
@@ -180,6 +183,9 @@ struct EngineState {
   // Epochs: a failed workload is retried only after one of them moved.
   int64_t release_epoch = 0;  // capacity or quota released
   int64_t admit_epoch = 0;    // something admitted (a preemptor may now find victims)
+  // Per quota-tree root: admitted workloads that ended there (their runs finished or failed;
+  // evictions do not count). WorkloadRec::preempted_at_ends.
+  std::vector<int64_t> ends_by_root;
   // The last instant at which a preemption search passed over a workload admitted in it; the
   // first cycle after it moves admit_epoch (those workloads are candidates now), and
   // Scheduler::NextRetry asks for that cycle. Set by the search (which reads the state const).

@@ -210,6 +210,7 @@ absl::Status SchedulerImpl::Init() {
   e_.pending.Init(num_cqs, s_.quota->num_nodes());
   s_.admitted_by_cq.resize(num_cqs);
   s_.cqs_by_root.resize(s_.quota->num_nodes());
+  s_.ends_by_root.assign(s_.quota->num_nodes(), 0);
   for (int i = 0; i < num_cqs; ++i) s_.cqs_by_root[s_.quota->root(i)].push_back(i);
 
   e_.placer.Init(s_.model.config.placement);
@@ -463,7 +464,10 @@ void SchedulerImpl::End(WorkloadId id, double now, bool learn) {
     if (learn && st.admitted_at >= 0) e_.estimator.Observe(id, now - st.admitted_at);
     e_.statement.Evict(id);
     s_.partial.erase(id);
-    if (s_.recs[id].cq >= 0) s_.admitted_by_cq[s_.recs[id].cq].erase({s_.recs[id].priority, id});
+    if (s_.recs[id].cq >= 0) {
+      s_.admitted_by_cq[s_.recs[id].cq].erase({s_.recs[id].priority, id});
+      ++s_.ends_by_root[s_.quota->root(s_.recs[id].cq)];
+    }
     s_.admitted_without_queue.erase(id);
   } else if (st.state == WorkloadState::kTerminating) {
     e_.terminations.Release(id);

@@ -241,6 +241,13 @@ void ForEachCandidate(const EngineState& s, WorkloadId id, double now,
 
 }  // namespace
 
+bool MayBorrowByPreempting(const EngineState& s, WorkloadId id) {
+  const WorkloadRec& rec = s.recs[id];
+  if (rec.non_preemptible) return false;
+  return rec.preempted_at_ends < 0 ||
+         rec.preempted_at_ends != s.ends_by_root[s.quota->root(rec.cq)];
+}
+
 double WorkLost(const EngineState& s, WorkloadId v, double now) {
   const double ran = std::max(0.0, now - s.status[v].admitted_at);
   const auto& interval = s.model.workloads[v].checkpoint_interval;
@@ -320,7 +327,7 @@ bool Preemptor::QuotaHopeless(WorkloadId id, const Combo& combo, double now) {
       if (cands[j].cq == cands[i].cq) return false;
   }
   std::vector<bool> attempts;
-  if (rec.non_preemptible) {
+  if (!MayBorrowByPreempting(s_, id)) {
     attempts = {false};
   } else if (!others || (!bwc && !policy.under_nominal)) {
     attempts = {true};
@@ -432,8 +439,8 @@ Preemptor::Plan Preemptor::MakePlan(WorkloadId id, const Combo& combo, double no
     plan.while_borrowing[i] = ok;
     others = others || v.cq != rec.cq;
   }
-  if (rec.non_preemptible) {
-    plan.attempts = {false};  // it runs only within its nominal quota
+  if (!MayBorrowByPreempting(s_, id)) {
+    plan.attempts = {false};  // it runs only within its nominal quota, or waits
   } else if (fair || !others || (!bwc && !policy.under_nominal)) {
     plan.attempts = {true};
   } else if (!bwc && !policy.fits_nominal) {

@@ -142,6 +142,8 @@ void Preemptor::Commit(WorkloadId id, const Combo& combo, const Evicted& evicted
     WorkloadRec& vr = s_.recs[v];
     s_.partial.erase(v);
     s_.admitted_by_cq[vr.cq].erase({vr.priority, v});
+    // It does not borrow by preempting until a run of its cohort ends (MayBorrowByPreempting).
+    vr.preempted_at_ends = s_.ends_by_root[s_.quota->root(vr.cq)];
     ++vs.preemptions;
     ++s_.stats.preempted;
     Decision d;
