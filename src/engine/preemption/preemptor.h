@@ -26,10 +26,11 @@ bool NonPreemptible(const Model& model, const Workload& w);
 
 // Whether pending workload `id` may preempt in order to borrow (Kueue's attempts that allow
 // borrowing). Not while it is non-preemptible (it runs within nominal quota only), nor once it
-// was preempted until a run of its cohort ends. Otherwise a victim borrows back by evicting
-// its own queue's lower-priority workloads, a lender reclaims that, its victims do the same,
-// and queues evict one another's fresh starts at every cycle with nothing gained
-// (docs/preemption.md "A preempted workload does not borrow by preempting").
+// was preempted until a run of its cohort ends (with fair sharing too: a within-queue
+// preemption is not held to the share strategies). Otherwise a victim borrows back by evicting
+// its own queue's lower-priority workloads, a lender reclaims that, its victims do the same, and
+// queues evict one another's fresh starts at every cycle with nothing gained (docs/time.md,
+// "Chains of preemptions").
 bool MayBorrowByPreempting(const EngineState& s, WorkloadId id);
 
 // The work an eviction of admitted workload `v` at `now` throws away, in seconds of its run:
