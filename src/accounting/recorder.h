@@ -58,6 +58,9 @@ class RunRecorder {
   void Ended(WorkloadId id, RunEnd how, const std::string& reason, double now);
   // Every open run ends at `end` as kRunning, in workload order.
   void CloseAll(double end);
+  // Workload `id` will not run again (it ended and its caller let go of it): its run and
+  // preemption counts go. REQUIRES: no run of it open.
+  void Forget(WorkloadId id) { counts_.erase(id); }
 
   int64_t recorded() const { return recorded_; }
 

@@ -524,7 +524,7 @@ class Loader {
     append(m.local_queues, s.local_queues);
     append(m.priority_classes, s.priority_classes);
     append(m.workload_priority_classes, s.workload_priority_classes);
-    append(m.workloads, s.workloads);
+    for (Workload& w : s.workloads) m.workloads.push_back(std::move(w));
     ci::MergeDra(m.dra, s.dra);
     for (auto& [ns, labels] : s.namespace_labels) m.namespace_labels[ns] = std::move(labels);
     append(group_pods_, staged.group_pods);

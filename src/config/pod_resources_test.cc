@@ -64,7 +64,8 @@ spec:
   containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]
 )");
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_EQ(r.model.workloads.at(0).pod_sets.at(0).requests.Get(kGpu), 1);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_EQ(r.model.workloads[0].pod_sets.at(0).requests.Get(kGpu), 1);
   EXPECT_NE(Find(r, Sev::kWarning, "spec.resources.requests.nvidia.com/gpu: only cpu, memory"),
             nullptr)
       << AllDiagnostics(r);

@@ -101,7 +101,8 @@ metadata: {name: q}
 spec: {namespaceSelector: {}}
 )");
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  const Workload& w = r.model.workloads.at(0);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  const Workload& w = r.model.workloads[0];
   EXPECT_FALSE(w.runtime_estimate || w.active_deadline || w.max_wait || w.min_runtime ||
                w.checkpoint_interval);
   EXPECT_FALSE(r.model.cluster_queues.at(0).max_wait || r.model.cluster_queues.at(0).min_runtime);
@@ -116,13 +117,16 @@ TEST(TimeFieldsTest, TerminationGracePeriodDefaultsToKubernetes30) {
   };
   LoadResult r = Load(job(""));
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 30);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_EQ(r.model.workloads[0].GraceSeconds(), 30);
   r = Load(job("      terminationGracePeriodSeconds: 0\n"));
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 0);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_EQ(r.model.workloads[0].GraceSeconds(), 0);
   r = Load(job("      terminationGracePeriodSeconds: 600\n"));
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 600);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_EQ(r.model.workloads[0].GraceSeconds(), 600);
   r = Load(job("      terminationGracePeriodSeconds: -1\n"));
   EXPECT_FALSE(r.ok());
   EXPECT_NE(AllDiagnostics(r).find("spec.template.spec.terminationGracePeriodSeconds"),
@@ -140,20 +144,23 @@ spec:
     Worker: {replicas: 2, template: {spec: {terminationGracePeriodSeconds: 90, containers: [{name: c}]}}}
 )");
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_EQ(r.model.workloads.at(0).GraceSeconds(), 90);
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_EQ(r.model.workloads[0].GraceSeconds(), 90);
 }
 
 TEST(TimeFieldsTest, KueueMaxExecTimeAloneIsTheDeadline) {
   LoadResult r = Load(Job("  labels: {kueue.x-k8s.io/max-exec-time-seconds: \"600\"}\n"));
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_EQ(r.model.workloads.at(0).active_deadline, 600);
-  EXPECT_FALSE(r.model.workloads.at(0).runtime_estimate.has_value());
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_EQ(r.model.workloads[0].active_deadline, 600);
+  EXPECT_FALSE(r.model.workloads[0].runtime_estimate.has_value());
 }
 
 TEST(TimeFieldsTest, SlaWaitingTimeOnlyOnVolcanoJobsAndPodGroups) {
   LoadResult r = Load(Job("  annotations: {sla-waiting-time: 1h}\n"));
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_FALSE(r.model.workloads.at(0).max_wait.has_value());
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_FALSE(r.model.workloads[0].max_wait.has_value());
 }
 
 TEST(TimeFieldsTest, TesseraMaxWaitWinsOverSlaWaitingTimeOnAVolcanoJob) {
@@ -166,7 +173,8 @@ spec:
   tasks: [{template: {spec: {containers: [{name: c}]}}}]
 )");
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_EQ(r.model.workloads.at(0).max_wait, 0);  // zero is a valid wait limit
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_EQ(r.model.workloads[0].max_wait, 0);  // zero is a valid wait limit
 }
 
 TEST(TimeFieldsTest, KueuePlainPodGroupTakesItsPodsValues) {
@@ -206,7 +214,8 @@ spec:
 TEST(TimeFieldsTest, HugeKubernetesDeadlineIsIgnoredWithAWarning) {
   LoadResult r = Load(Job("", "  activeDeadlineSeconds: 2147483647\n"));
   ASSERT_TRUE(r.ok()) << AllDiagnostics(r);
-  EXPECT_FALSE(r.model.workloads.at(0).active_deadline.has_value());
+  ASSERT_EQ(r.model.workloads.size(), 1u);
+  EXPECT_FALSE(r.model.workloads[0].active_deadline.has_value());
   EXPECT_NE(Find(r, Sev::kWarning,
                  "t.yaml:6: warning: spec.activeDeadlineSeconds: 2147483647 seconds is longer "
                  "than 10 years (315360000 seconds), the longest duration Tessera accepts; "

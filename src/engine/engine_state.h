@@ -164,8 +164,9 @@ struct EngineState {
   int32_t default_priority = 0;
   bool default_preempt_never = false;
 
-  mutable std::vector<WorkloadStatus> status;  // reasons formatted lazily
-  std::vector<WorkloadRec> recs;
+  // Per workload, by id (a retired id is not read: Scheduler::Retire).
+  mutable IdPages<WorkloadStatus> status;  // reasons formatted lazily
+  IdPages<WorkloadRec> recs;
   std::vector<WorkloadId> rejected_unreported;
   std::set<WorkloadId> partial;  // admitted with pods still to place
   // Pending workloads whose attempt in this cycle failed on placement while their quota fitted,
@@ -212,6 +213,10 @@ struct EngineState {
     int32_t g = recs[id].spread_group;
     auto it = group_nodes[g].find(n);
     return it != group_nodes[g].end() && it->second > 0;
+  }
+  // Its state, kFinished once retired: a timer or list dropped lazily may name a retired id.
+  WorkloadState StateOf(WorkloadId id) const {
+    return recs.retired(static_cast<size_t>(id)) ? WorkloadState::kFinished : status[id].state;
   }
   QueueKey KeyOf(WorkloadId id) const {
     return {recs[id].afs_key, -recs[id].priority, recs[id].order_created, id};

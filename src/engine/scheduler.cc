@@ -65,6 +65,10 @@ class SchedulerImpl : public Scheduler {
     s_.status[id].state = WorkloadState::kFailed;
     s_.status[id].reason = std::move(reason);
   }
+  void Retire(WorkloadId id) override;
+  bool retired(WorkloadId id) const override {
+    return id >= 0 && id < num_workloads() && s_.recs.retired(static_cast<size_t>(id));
+  }
   absl::Status Restore(WorkloadId id, std::vector<PodPlacement> pods, double now) override {
     return RestoreWorkload(e_, id, std::move(pods), now);
   }
@@ -217,7 +221,7 @@ absl::Status SchedulerImpl::Init() {
   e_.preemptor.Init(s_.model.config);
   if (auto st = InitActions(); !st.ok()) return st;
 
-  std::vector<Workload> initial = std::move(s_.model.workloads);
+  IdPages<Workload> initial = std::move(s_.model.workloads);
   s_.model.workloads.clear();
   for (auto& w : initial) AddWorkload(std::move(w));
   return absl::OkStatus();
@@ -324,8 +328,6 @@ WorkloadId SchedulerImpl::AddWorkload(Workload w) {
       milli = 0;
     }
   }
-  // A workload alone forms its own group, named so that no spread_group can collide with it.
-  std::string group = w.spread_group.empty() ? fmt::format("\x01{}", id) : w.spread_group;
   s_.model.workloads.push_back(std::move(w));
   e_.estimator.Add(s_.model.workloads[id]);
   s_.status.emplace_back();
@@ -334,6 +336,9 @@ WorkloadId SchedulerImpl::AddWorkload(Workload w) {
   for (const PodSet& ps : s_.model.workloads[id].pod_sets)
     if (ps.anti_affinity != HostnameAntiAffinity::kNone || !ps.spread.empty()) needs_group = true;
   if (needs_group) {
+    // A workload alone forms its own group, named so that no spread_group can collide with it.
+    const std::string& named = s_.model.workloads[id].spread_group;
+    std::string group = named.empty() ? fmt::format("\x01{}", id) : named;
     auto [it, inserted] =
         s_.spread_group_ids.try_emplace(group, static_cast<int32_t>(s_.group_nodes.size()));
     if (inserted) s_.group_nodes.emplace_back();
@@ -458,6 +463,24 @@ void SchedulerImpl::Submit(WorkloadId id, double now) {
 
 void SchedulerImpl::Finish(WorkloadId id, double now) { End(id, now, /*learn=*/true); }
 
+void SchedulerImpl::Retire(WorkloadId id) {
+  if (id < 0 || id >= num_workloads() || retired(id)) return;
+  const WorkloadState state = s_.status[id].state;
+  if (state != WorkloadState::kFinished && state != WorkloadState::kFailed &&
+      state != WorkloadState::kRejected)
+    return;
+  // A rejection the next cycle has yet to report still names it.
+  const auto& unreported = s_.rejected_unreported;
+  if (std::find(unreported.begin(), unreported.end(), id) != unreported.end()) return;
+  // An ended workload is in no queue, candidate set, reservation or grace period (End took it
+  // out of each); what is left of it is these records, and what the placement plugin learns.
+  e_.placer.Retiring(id);
+  e_.estimator.Retire(id);
+  s_.model.workloads.Retire(static_cast<size_t>(id));
+  s_.status.Retire(static_cast<size_t>(id));
+  s_.recs.Retire(static_cast<size_t>(id));
+}
+
 void SchedulerImpl::End(WorkloadId id, double now, bool learn) {
   WorkloadStatus& st = s_.status[id];
   if (st.state == WorkloadState::kAdmitted) {
@@ -537,6 +560,7 @@ Resources SchedulerImpl::ClusterQueueUsage(int32_t cq, int32_t flavor) const {
 ClusterQueueStats SchedulerImpl::cluster_queue_stats(int32_t cq) const {
   ClusterQueueStats st;
   for (size_t id = 0; id < s_.recs.size(); ++id) {
+    if (s_.recs.retired(id)) continue;
     if (s_.recs[id].cq != cq || s_.status[id].state != WorkloadState::kPending) continue;
     ++(s_.recs[id].parked == Parked::kNo ? st.pending_active : st.pending_inadmissible);
   }

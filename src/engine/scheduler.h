@@ -180,6 +180,15 @@ class Scheduler {
   // As Finish, but the workload ends kFailed with `reason` (e.g. "DeadlineExceeded: ..."), and
   // its run teaches the runtime estimator nothing.
   virtual void Fail(WorkloadId id, double now, std::string reason) = 0;
+  // The caller is done with a workload that ended (finished, failed, or rejected and reported
+  // by a cycle): the engine frees what it held for it, its model().workloads entry included,
+  // and keeps only what its later decisions need (the runtime it taught the estimator). Its id
+  // is not reused, and is not read again: no call may name it, and model().workloads[id] is
+  // gone; retired(id) says so. A long replay retires each job once it has counted it, so that
+  // memory grows with the jobs in flight rather than with the trace. A workload that has not
+  // ended is not retired (nothing happens).
+  virtual void Retire(WorkloadId id) = 0;
+  virtual bool retired(WorkloadId id) const = 0;
   // Marks a not-yet-admitted workload as admitted at placements that already exist (pods bound
   // before a restart, or by another scheduler). Charges node resources, the given GPU devices
   // (or the lowest free ones when a placement lists none) and the quota of the first flavor

@@ -33,7 +33,7 @@ void StaleGangs::Complete(double now, std::vector<Decision>& out) {
   last_now_ = now;
   for (auto it = since_.begin(); it != since_.end();) {
     const WorkloadId id = it->first;
-    const WorkloadState state = s_.status[id].state;
+    const WorkloadState state = s_.StateOf(id);
     if (state == WorkloadState::kTerminating) {  // evicted, its pods not yet gone
       ++it;
       continue;
@@ -98,7 +98,7 @@ void StaleGangs::EvictDue(double now, std::vector<Decision>& out) {
   for (auto it = since_.begin(); it != since_.end();) {
     const WorkloadId id = it->first;
     const double since = it->second;
-    if (since < 0 || now < since + grace() || s_.status[id].state != WorkloadState::kAdmitted ||
+    if (since < 0 || now < since + grace() || s_.StateOf(id) != WorkloadState::kAdmitted ||
         static_cast<int>(s_.recs[id].placed.size()) >= s_.model.workloads[id].MinPods()) {
       ++it;
       continue;
@@ -112,7 +112,7 @@ void StaleGangs::EvictDue(double now, std::vector<Decision>& out) {
 double StaleGangs::Next() const {
   double next = std::numeric_limits<double>::infinity();
   for (const auto& [id, since] : since_)
-    if (since >= 0 && s_.status[id].state == WorkloadState::kAdmitted)
+    if (since >= 0 && s_.StateOf(id) == WorkloadState::kAdmitted)
       next = std::min(next, since + grace());
   return next;
 }

@@ -25,6 +25,7 @@ absl::Status CountPods(const Engine& e, Counts& c) {
   const EngineState& s = e.st;
   auto& [used, owners, milli, mig, usage] = c;
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.status.size()); ++id) {
+    if (s.recs.retired(static_cast<size_t>(id))) continue;
     const WorkloadRec& rec = s.recs[id];
     const Workload& w = s.model.workloads[id];
     bool admitted = s.status[id].state == WorkloadState::kAdmitted ||
@@ -161,6 +162,7 @@ absl::Status CheckTopology(const Engine& e) {
   const EngineState& s = e.st;
   absl::flat_hash_map<std::pair<int32_t, NodeId>, int> group_pods;
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.status.size()); ++id) {
+    if (s.recs.retired(static_cast<size_t>(id))) continue;
     const WorkloadRec& rec = s.recs[id];
     const Workload& w = s.model.workloads[id];
     if (rec.placed.empty()) continue;

@@ -36,6 +36,17 @@ using ShapeKey = std::tuple<int64_t, int32_t, int32_t, std::string>;  // cpu, mi
 
 }  // namespace
 
+void PodShapeTally::Add(const PodShape& shape) {
+  if (shape.count <= 0) return;
+  auto [it, fresh] = index_.try_emplace(Key{shape.cpu_milli, shape.mem_mib, shape.num_gpu,
+                                            shape.gpu_milli, shape.models, shape.model_spec},
+                                        shapes_.size());
+  if (fresh)
+    shapes_.push_back(shape);
+  else
+    shapes_[it->second].count += shape.count;
+}
+
 std::vector<TypicalPod> BuildTypicalPods(std::span<const PodShape> pods,
                                          const TypicalPodOptions& options) {
   struct Group {

@@ -19,8 +19,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "fgd/gpu_models.h"
 
 namespace tessera::fgd {
@@ -89,6 +91,23 @@ struct TypicalPodOptions {
 // part of a shape. Empty when `pods` has no pod to count.
 std::vector<TypicalPod> BuildTypicalPods(std::span<const PodShape> pods,
                                          const TypicalPodOptions& options = {});
+
+// Pod shapes seen so far, equal shapes (every field but `count`) kept once with their counts
+// summed, in order of first appearance: what a scheduler that learns its typical pods from
+// every workload keeps instead of the workloads, which a long replay lets go of. With the
+// default options BuildTypicalPods over shapes() equals BuildTypicalPods over every shape added
+// (each pod weighs 1: the sums are of integers, exact); shapes of no pod are dropped, as it
+// drops them.
+class PodShapeTally {
+ public:
+  void Add(const PodShape& shape);
+  const std::vector<PodShape>& shapes() const { return shapes_; }
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, int32_t, int32_t, ModelMask, std::string>;
+  absl::flat_hash_map<Key, size_t> index_;
+  std::vector<PodShape> shapes_;
+};
 
 // The simulator's per-node quadrants, in GPU milli weighted by popularity.
 struct FragBreakdown {

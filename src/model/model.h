@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dra/model.h"
+#include "model/id_pages.h"
 #include "model/node.h"
 #include "model/node_pool.h"
 #include "model/pricing.h"
@@ -133,7 +134,9 @@ struct Model {
   std::vector<LocalQueue> local_queues;
   std::vector<PriorityClass> priority_classes;
   std::vector<WorkloadPriorityClass> workload_priority_classes;
-  std::vector<Workload> workloads;
+  // By WorkloadId. The engine retires a finished workload when its owner asks (a long replay,
+  // Scheduler::Retire); until then this reads as a vector.
+  IdPages<Workload> workloads;
   std::map<std::string, Labels> namespace_labels;  // from v1 Namespace objects
   SchedulerConfig config;
   dra::DraModel dra;  // Dynamic Resource Allocation (docs/dra.md)

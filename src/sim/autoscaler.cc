@@ -67,7 +67,6 @@ Autoscaler::Autoscaler(Scheduler& s, std::optional<ScaleUpMode> mode)
     p.peak = p.up;
     pools_.push_back(p);
   }
-  on_.resize(static_cast<size_t>(s.num_workloads()));
   for (NodeId n = 0; n < static_cast<NodeId>(nodes_.size()); ++n)
     if (pool_of_[n] >= 0 && nodes_[n].state == State::kUp) BecameEmpty(0, n);
   // Spot interruptions of the nodes up at the start, in node order (reproducible).
@@ -138,21 +137,22 @@ void Autoscaler::BecameBusy(NodeId n) {
 }
 
 void Autoscaler::Placed(WorkloadId id, const std::vector<PodPlacement>& pods, double) {
-  if (static_cast<size_t>(id) >= on_.size()) on_.resize(static_cast<size_t>(id) + 1);
+  std::vector<NodeId>& on = on_[id];
   for (const PodPlacement& p : pods) {
-    on_[id].push_back(p.node);
+    on.push_back(p.node);
     if (pool_of_[p.node] < 0) continue;
     if (nodes_[p.node].pods++ == 0) BecameBusy(p.node);
   }
 }
 
 void Autoscaler::Released(WorkloadId id, double now) {
-  if (static_cast<size_t>(id) >= on_.size()) return;
-  for (NodeId n : on_[id]) {
+  auto it = on_.find(id);
+  if (it == on_.end()) return;
+  for (NodeId n : it->second) {
     if (pool_of_[n] < 0) continue;
     if (--nodes_[n].pods == 0) BecameEmpty(now, n);
   }
-  on_[id].clear();
+  on_.erase(it);
 }
 
 void Autoscaler::Request(double now, int32_t pool, NodeId n, WorkloadId for_workload,
@@ -161,6 +161,7 @@ void Autoscaler::Request(double now, int32_t pool, NodeId n, WorkloadId for_work
   r.state = State::kComing;
   r.requested_at = now;
   r.booked_for = for_workload;
+  r.booked_key = for_workload >= 0 ? Key(for_workload) : "";
   r.whole_gang = whole_gang;
   if (for_workload >= 0) booked_.insert(n);
   ++pools_[pool].coming;
@@ -184,7 +185,7 @@ void Autoscaler::BringUp(double now, NodeId n, std::vector<SimEvent>& events) {
   e.type = SimEvent::Type::kNodeAdded;
   e.node = n;
   e.reason = r.booked_for >= 0
-                 ? fmt::format("requested at t={:.0f}s for {}{}", r.requested_at, Key(r.booked_for),
+                 ? fmt::format("requested at t={:.0f}s for {}{}", r.requested_at, r.booked_key,
                                r.whole_gang ? "" : " (part of its gang)")
                  : fmt::format("requested at t={:.0f}s to keep minNodes {}", r.requested_at,
                                p.spec->autoscaling->min_nodes);
@@ -285,7 +286,8 @@ void Autoscaler::AfterCycles(double now, bool plan) {
   waiting_gpus_ = 0;
   for (auto it = booked_.begin(); it != booked_.end();) {
     NodeRec& r = nodes_[*it];
-    if (r.booked_for < 0 || s_.status(r.booked_for).state != WorkloadState::kPending) {
+    if (r.booked_for < 0 || s_.retired(r.booked_for) ||
+        s_.status(r.booked_for).state != WorkloadState::kPending) {
       r.booked_for = -1;
       it = booked_.erase(it);
       continue;

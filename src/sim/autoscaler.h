@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "engine/scheduler.h"
 #include "model/model.h"
 
@@ -90,6 +91,7 @@ class Autoscaler {
     double empty_since = -1;   // up and empty since then; -1: something runs on it
     double requested_at = -1;  // when it was asked for
     WorkloadId booked_for = -1;
+    std::string booked_key;  // its key (a workload may be retired by the time the node is up)
     bool whole_gang = true;
   };
   struct Pool {
@@ -120,8 +122,9 @@ class Autoscaler {
   std::vector<Pool> pools_;
   std::vector<NodeRec> nodes_;  // per model node; only NodePool nodes are used
   std::vector<int32_t> pool_of_;
-  std::vector<std::vector<NodeId>> on_;  // per workload: the node of each pod it holds
-  std::set<NodeId> booked_;              // up or coming, added for a workload that may wait
+  // Per workload holding pods: the node of each pod.
+  absl::flat_hash_map<WorkloadId, std::vector<NodeId>> on_;
+  std::set<NodeId> booked_;  // up or coming, added for a workload that may wait
   std::set<std::tuple<double, int, NodeId>> due_;  // (time, Due, node)
   std::mt19937_64 rng_;
   double last_ = 0;

@@ -194,6 +194,7 @@ ClusterSnapshot TakeClusterSnapshot(const Scheduler& s, double now, int64_t max_
   // pending ones oldest first: what a person looks at first, kept when the list is cut.
   std::vector<WorkloadId> running, pending;
   for (WorkloadId id = 0; id < s.num_workloads(); ++id) {
+    if (s.retired(id)) continue;  // ended long ago
     const WorkloadState state = s.status(id).state;
     if (state == WorkloadState::kPending) pending.push_back(id);
     if (state == WorkloadState::kAdmitted || state == WorkloadState::kTerminating)

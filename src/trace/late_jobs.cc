@@ -25,7 +25,7 @@ void LateJobs::FirstAdmitted(double arrival, double wait) {
   admitted_waits_ += wait;
 }
 
-std::string LateJobs::Check(double now, const std::vector<double>& first_admit,
+std::string LateJobs::Check(double now, const IdPages<double>& first_admit,
                             const std::function<double(WorkloadId)>& arrival) {
   if (!on_) return "";
   for (; cursor_ < arrived_.size(); ++cursor_) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/id_pages.h"
 #include "model/workload.h"
 #include "trace/replay.h"
 
@@ -27,7 +28,7 @@ class LateJobs {
   // Why the run misses the bound at `now` ("stopped at t=...: ..."); empty while it may still
   // meet it. Jobs are looked at in arrival order once `wait_over` has passed since their arrival.
   // `first_admit`: by workload, < 0 when not admitted yet.
-  std::string Check(double now, const std::vector<double>& first_admit,
+  std::string Check(double now, const IdPages<double>& first_admit,
                     const std::function<double(WorkloadId)>& arrival);
 
  private:

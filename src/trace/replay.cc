@@ -226,10 +226,11 @@ void Replayer::NotePeaks() {
 }
 
 void Replayer::InitWorkloads() {
-  first_admit_.reserve(static_cast<size_t>(res_.jobs));
-  admit_at_.reserve(static_cast<size_t>(res_.jobs));
-  first_admit_.assign(static_cast<size_t>(k_), -1);
-  admit_at_.assign(static_cast<size_t>(k_), -1);
+  let_go_ = options_.let_go && !late_.on();
+  for (WorkloadId id = 0; id < k_; ++id) {
+    first_admit_.push_back(-1);
+    admit_at_.push_back(-1);
+  }
   for (WorkloadId id = 0; id < k_; ++id) {
     const Workload& w = m_->workloads[static_cast<size_t>(id)];
     partial_gangs_ = partial_gangs_ || w.MinPods() < w.TotalPods();
@@ -308,6 +309,7 @@ bool Replayer::StopEarly(double now) {
 
 void Replayer::CountEndStates() {
   for (WorkloadId id = 0; id < s_->num_workloads(); ++id) {
+    if (s_->retired(id)) continue;  // ended
     const WorkloadStatus& st = s_->status(id);
     if (st.state == WorkloadState::kPending) {
       ++res_.queues[QueueOf(id)].pending_at_end;
@@ -322,9 +324,15 @@ void Replayer::CountEndStates() {
 
 void Replayer::SumQueues() {
   totals_.Sum(res_, queue_milli_);
-  res_.total_wait =
-      reruns_.TotalWaits(first_admit_, [this](WorkloadId id) { return ArrivalOf(id); })
-          .value_or(res_.all.wait);
+  // Each admitted job's wait to its first admission plus its waits to be admitted again; the
+  // first waits alone (res_.all) when no job waited again.
+  if (reruns_.waited_again()) {
+    for (WorkloadId id = 0; id < s_->num_workloads(); ++id)
+      if (!s_->retired(id)) AddTotalWait(id);
+    res_.total_wait = total_waits_.Summary();
+  } else {
+    res_.total_wait = res_.all.wait;
+  }
 }
 
 void Replayer::Finalize() {

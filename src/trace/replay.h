@@ -76,6 +76,10 @@ struct ReplayOptions {
   // GPUs that fail (`--gpu-failures`, `--gpu-repair`, docs/gpu-failures.md): a failure evicts
   // the jobs on the GPU, each whole, back to their queue (counted as preemptions too).
   GpuFailureOptions gpu_failures;
+  // Let go of each job once it has ended and been counted (Scheduler::Retire), so that memory
+  // grows with the jobs in flight, not with the trace; every output is the same either way.
+  // Off with an early stop, which reads every job's wait at its bound.
+  bool let_go = true;
 };
 
 // The instant of the first cycle at or after `t` with cycles every `interval` seconds: the

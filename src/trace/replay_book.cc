@@ -61,6 +61,7 @@ void Replayer::Departures(double now) {
   while (!finishes_.empty() && std::get<0>(finishes_.top()) <= now) {
     auto [when, id, gen] = finishes_.top();
     finishes_.pop();
+    if (s_->retired(id)) continue;  // a stale finish of a job already let go of
     const WorkloadStatus& st = s_->status(id);
     if (st.state != WorkloadState::kAdmitted || Generation(id) != gen) continue;
     Release(id);
@@ -75,6 +76,7 @@ void Replayer::Departures(double now) {
     classes_.Finished(ClassOf(id), when - ArrivalOf(id),
                       m_->workloads[static_cast<size_t>(id)].runtime.value_or(0));
     --running_;
+    LetGo(id);
   }
 }
 
@@ -133,6 +135,7 @@ void Replayer::ApplyDecisions(std::vector<Decision>& decisions, double now) {
         ++res_.queues[q].rejected;
         classes_.Rejected(ClassOf(id));
         --pending_;
+        LetGo(id);
         break;
       case Decision::Type::kWaitLimitExceeded:
         ++res_.wait_limits_exceeded;
@@ -227,6 +230,22 @@ void Replayer::Admit(WorkloadId id, const std::vector<PodPlacement>& pods, doubl
   StartRun(id, pods, now);
   ++running_;
   --pending_;
+}
+
+void Replayer::AddTotalWait(WorkloadId id) {
+  const double first = first_admit_[static_cast<size_t>(id)];
+  if (first >= 0) total_waits_.Add(first - ArrivalOf(id) + reruns_.RequeueWaits(id));
+}
+
+void Replayer::LetGo(WorkloadId id) {
+  if (!let_go_) return;
+  AddTotalWait(id);
+  reruns_.Forget(id);
+  moved_.erase(id);
+  if (runs_) runs_->Forget(id);
+  s_->Retire(id);
+  first_admit_.Retire(static_cast<size_t>(id));
+  admit_at_.Retire(static_cast<size_t>(id));
 }
 
 void Replayer::StartRun(WorkloadId id, const std::vector<PodPlacement>& pods, double now) {

@@ -19,9 +19,11 @@
 #include "accounting/recorder.h"
 #include "cost/ledger.h"
 #include "engine/scheduler.h"
+#include "model/id_pages.h"
 #include "sim/simulator.h"
 #include "trace/late_jobs.h"
 #include "trace/ledger.h"
+#include "trace/metrics.h"
 #include "trace/queue_totals.h"
 #include "trace/replay.h"
 #include "trace/reruns.h"
@@ -148,6 +150,7 @@ class Replayer {
   void MoveOut(const Decision& d, double now);
   // Which run of a job a finish belongs to: one planned before a preemption or a move is stale.
   int32_t Generation(WorkloadId id) const {
+    if (s_->retired(id)) return -1;  // let go of: any finish left of it is stale
     auto it = moved_.find(id);
     return s_->status(id).preemptions + (it == moved_.end() ? 0 : it->second);
   }
@@ -155,6 +158,14 @@ class Replayer {
   void Admit(WorkloadId id, const std::vector<PodPlacement>& pods, double now);
   // A run starts at `pods`: an admission, or a move (MoveOut ended the run before).
   void StartRun(WorkloadId id, const std::vector<PodPlacement>& pods, double now);
+
+  // Once a job has ended and been counted (finished, or rejected): its total wait is added, and
+  // the engine and this replay let go of it (Scheduler::Retire), so that memory grows with the
+  // jobs in flight rather than with the trace. Not while the early stop is on (it reads every
+  // job's wait at its bound).
+  void LetGo(WorkloadId id);
+  // Adds a job's total wait (its waits to be admitted, first and again) when it was admitted.
+  void AddTotalWait(WorkloadId id);
 
   // Totals: jobs still pending or running at the end, per queue.
   void CountEndStates();
@@ -202,8 +213,11 @@ class Replayer {
   int64_t peak_milli_ = 0;  // the largest GPU milli allocated between instants
   double peak_time_ = -1;   // the first instant it was held; < 0: no GPU ever was
 
-  std::vector<double> first_admit_, admit_at_;  // per workload
-  LateJobs late_{options_.early_stop};          // ReplayOptions::early_stop's bookkeeping
+  IdPages<double> first_admit_, admit_at_;  // per workload (let go of with it)
+  LateJobs late_{options_.early_stop};      // ReplayOptions::early_stop's bookkeeping
+  bool let_go_ = false;                     // LetGo retires jobs
+  // ReplayResult::total_wait's values, of the jobs let go of (the rest are added at the end).
+  ValueList total_waits_;
   absl::flat_hash_map<WorkloadId, std::vector<HeldPod>> held_;
   Reruns reruns_;  // checkpoints saved and waits again of the jobs preempted
   std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;

@@ -25,13 +25,23 @@ class Reruns {
   void Readmitted(WorkloadId id, double now);
   // Seconds a run of a job of `runtime` seconds takes now: what its checkpoints did not save.
   double Left(WorkloadId id, double runtime) const;
-  // Each admitted job's wait to its first admission (`first_admit`, < 0: never admitted, by
-  // workload) plus its waits to be admitted again; none when no job waited again.
-  std::optional<Distribution> TotalWaits(const std::vector<double>& first_admit,
-                                         const std::function<double(WorkloadId)>& arrival) const;
+  // Its waits to be admitted again so far (0 when none).
+  double RequeueWaits(WorkloadId id) const {
+    auto it = requeue_waits_.find(id);
+    return it == requeue_waits_.end() ? 0 : it->second;
+  }
+  // Whether any job was admitted again after a requeue.
+  bool waited_again() const { return waited_again_; }
+  // The job will not run again: what is kept of it goes.
+  void Forget(WorkloadId id) {
+    requeued_at_.erase(id);
+    requeue_waits_.erase(id);
+    progress_.erase(id);
+  }
 
  private:
   absl::flat_hash_map<WorkloadId, double> requeued_at_, requeue_waits_, progress_;
+  bool waited_again_ = false;
 };
 
 }  // namespace tessera::trace

@@ -25,6 +25,7 @@ void SetNodeOnline(Engine& e, NodeId n, bool online) {
 std::vector<WorkloadId> WorkloadsOnNode(const EngineState& s, NodeId n) {
   std::vector<WorkloadId> out;
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.recs.size()); ++id) {
+    if (s.recs.retired(static_cast<size_t>(id))) continue;
     // A preempted workload in its grace period still has its pods there.
     if (s.status[id].state != WorkloadState::kAdmitted &&
         s.status[id].state != WorkloadState::kTerminating)
@@ -328,6 +329,7 @@ std::vector<WorkloadId> NeedCapacity(Engine& e, int32_t max_workloads) {
   EngineState& s = e.st;
   std::vector<std::tuple<int32_t, double, WorkloadId>> keys;
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.recs.size()); ++id) {
+    if (s.recs.retired(static_cast<size_t>(id))) continue;
     const WorkloadStatus& st = s.status[id];
     const WorkloadRec& rec = s.recs[id];
     if (st.state != WorkloadState::kPending && st.state != WorkloadState::kRejected) continue;

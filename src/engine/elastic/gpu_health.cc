@@ -32,6 +32,7 @@ std::vector<WorkloadId> WorkloadsOnGpu(const EngineState& s, NodeId n, int32_t g
   std::vector<WorkloadId> out;
   if (slots.empty()) return out;
   for (WorkloadId id = 0; id < static_cast<WorkloadId>(s.recs.size()); ++id) {
+    if (s.recs.retired(static_cast<size_t>(id))) continue;
     if (s.status[id].state != WorkloadState::kAdmitted &&
         s.status[id].state != WorkloadState::kTerminating)
       continue;

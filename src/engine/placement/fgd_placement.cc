@@ -56,25 +56,29 @@ fgd::NodeGpuState FgdPlacement::GpuStateOf(NodeId n) const {
 const fgd::FragmentationMeasure& FgdPlacement::Measure() {
   const int32_t n = static_cast<int32_t>(s_.model.workloads.size());
   if (!measure_ || n >= 2 * measure_workloads_ + 16) {
-    std::vector<fgd::PodShape> shapes;
-    for (const Workload& w : s_.model.workloads) {
-      for (const PodSet& ps : w.pod_sets) {
-        fgd::PodShape sh;
-        sh.cpu_milli = ps.requests[kCpu];
-        sh.mem_mib = ps.requests[kMemory] >> 20;
-        const int64_t share = TypicalShareMilli(ps.requests);
-        sh.num_gpu = share > 0 ? 1 : static_cast<int32_t>(ps.requests[kGpu]);
-        sh.gpu_milli = share > 0        ? static_cast<int32_t>(share)
-                       : sh.num_gpu > 0 ? fgd::kMilliPerGpu
-                                        : 0;
-        sh.count = ps.count;
-        shapes.push_back(sh);
-      }
-    }
-    measure_ = std::make_unique<fgd::FragmentationMeasure>(fgd::BuildTypicalPods(shapes));
+    Tally();
+    measure_ = std::make_unique<fgd::FragmentationMeasure>(fgd::BuildTypicalPods(shapes_.shapes()));
     measure_workloads_ = n;
   }
   return *measure_;
+}
+
+void FgdPlacement::Tally() {
+  const auto n = static_cast<int32_t>(s_.model.workloads.size());
+  for (; tallied_ < n; ++tallied_) {
+    for (const PodSet& ps : s_.model.workloads[static_cast<size_t>(tallied_)].pod_sets) {
+      fgd::PodShape sh;
+      sh.cpu_milli = ps.requests[kCpu];
+      sh.mem_mib = ps.requests[kMemory] >> 20;
+      const int64_t share = TypicalShareMilli(ps.requests);
+      sh.num_gpu = share > 0 ? 1 : static_cast<int32_t>(ps.requests[kGpu]);
+      sh.gpu_milli = share > 0        ? static_cast<int32_t>(share)
+                     : sh.num_gpu > 0 ? fgd::kMilliPerGpu
+                                      : 0;
+      sh.count = ps.count;
+      shapes_.Add(sh);
+    }
+  }
 }
 
 NodeChoice FgdPlacement::FindNodeFgd(WorkloadId id, int ps, const Combo& combo) {

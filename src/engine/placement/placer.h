@@ -40,6 +40,10 @@ class Placer {
   // A node for one more pod through the plugin; with preferred node affinity or ScheduleAnyway
   // spread, first among the nodes that can take the pod and score best by them.
   NodeChoice FindNode(WorkloadId id, int ps, const Combo& combo);
+  // Workload `id` is about to be retired (PlacementPlugin::Retiring).
+  void Retiring(WorkloadId id) {
+    if (plugin_) plugin_->Retiring(id);
+  }
   // The best eligible node of `nodes` (inside a topology domain): binpack's fewest free GPUs,
   // or spread's most, then the scorer.
   NodeId FindNodeAmong(WorkloadId id, int ps, const Combo& combo,

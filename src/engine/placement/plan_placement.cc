@@ -56,12 +56,31 @@ fgd::NodeGpuState PlanPlacement::GpuStateOf(NodeId n) const {
 void PlanPlacement::Observe() {
   // Workloads are added to the model as they arrive (replay) or all at the start (sim); only the
   // submitted ones count. A workload not submitted when first seen is looked at again later.
+  if (retired_in_list_ > 0 && 2 * static_cast<size_t>(retired_in_list_) > submitted_.size()) {
+    std::erase_if(submitted_,
+                  [&](WorkloadId w) { return s_.recs.retired(static_cast<size_t>(w)); });
+    retired_in_list_ = 0;
+  }
+  auto submitted = [&](WorkloadId id) {
+    submitted_.push_back(id);
+    ++submitted_count_;
+    for (const PodSet& ps : s_.model.workloads[static_cast<size_t>(id)].pod_sets) {
+      const fgd::PodRequest r = RequestOf(ps.requests);
+      fgd::PodShape sh;
+      sh.cpu_milli = r.cpu_milli;
+      sh.mem_mib = r.mem_mib;
+      sh.num_gpu = r.num_gpu;
+      sh.gpu_milli = r.gpu_milli;
+      sh.count = ps.count;
+      shapes_.Add(sh);
+    }
+  };
   std::vector<WorkloadId> still;
   for (WorkloadId id : unsubmitted_) {
     if (s_.status[static_cast<size_t>(id)].state == WorkloadState::kInactive) {
       still.push_back(id);
     } else {
-      submitted_.push_back(id);
+      submitted(id);
     }
   }
   unsubmitted_ = std::move(still);
@@ -70,28 +89,15 @@ void PlanPlacement::Observe() {
     if (s_.status[static_cast<size_t>(observed_)].state == WorkloadState::kInactive) {
       unsubmitted_.push_back(observed_);
     } else {
-      submitted_.push_back(observed_);
+      submitted(observed_);
     }
   }
 }
 
 const fgd::FragmentationMeasure& PlanPlacement::Measure() {
-  const auto n = static_cast<int32_t>(submitted_.size());
+  const int32_t n = submitted_count_;
   if (!measure_ || n >= measure_submitted_ + measure_submitted_ / 10 + 16) {
-    std::vector<fgd::PodShape> shapes;
-    for (WorkloadId id : submitted_) {
-      for (const PodSet& ps : s_.model.workloads[static_cast<size_t>(id)].pod_sets) {
-        const fgd::PodRequest r = RequestOf(ps.requests);
-        fgd::PodShape sh;
-        sh.cpu_milli = r.cpu_milli;
-        sh.mem_mib = r.mem_mib;
-        sh.num_gpu = r.num_gpu;
-        sh.gpu_milli = r.gpu_milli;
-        sh.count = ps.count;
-        shapes.push_back(sh);
-      }
-    }
-    measure_ = std::make_unique<fgd::FragmentationMeasure>(fgd::BuildTypicalPods(shapes));
+    measure_ = std::make_unique<fgd::FragmentationMeasure>(fgd::BuildTypicalPods(shapes_.shapes()));
     measure_submitted_ = n;
     std::fill(cached_.begin(), cached_.end(), 0);
   }
@@ -141,7 +147,9 @@ std::vector<WorkloadId> PlanPlacement::PendingBin(WorkloadId id, const fgd::PodR
   items.push_back(fgd::ShareItem{0, pod.gpu_milli, 0});
   of_item.push_back(id);
   for (WorkloadId w : submitted_) {
-    if (w == id || s_.status[static_cast<size_t>(w)].state != WorkloadState::kPending) continue;
+    if (w == id || s_.recs.retired(static_cast<size_t>(w)) ||
+        s_.status[static_cast<size_t>(w)].state != WorkloadState::kPending)
+      continue;
     if (hints_.contains(w)) continue;  // already in a bin placed earlier
     const Workload& wl = s_.model.workloads[static_cast<size_t>(w)];
     if (wl.pod_sets.size() != 1 || wl.pod_sets[0].count != 1) continue;

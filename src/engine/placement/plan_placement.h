@@ -36,6 +36,10 @@ class PlanPlacement : public PlacementPlugin {
   explicit PlanPlacement(Engine& e);
   std::string_view name() const override { return "TesseraPlan"; }
   NodeChoice FindNode(WorkloadId id, int ps, const Combo& combo) override;
+  void Retiring(WorkloadId) override {
+    Observe();
+    ++retired_in_list_;
+  }
 
  private:
   struct Hint {
@@ -79,7 +83,11 @@ class PlanPlacement : public PlacementPlugin {
   // then are in unsubmitted_ and looked at again.
   int32_t observed_ = 0;
   std::vector<WorkloadId> unsubmitted_;
-  std::vector<WorkloadId> submitted_;  // in submission order (the typical pods' input)
+  // In submission order (sharing pods are binned in it), less those retired since.
+  std::vector<WorkloadId> submitted_;
+  int32_t submitted_count_ = 0;  // every workload ever submitted
+  int32_t retired_in_list_ = 0;  // ids of submitted_ retired (dropped when half of it)
+  fgd::PodShapeTally shapes_;    // of every workload ever submitted: the typical pods' input
 
   absl::flat_hash_map<WorkloadId, Hint> hints_;
 };

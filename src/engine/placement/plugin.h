@@ -40,6 +40,9 @@ class PlacementPlugin {
   // A node for one more pod of pod set `ps` of workload `id` under flavor combination `combo`;
   // node -1 when none can take it now.
   virtual NodeChoice FindNode(WorkloadId id, int ps, const Combo& combo) = 0;
+  // Workload `id` ended and is about to be retired (Scheduler::Retire): a plugin that learns
+  // from every workload it has seen reads what it needs of this one now.
+  virtual void Retiring(WorkloadId /*id*/) {}
 };
 
 // Per node, a dense id of its GPU model (nvidia.com/gpu.product) in order of first appearance;

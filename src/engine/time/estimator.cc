@@ -48,15 +48,19 @@ void RuntimeEstimator::Add(const Workload& w) {
 
 void RuntimeEstimator::Push(History& h, double runtime) {
   const auto cap = static_cast<size_t>(std::max(1, config_.history));
+  // The sorted copy is kept by one removal and one insertion (a sort per finish was most of
+  // what learning cost a long replay).
+  std::vector<double>& sorted = h.sorted;
   if (h.runtimes.size() < cap) {
     h.runtimes.push_back(runtime);
   } else {
-    h.runtimes[h.next] = runtime;
+    double& oldest = h.runtimes[h.next];
+    sorted.erase(std::lower_bound(sorted.begin(), sorted.end(), oldest));
+    oldest = runtime;
     h.next = (h.next + 1) % cap;
   }
+  sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), runtime), runtime);
   ++h.seen;
-  std::vector<double> sorted = h.runtimes;
-  std::sort(sorted.begin(), sorted.end());
   // Nearest rank: the smallest runtime with at least `quantile` of the runs at or below it.
   const double rank = std::ceil(config_.quantile * static_cast<double>(sorted.size()));
   const size_t i = static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(sorted.size())));

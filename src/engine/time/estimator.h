@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "model/id_pages.h"
 #include "model/model.h"
 
 namespace tessera {
@@ -32,6 +33,8 @@ class RuntimeEstimator {
   std::optional<double> Estimate(WorkloadId id, const Workload& w) const;
   // A finished run of `runtime` seconds (not one the scheduler ended by failure).
   void Observe(WorkloadId id, double runtime);
+  // Workload `id` is retired (Scheduler::Retire): what it taught stays, its keys go.
+  void Retire(WorkloadId id) { keys_.Retire(static_cast<size_t>(id)); }
   // Runs observed so far: a change means estimates may have changed.
   int64_t observed() const { return observed_; }
 
@@ -42,6 +45,7 @@ class RuntimeEstimator {
  private:
   struct History {
     std::vector<double> runtimes;  // ring of the last `history`
+    std::vector<double> sorted;    // the same, ascending
     size_t next = 0;
     int64_t seen = 0;
     double quantile = 0;  // of `runtimes`, kept on Observe
@@ -54,7 +58,7 @@ class RuntimeEstimator {
   absl::flat_hash_map<std::string, int32_t> key_ids_;
   std::vector<History> histories_;
   // Per workload: its (queue + prefix) and (queue) histories; -1: not queued.
-  std::vector<std::pair<int32_t, int32_t>> keys_;
+  IdPages<std::pair<int32_t, int32_t>> keys_;
 };
 
 }  // namespace tessera

@@ -113,6 +113,7 @@ void Reservations::RunsInEndOrder(double now) {
 }
 
 bool Reservations::Stale(const Run& r) const {
+  if (s_.StateOf(r.id) == WorkloadState::kFinished) return true;  // retired, or about to be
   // A claim stands while its preemptor waits (the same claim: a later one ends elsewhere).
   if (r.claim) return !e_.terminations.Claims(r.id) || r.admitted_at != s_.recs[r.id].claim_start;
   // A run cut short by a preemption with a grace period ends again, at the grace period's end.
@@ -599,6 +600,7 @@ void Reservations::End(double now) {
   noted_.erase(std::unique(noted_.begin(), noted_.end()), noted_.end());
   std::vector<WorkloadId> kept;
   for (WorkloadId id : noted_) {
+    if (s_.recs.retired(static_cast<size_t>(id))) continue;
     bool reserved = false;
     for (const Reservation& r : list_) reserved = reserved || r.id == id;
     if (reserved) continue;

@@ -42,9 +42,9 @@ void WaitLimits::OnAdmitted(WorkloadId id, double now) {
 }
 
 bool WaitLimits::Movable(WorkloadId id) const {
+  if (s_.StateOf(id) != WorkloadState::kPending) return false;
   const WorkloadRec& rec = s_.recs[id];
-  return s_.status[id].state == WorkloadState::kPending && rec.cq >= 0 && rec.unresolved.empty() &&
-         rec.order_created >= s_.status[id].created &&
+  return rec.cq >= 0 && rec.unresolved.empty() && rec.order_created >= s_.status[id].created &&
          e_.pending.members(EngineState::queue_index(rec.cq)).contains(id);
 }
 
@@ -80,7 +80,7 @@ void WaitLimits::Requeued(double now, std::vector<Decision>& out) {
   terminating_ = false;
   size_t kept = 0;
   for (WorkloadId id : ran_out_running_) {
-    const WorkloadState state = s_.status[id].state;
+    const WorkloadState state = s_.StateOf(id);
     if (state == WorkloadState::kAdmitted || state == WorkloadState::kTerminating) {
       terminating_ = terminating_ || state == WorkloadState::kTerminating;
       ran_out_running_[kept++] = id;
@@ -95,7 +95,7 @@ void WaitLimits::Requeued(double now, std::vector<Decision>& out) {
 void WaitLimits::Expire(double now, std::vector<Decision>& out) {
   bool ended = false;
   while (!protections_.empty() && protections_.begin()->first <= now) {
-    ended = ended || s_.status[protections_.begin()->second].state == WorkloadState::kAdmitted;
+    ended = ended || s_.StateOf(protections_.begin()->second) == WorkloadState::kAdmitted;
     protections_.erase(protections_.begin());
   }
   if (ended) ++s_.admit_epoch;  // preemptors parked since may find victims now
@@ -103,7 +103,7 @@ void WaitLimits::Expire(double now, std::vector<Decision>& out) {
   while (!timers_.empty() && timers_.begin()->first <= now) {
     const WorkloadId id = timers_.begin()->second;
     timers_.erase(timers_.begin());
-    const WorkloadState state = s_.status[id].state;
+    const WorkloadState state = s_.StateOf(id);
     if (state == WorkloadState::kAdmitted || state == WorkloadState::kTerminating) {
       ran_out_running_.push_back(id);
       terminating_ = terminating_ || state == WorkloadState::kTerminating;
@@ -119,7 +119,7 @@ double WaitLimits::Next(double now) const {
   auto first = [&](const absl::btree_set<std::pair<double, WorkloadId>>& set, WorkloadState state) {
     for (auto it = set.upper_bound({now, std::numeric_limits<WorkloadId>::max()}); it != set.end();
          ++it)
-      if (s_.status[it->second].state == state) return it->first;
+      if (s_.StateOf(it->second) == state) return it->first;
     return std::numeric_limits<double>::infinity();
   };
   return std::min(first(timers_, WorkloadState::kPending),
