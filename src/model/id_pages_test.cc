@@ -1,6 +1,5 @@
 #include "model/id_pages.h"
 
-#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -9,18 +8,19 @@ namespace tessera {
 namespace {
 
 TEST(IdPages, ReadsAsAVectorUntilRetired) {
-  IdPages<std::string> v = {"a", "b"};
-  v.push_back("c");
-  EXPECT_EQ(v.emplace_back(3, 'd'), "ddd");
+  using V = std::vector<int>;
+  IdPages<V> v = {V{1}, V{2}};
+  v.push_back(V{3});
+  EXPECT_EQ(v.emplace_back(3, 4), (V{4, 4, 4}));
   ASSERT_EQ(v.size(), 4u);
-  std::vector<std::string> seen(v.begin(), v.end());
-  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "ddd"}));
-  EXPECT_EQ(v.front(), "a");
-  EXPECT_EQ(v.back(), "ddd");
-  IdPages<std::string> copy = v;
-  copy[0] = "z";
-  EXPECT_EQ(v[0], "a");
-  EXPECT_EQ(copy[0], "z");
+  std::vector<V> seen(v.begin(), v.end());
+  EXPECT_EQ(seen, (std::vector<V>{{1}, {2}, {3}, {4, 4, 4}}));
+  EXPECT_EQ(v.front(), V{1});
+  EXPECT_EQ(v.back(), (V{4, 4, 4}));
+  IdPages<V> copy = v;
+  copy[0] = V{9};
+  EXPECT_EQ(v[0], V{1});
+  EXPECT_EQ(copy[0], V{9});
 }
 
 TEST(IdPages, RetiringEveryIdOfAPageFreesIt) {
