@@ -44,8 +44,22 @@ class IdPages {
     if (this != &o) *this = IdPages(o);
     return *this;
   }
-  IdPages(IdPages&&) noexcept = default;
-  IdPages& operator=(IdPages&&) noexcept = default;
+  // A moved-from IdPages is empty, as a moved-from std::vector is in practice.
+  IdPages(IdPages&& o) noexcept
+      : pages_(std::move(o.pages_)),
+        size_(std::exchange(o.size_, 0)),
+        retired_(std::exchange(o.retired_, 0)) {
+    o.pages_.clear();
+  }
+  IdPages& operator=(IdPages&& o) noexcept {
+    if (this != &o) {
+      pages_ = std::move(o.pages_);
+      o.pages_.clear();
+      size_ = std::exchange(o.size_, 0);
+      retired_ = std::exchange(o.retired_, 0);
+    }
+    return *this;
+  }
   IdPages& operator=(std::initializer_list<T> items) { return *this = IdPages(items); }
 
   size_t size() const { return size_; }

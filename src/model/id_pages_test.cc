@@ -21,6 +21,15 @@ TEST(IdPages, ReadsAsAVectorUntilRetired) {
   copy[0] = V{9};
   EXPECT_EQ(v[0], V{1});
   EXPECT_EQ(copy[0], V{9});
+  // Moved from, it is empty and can grow again from id 0.
+  IdPages<V> moved = std::move(copy);
+  EXPECT_EQ(moved.size(), 4u);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move)
+  copy.push_back(V{5});
+  EXPECT_EQ(copy[0], V{5});
+  moved = std::move(copy);
+  EXPECT_EQ(moved.size(), 1u);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move)
 }
 
 TEST(IdPages, RetiringEveryIdOfAPageFreesIt) {
