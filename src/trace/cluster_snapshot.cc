@@ -224,8 +224,8 @@ ClusterSnapshot TakeClusterSnapshot(const Scheduler& s, double now, int64_t max_
   snap.workloads_json = DumpJson(
       json{{"time", Rfc3339(now)}, {"total", snap.workloads_total}, {"items", std::move(items)}});
   json nodes = NodeItems(s, running, snap);
-  snap.nodes_json = DumpJson(
-      json{{"time", Rfc3339(now)}, {"total", snap.nodes_up}, {"items", std::move(nodes)}});
+  snap.nodes_json =
+      DumpJson(json{{"time", Rfc3339(now)}, {"total", snap.nodes_up}, {"items", std::move(nodes)}});
   return snap;
 }
 

@@ -150,7 +150,6 @@ class Replayer {
   void MoveOut(const Decision& d, double now);
   // Which run of a job a finish belongs to: one planned before a preemption or a move is stale.
   int32_t Generation(WorkloadId id) const {
-    if (s_->retired(id)) return -1;  // let go of: any finish left of it is stale
     auto it = moved_.find(id);
     return s_->status(id).preemptions + (it == moved_.end() ? 0 : it->second);
   }

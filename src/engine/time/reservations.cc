@@ -113,11 +113,12 @@ void Reservations::RunsInEndOrder(double now) {
 }
 
 bool Reservations::Stale(const Run& r) const {
-  if (s_.StateOf(r.id) == WorkloadState::kFinished) return true;  // retired, or about to be
+  // Ended (its records may be retired): stale whatever it was.
+  const WorkloadState state = s_.StateOf(r.id);
+  if (state == WorkloadState::kFinished) return true;
   // A claim stands while its preemptor waits (the same claim: a later one ends elsewhere).
   if (r.claim) return !e_.terminations.Claims(r.id) || r.admitted_at != s_.recs[r.id].claim_start;
   // A run cut short by a preemption with a grace period ends again, at the grace period's end.
-  const WorkloadState state = s_.status[r.id].state;
   if (state == WorkloadState::kTerminating)
     return r.end != s_.recs[r.id].grace_end || s_.status[r.id].admitted_at != r.admitted_at;
   return state != WorkloadState::kAdmitted || s_.status[r.id].admitted_at != r.admitted_at ||
