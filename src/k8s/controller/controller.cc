@@ -417,6 +417,10 @@ void Controller::Impl::PodGone(const std::string& key) {
   if (it == pods.end()) return;
   PodInfo p = std::move(it->second);
   pods.erase(it);
+  // It held devices of a node whose missing GPUs the count could not name (controller_health.cc):
+  // judged again before the next cycle, so that none of them is given to a pod.
+  if (auto u = unplaced_said.find(p.node_name); u != unplaced_said.end() && u->second > 0)
+    health_dirty = true;
   assumed.erase(key);
   problems_said.erase(key);
   auto git = groups.find(p.GroupKey());

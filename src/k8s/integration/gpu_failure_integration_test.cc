@@ -74,6 +74,12 @@ class K8sGpuFailure : public testing_queues::QueueClusterTest {
       if (e["reason"] == reason && e["involvedObject"]["kind"] == "Node") out.push_back(e);
     return out;
   }
+  // A GPUFailed Event on `node` whose message holds `text`.
+  bool NodeEventSays(const std::string& node, const std::string& text) {
+    for (const json& e : NodeEvents(node, "GPUFailed"))
+      if (e.value("message", "").find(text) != std::string::npos) return true;
+    return false;
+  }
 };
 
 TEST_F(K8sGpuFailure, AGpuFailingUnderARunningGangRequeuesItWholeAndNoPodGetsTheDevice) {
@@ -82,6 +88,9 @@ TEST_F(K8sGpuFailure, AGpuFailingUnderARunningGangRequeuesItWholeAndNoPodGetsThe
   // Quota for more than the cluster holds: what waits, waits for a node.
   cluster_->Create(testing_queues::ClusterQueueObject("main", 16));
   CreateLocalQueue("default", "lq", "main");
+  // No periodic look at the nodes' health during the test: each judgement must come from the
+  // event that calls for it (a pod leaving a node whose missing GPU nothing named, here).
+  status_period_s_ = 3600;
   StartTessera();
   Metrics& metrics = *metrics_list_.back();
 
@@ -90,15 +99,19 @@ TEST_F(K8sGpuFailure, AGpuFailingUnderARunningGangRequeuesItWholeAndNoPodGetsThe
   const std::string broken = NodeOf("train-0");
   const std::string healthy = broken == "gpu-0" ? "gpu-1" : "gpu-0";
 
-  // GPU 2 of train-0's node breaks: the device plugin stops offering it, the kubelet says so.
+  // A GPU of train-0's node breaks: the device plugin stops offering it. Under running pods
+  // and with no dcgm-exporter, nothing says which device it is yet.
   Offer(broken, 3);
+  ASSERT_TRUE(TestCluster::WaitFor([&] { return NodeEventSays(broken, "not offered"); }, kTimeout));
+  // The kubelet says which pod's device; its UUID names no index Tessera knows.
   ReportUnhealthy("train-0", "GPU-2f9e");
   // The gang leaves whole: train-1, on a healthy node, too (its peers cannot go on alone).
   ASSERT_TRUE(TestCluster::WaitFor([&] { return Gone("train-0") && Gone("train-1"); }, kTimeout))
       << "the gang was not requeued whole";
   EXPECT_EQ(metrics.Value("tessera_gpu_failure_requeues_total", {"main"}), 1);
+  // The gang's pods gone, the count places the missing device on the one no pod holds.
   ASSERT_TRUE(
-      TestCluster::WaitFor([&] { return !NodeEvents(broken, "GPUFailed").empty(); }, kTimeout));
+      TestCluster::WaitFor([&] { return NodeEventSays(broken, "GPU 3 failed"); }, kTimeout));
   ASSERT_TRUE(TestCluster::WaitFor(
       [&] { return metrics.Value("tessera_failed_gpus", {broken}) == 1; }, kTimeout));
 

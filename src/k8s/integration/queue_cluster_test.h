@@ -86,6 +86,9 @@ class QueueClusterTest : public ::testing::Test {
         << "CRDs not served";
   }
 
+  // Statuses, gauges and dcgm-exporter readings each this often: short, so tests see them soon.
+  double status_period_s_ = 0.2;
+
   void TearDown() override {
     controllers_.clear();
     cluster_.reset();
@@ -94,7 +97,7 @@ class QueueClusterTest : public ::testing::Test {
   // A controller of its own (metrics_list_.back() are its metrics), stopped at the end of the test.
   Controller* StartTessera(ControllerOptions o = {}) {
     auto metrics = std::make_unique<Metrics>();
-    o.status_period_s = 0.2;
+    o.status_period_s = status_period_s_;
     auto c = std::make_unique<Controller>(&cluster_->client(), o, metrics.get());
     c->Start();
     metrics_list_.push_back(std::move(metrics));
