@@ -69,6 +69,7 @@ class SchedulerImpl : public Scheduler {
   bool retired(WorkloadId id) const override {
     return id >= 0 && id < num_workloads() && s_.recs.retired(static_cast<size_t>(id));
   }
+  int32_t num_retired() const override { return static_cast<int32_t>(s_.recs.retired_count()); }
   absl::Status Restore(WorkloadId id, std::vector<PodPlacement> pods, double now) override {
     return RestoreWorkload(e_, id, std::move(pods), now);
   }

@@ -189,6 +189,7 @@ class Scheduler {
   // ended is not retired (nothing happens).
   virtual void Retire(WorkloadId id) = 0;
   virtual bool retired(WorkloadId id) const = 0;
+  virtual int32_t num_retired() const = 0;  // of num_workloads()
   // Marks a not-yet-admitted workload as admitted at placements that already exist (pods bound
   // before a restart, or by another scheduler). Charges node resources, the given GPU devices
   // (or the lowest free ones when a placement lists none) and the quota of the first flavor

@@ -194,6 +194,7 @@ void Controller::Impl::Loop() {
       WriteStatuses();
     }
     MaybePublishView();
+    RetireEnded();
     UpdateSnapshot();
   }
   CheckpointAccountingAtStop();
@@ -215,7 +216,7 @@ void Controller::Impl::UpdateSnapshot() {
   }
   s.waiting_groups = waiting_groups;
   s.pending_workloads = pending_workloads;
-  s.engine_workloads = engine ? engine->num_workloads() : 0;
+  s.engine_workloads = engine ? engine->num_workloads() - engine->num_retired() : 0;
   s.rebuilds = metrics->rebuilds.load();
   s.cycles = metrics->cycles.load();
   s.synced = synced.load();
@@ -312,7 +313,10 @@ void Controller::Impl::Unsettle(Group& g) {
   }
   // Failed, not finished: the run goes on under a new id, and teaches the runtime estimator
   // nothing (its admission time stays with the group).
-  if (engine && g.id >= 0) engine->Fail(g.id, Now(), "resubmitted: its pods changed");
+  if (engine && g.id >= 0) {
+    engine->Fail(g.id, Now(), "resubmitted: its pods changed");
+    ended_ids.push_back(g.id);
+  }
   need_capacity_stale = true;
   ++metrics->resubmits;
   g.id = -1;
@@ -444,6 +448,7 @@ void Controller::Impl::PodGone(const std::string& key) {
         if (engine && g.id >= 0) {
           EndRun(g, accounting::RunEnd::kFinished, "");
           engine->Finish(g.id, Now());
+          ended_ids.push_back(g.id);
         }
         g.id = -1;
         need_cycle = true;
@@ -459,6 +464,7 @@ void Controller::Impl::PodGone(const std::string& key) {
   if (g.pods.empty() && g.state != Group::State::kEvicting) {
     if (g.state == Group::State::kInEngine && engine && g.id >= 0 && !g.admitted) {
       engine->Finish(g.id, Now());
+      ended_ids.push_back(g.id);
       need_capacity_stale = true;
     }
     problems_said.erase(g.key);

@@ -43,6 +43,7 @@ void Controller::Impl::Rebuild() {
   IndexDra();
   need_capacity_stale = true;
   id_to_group.clear();
+  ended_ids.clear();  // the old engine's
   // Restore admitted workloads first (they hold what they hold), oldest first.
   std::vector<Group*> order;
   for (auto& [k, g] : groups) {
@@ -116,7 +117,6 @@ void Controller::Impl::Place(Group& g) {
   ResolveClaims(a.workload);
   WorkloadId id = engine->AddWorkload(std::move(a.workload));
   need_capacity_stale = true;
-  if (static_cast<size_t>(id) >= id_to_group.size()) id_to_group.resize(id + 1);
   id_to_group[id] = g.key;
   g.id = id;
   g.state = Group::State::kInEngine;
@@ -204,8 +204,9 @@ void Controller::Impl::Cycle() {
 }
 
 Controller::Impl::Group* Controller::Impl::GroupOf(WorkloadId id) {
-  if (id < 0 || static_cast<size_t>(id) >= id_to_group.size()) return nullptr;
-  auto it = groups.find(id_to_group[id]);
+  auto name = id_to_group.find(id);
+  if (name == id_to_group.end()) return nullptr;
+  auto it = groups.find(name->second);
   if (it == groups.end() || it->second.id != id) return nullptr;
   return &it->second;
 }
@@ -438,11 +439,21 @@ void Controller::Impl::EvictGroup(Group& g, const std::string& why) {
     Evict(k, why);
   }
   engine->Finish(g.id, Now());
+  ended_ids.push_back(g.id);
   g.id = -1;
   g.admitted = false;
   g.admitted_at = -1;
   g.state = g.evicting.empty() ? Group::State::kWaiting : Group::State::kEvicting;
   if (g.state == Group::State::kWaiting) dirty.insert(g.key);
+}
+
+void Controller::Impl::RetireEnded() {
+  if (engine)
+    for (WorkloadId id : ended_ids) {
+      engine->Retire(id);
+      id_to_group.erase(id);
+    }
+  ended_ids.clear();
 }
 
 void Controller::Impl::OwnerEvent(const Group& g, const char* type, const char* reason,

@@ -157,7 +157,11 @@ struct Controller::Impl {
   std::unordered_map<std::string, int32_t> claim_index;  // "ns/name" -> engine's dra.claims
   std::vector<Resources> claim_quota;  // per engine dra.claims entry: its deviceClassMappings
   std::vector<std::pair<NodeId, const dra::Device*>> dra_devices;  // by DraState device id
-  std::vector<std::string> id_to_group;
+  std::unordered_map<WorkloadId, std::string> id_to_group;         // the engine's live ids
+  // Ids the engine ended (finished or failed) in this turn of the loop: retired at its end
+  // (RetireEnded), when no decision or list of this turn names them any more. A long-running
+  // serve then holds the workloads in flight, not every one it has seen.
+  std::vector<WorkloadId> ended_ids;
   std::unordered_map<std::string, NodeId> node_index;
   std::vector<std::string> node_names;
   bool need_rebuild = true;
@@ -213,6 +217,7 @@ struct Controller::Impl {
   // engine places the others as it places any pods beyond an admitted gang's minimum (kScaleUp).
   // A pending workload simply waits again with its new pod count, keeping its submission time.
   void Unsettle(Group& g);
+  void RetireEnded();  // ended_ids, at the end of a turn of the loop
   // The object that sizes a group (PodGroup, Job) changed: a pending workload is considered
   // again with the new size; an admitted one keeps running as it is.
   void GroupObjectChanged(const std::string& key);
