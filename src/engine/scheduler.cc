@@ -15,7 +15,10 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "engine/actions/action.h"
 #include "engine/actions/consolidate.h"
 #include "engine/admission/stop_policy.h"
@@ -155,9 +158,13 @@ class SchedulerImpl : public Scheduler {
   absl::Status InitQuota();
   absl::Status InitActions();
 
+  // Why ClusterQueue `cq` refuses namespace `ns` (its namespaceSelector), "" when it does not.
+  const std::string& NamespaceRefused(int32_t cq, const std::string& ns);
+
   Engine e_;
   EngineState& s_;
   std::vector<std::unique_ptr<Action>> actions_;
+  absl::flat_hash_map<std::pair<int32_t, std::string>, std::string> ns_refused_;
 };
 
 absl::Status SchedulerImpl::Init() {
@@ -349,6 +356,23 @@ WorkloadId SchedulerImpl::AddWorkload(Workload w) {
   return id;
 }
 
+const std::string& SchedulerImpl::NamespaceRefused(int32_t cq_id, const std::string& ns) {
+  // The model's queues and namespaces do not change under an engine: once per pair.
+  auto [it, fresh] = ns_refused_.try_emplace(std::make_pair(cq_id, ns));
+  if (!fresh) return it->second;
+  const ClusterQueue& cq = s_.model.cluster_queues[cq_id];
+  Labels ns_labels;
+  if (auto nl = s_.model.namespace_labels.find(ns); nl != s_.model.namespace_labels.end())
+    ns_labels = nl->second;
+  ns_labels["kubernetes.io/metadata.name"] = ns;
+  if (!Matches(cq.namespace_selector, ns_labels)) {
+    it->second = fmt::format(
+        "namespace {} is not selected by ClusterQueue {}'s namespaceSelector{}", ns, cq.name,
+        cq.namespace_selector.present ? "" : " (absent: matches no namespace)");
+  }
+  return it->second;
+}
+
 void SchedulerImpl::Resolve(WorkloadId id) {
   const Workload& w = s_.model.workloads[id];
   WorkloadRec& rec = s_.recs[id];
@@ -375,9 +399,9 @@ void SchedulerImpl::Resolve(WorkloadId id) {
   }
   rec.non_preemptible = NonPreemptible(s_.model, w);
   if (!w.queue_name.empty()) {
-    auto it = s_.local_queues.find(w.ns + "/" + w.queue_name);
-    if (auto lq = s_.local_queue_ids.find(w.ns + "/" + w.queue_name);
-        lq != s_.local_queue_ids.end())
+    const std::string lq_key = absl::StrCat(w.ns, "/", w.queue_name);
+    auto it = s_.local_queues.find(lq_key);
+    if (auto lq = s_.local_queue_ids.find(lq_key); lq != s_.local_queue_ids.end())
       rec.lq = lq->second;
     if (it != s_.local_queues.end()) {
       rec.cq = it->second;
@@ -392,23 +416,13 @@ void SchedulerImpl::Resolve(WorkloadId id) {
     } else {
       rec.unresolved = fmt::format("LocalQueue {}/{} not found", w.ns, w.queue_name);
     }
-    if (rec.cq >= 0 && rec.unresolved.empty()) {
-      const ClusterQueue& cq = s_.model.cluster_queues[rec.cq];
-      Labels ns_labels;
-      if (auto nl = s_.model.namespace_labels.find(w.ns); nl != s_.model.namespace_labels.end())
-        ns_labels = nl->second;
-      ns_labels["kubernetes.io/metadata.name"] = w.ns;
-      if (!Matches(cq.namespace_selector, ns_labels)) {
-        rec.unresolved = fmt::format(
-            "namespace {} is not selected by ClusterQueue {}'s namespaceSelector{}", w.ns, cq.name,
-            cq.namespace_selector.present ? "" : " (absent: matches no namespace)");
-      }
-    }
+    if (rec.cq >= 0 && rec.unresolved.empty()) rec.unresolved = NamespaceRefused(rec.cq, w.ns);
   }
   if (rec.cq >= 0) {
     const ResolvedQueue& q = s_.queues[rec.cq];
+    std::vector<bool> touched;
     for (size_t ps = 0; ps < w.pod_sets.size(); ++ps) {
-      std::vector<bool> touched(q.groups.size(), false);
+      touched.assign(q.groups.size(), false);
       for (int r = 0; r < kMaxResources; ++r)
         if (w.pod_sets[ps].requests[r] > 0 && q.group_of[r] >= 0) touched[q.group_of[r]] = true;
       // A share that counts against the GPU quota takes a flavor of the GPU's group too.

@@ -49,7 +49,7 @@ bool ConsolidateAction::QueueAllows(WorkloadId id) const {
 }
 
 bool ConsolidateAction::Movable(WorkloadId v, double now) {
-  if (movable_[v] >= 0) return movable_[v] == 1;
+  if (auto it = movable_.find(v); it != movable_.end()) return it->second;
   const WorkloadRec& rec = s_.recs[v];
   const Workload& w = s_.model.workloads[v];
   const WorkloadStatus& st = s_.status[v];
@@ -67,7 +67,7 @@ bool ConsolidateAction::Movable(WorkloadId v, double now) {
     ok = !(min_runtime && now - st.admitted_at < *min_runtime) &&
          WorkLost(s_, v, now) <= s_.model.config.consolidation.max_lost_work_seconds;
   }
-  movable_[v] = ok ? 1 : 0;
+  movable_[v] = ok;
   return ok;
 }
 
@@ -124,7 +124,7 @@ void ConsolidateAction::Execute(double now, std::vector<Decision>& out) {
   if (heads.size() > static_cast<size_t>(cfg.max_heads_per_cycle))
     heads.resize(cfg.max_heads_per_cycle);
   moves_left_ = cfg.max_moves_per_cycle;
-  movable_.assign(s_.recs.size(), -1);
+  movable_.clear();
   // Placements change only by an admission or a release (each moves an epoch; a move admits
   // its head): while neither moved, the index still holds. The per-shape lists are made anew
   // each cycle (some are made in the middle of an attempt, from its tentative state).
@@ -421,7 +421,7 @@ void ConsolidateAction::Report(WorkloadId head, std::vector<Taken>& taken, doubl
     st.admitted_at = now;
     rec.admitted_in = now;
     e_.waits.OnAdmitted(t.id, now);
-    movable_[t.id] = 0;
+    movable_[t.id] = false;
     ++s_.stats.moved;
     --moves_left_;
     Decision d;

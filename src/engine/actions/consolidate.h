@@ -34,6 +34,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "engine/actions/action.h"
 #include "engine/engine_state.h"
 
@@ -110,7 +111,9 @@ class ConsolidateAction : public Action {
   int32_t moves_left_ = 0;
   std::vector<std::vector<WorkloadId>> on_node_;
   int64_t indexed_admit_ = -1, indexed_release_ = -1;  // the epochs on_node_ was built at
-  std::vector<int8_t> movable_;  // per workload in this cycle: -1 unknown, 0, 1
+  // Per workload judged in this cycle: movable or not (by the workloads looked at, not by every
+  // id the engine has given: a replay of millions retires what ended).
+  absl::flat_hash_map<WorkloadId, bool> movable_;
   int32_t second_left_ = 0;      // second-level searches left for this head
   std::deque<FitNodes> fit_nodes_;
   std::deque<Near> near_;  // per request shape, since the last IndexNodes
