@@ -114,7 +114,7 @@ class ConsolidateAction : public Action {
   // Per workload judged in this cycle: movable or not (by the workloads looked at, not by every
   // id the engine has given: a replay of millions retires what ended).
   absl::flat_hash_map<WorkloadId, bool> movable_;
-  int32_t second_left_ = 0;      // second-level searches left for this head
+  int32_t second_left_ = 0;  // second-level searches left for this head
   std::deque<FitNodes> fit_nodes_;
   std::deque<Near> near_;  // per request shape, since the last IndexNodes
 };
